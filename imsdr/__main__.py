@@ -1,0 +1,3 @@
+from imsdr.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The typer command-line layer: the only place that prints or exits."""

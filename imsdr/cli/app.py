@@ -1,0 +1,44 @@
+"""The imsdr command line. Command modules import the core lazily to keep start-up fast."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from imsdr import __version__
+from imsdr.cli import validate
+from imsdr.cli.common import STATE
+
+app = typer.Typer(
+    name="imsdr",
+    help="IMS core-network disaster-recovery planning: validate, check, size, simulate, render.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+)
+render_app = typer.Typer(help="Render DNS zones, views and runbooks.", no_args_is_help=True)
+app.add_typer(render_app, name="render")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"imsdr {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    STATE["debug"] = debug
+
+
+validate.register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,89 @@
+"""Shared CLI plumbing: output formats, consoles, and the error boundary."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from imsdr.inventory.build import SourceMap
+    from imsdr.inventory.schema import Inventory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+STATE = {"debug": False}
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+
+
+InventoryArg = Annotated[
+    Path, typer.Argument(help="Inventory YAML file.", show_default=False, dir_okay=False)
+]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def stdout() -> Console:
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
+
+def stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
+def write_stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def handle_errors(fn: F) -> F:
+    """Turn ImsdrError into a message on stderr and exit 2; no traceback unless --debug."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from imsdr.errors import ImsdrError
+
+        try:
+            return fn(*args, **kwargs)
+        except ImsdrError as exc:
+            if STATE["debug"]:
+                raise
+            print_error(exc)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            sys.stderr.write("interrupted\n")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def print_error(exc: Exception) -> None:
+    from imsdr.errors import ImsdrError
+
+    problems = exc.problems if isinstance(exc, ImsdrError) else []
+    if problems:
+        for problem in problems:
+            sys.stderr.write(f"{problem}\n")
+        sys.stderr.write(f"error: {len(problems)} problem{'s' if len(problems) != 1 else ''} found\n")
+    else:
+        sys.stderr.write(f"error: {exc}\n")
+
+
+def load(path: Path) -> tuple[Inventory, SourceMap]:
+    from imsdr.inventory.build import load_inventory
+
+    return load_inventory(path)

@@ -1,0 +1,64 @@
+"""`imsdr validate` and `imsdr schema`."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import typer
+
+from imsdr.cli.common import FormatOpt, InventoryArg, Format, handle_errors, load, stdout, write_stdout
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+    app.command("schema")(schema)
+
+
+@handle_errors
+def validate(inventory: InventoryArg, fmt: FormatOpt = Format.table) -> None:
+    """Validate an inventory: every problem with FILE:LINE:COL, exit 2 if invalid."""
+    inv, _source = load(inventory)
+    summary = inventory_summary(inv)
+    if fmt is Format.json:
+        from imsdr.output.jsonout import dumps
+
+        write_stdout(dumps({"valid": True, "file": str(inventory), **summary}))
+        return
+    from rich.table import Table
+
+    table = Table(title=inv.network.name, caption=f"{inventory}: valid")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for key in ("sites", "local_networks", "elements", "pairs", "pools", "enum_blocks", "waivers"):
+        table.add_row(key.replace("_", " "), str(summary["counts"][key]))
+    for type_, count in summary["elements_by_type"].items():
+        table.add_row(f"  {type_}", str(count))
+    stdout().print(table)
+
+
+def inventory_summary(inv) -> dict:  # type: ignore[no-untyped-def]
+    by_type = Counter(e.type.value for e in inv.elements)
+    return {
+        "network": inv.network.name,
+        "home_domains": list(inv.network.home_domains),
+        "counts": {
+            "sites": len(inv.sites),
+            "local_networks": len(inv.local_networks),
+            "elements": len(inv.elements),
+            "pairs": len(inv.redundancy.pairs),
+            "pools": len(inv.redundancy.pools),
+            "enum_blocks": len(inv.enum_blocks),
+            "waivers": len(inv.waivers),
+        },
+        "elements_by_type": dict(sorted(by_type.items())),
+        "regions": sorted({s.region for s in inv.sites}),
+    }
+
+
+@handle_errors
+def schema() -> None:
+    """Print the inventory format's JSON Schema (for yaml-language-server and editors)."""
+    from imsdr.inventory.jsonschema import inventory_json_schema
+    from imsdr.output.jsonout import dumps
+
+    write_stdout(dumps(inventory_json_schema()))

@@ -1,0 +1,62 @@
+"""Problems (invalid input) and findings (DR design issues) as plain values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str
+    line: int  # 1-based
+    column: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason an inventory is invalid: where, which field, what is wrong."""
+
+    location: Location | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        path = f"{self.path}: " if self.path else ""
+        return f"{where}{path}{self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "file": self.location.file if self.location else None,
+            "line": self.location.line if self.location else None,
+            "column": self.location.column if self.location else None,
+            "path": self.path,
+            "message": self.message,
+        }
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A DR-design finding produced by a rule."""
+
+    rule_id: str
+    severity: Severity
+    message: str
+    subjects: tuple[str, ...] = ()
+    location: Location | None = None
+    hint: str = ""
+    waived_by: str | None = field(default=None, compare=False)

@@ -1,0 +1,404 @@
+"""Inventory format v1: the pydantic models that define, validate and document it.
+
+These models are both the schema (``imsdr schema`` exports their JSON Schema) and the
+validated, immutable model every later stage reads. Field-level checks live here;
+cross-references (ids that must exist, duplicates) live in ``build.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import re
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+# --- value types ---------------------------------------------------------------------
+
+_ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_LABEL_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_RULE_ID_RE = re.compile(r"^[A-Z]{2,6}-[0-9]{3}$")
+_VENDOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$")
+_DIGITS_RE = re.compile(r"^\+?[0-9]{1,15}$")
+
+
+def _check_id(value: str) -> str:
+    if not _ID_RE.match(value):
+        raise ValueError(
+            f"invalid id {value!r}: ids are used as DNS labels and file names, so they must be "
+            "1-63 lowercase letters, digits or '-', not starting or ending with '-'"
+        )
+    return value
+
+
+def _check_dns_name(value: str) -> str:
+    name = value[:-1] if value.endswith(".") else value
+    if len(name) > 253 or not name:
+        raise ValueError(f"invalid DNS name {value!r}: 1-253 characters expected")
+    labels = name.split(".")
+    for label in labels:
+        if not _LABEL_RE.match(label):
+            raise ValueError(
+                f"invalid DNS name {value!r}: label {label!r} is not a valid host label "
+                "(lowercase letters, digits and '-' only, 1-63 characters, RFC 1035/1123)"
+            )
+    if len(labels) < 2:
+        raise ValueError(f"invalid DNS name {value!r}: a fully qualified name with at least two labels is expected")
+    return name
+
+
+def _check_label(value: str) -> str:
+    if not _LABEL_RE.match(value):
+        raise ValueError(
+            f"invalid DNS label {value!r}: 1-63 lowercase letters, digits or '-', "
+            "not starting or ending with '-'"
+        )
+    return value
+
+
+def _check_ip(value: str) -> str:
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise ValueError(f"invalid IP address {value!r}") from None
+
+
+def _check_prefix(value: str) -> str:
+    try:
+        return str(ipaddress.ip_network(value, strict=True))
+    except ValueError as exc:
+        if "host bits set" in str(exc):
+            raise ValueError(f"invalid prefix {value!r}: host bits set (did you mean "
+                             f"{ipaddress.ip_network(value, strict=False)}?)") from None
+        raise ValueError(f"invalid IP prefix {value!r} (expected e.g. 198.51.100.0/24 or 2001:db8::/48)") from None
+
+
+def _check_rule_id(value: str) -> str:
+    if not _RULE_ID_RE.match(value):
+        raise ValueError(f"invalid rule id {value!r} (expected e.g. GEO-001)")
+    return value
+
+
+def _check_vendor(value: str) -> str:
+    if not _VENDOR_RE.match(value):
+        raise ValueError(f"invalid vendor {value!r}: letters, digits, space, '.', '_' or '-' only")
+    return value
+
+
+def _check_free_text(value: str) -> str:
+    """Names and reasons end up in runbooks and zone comments: one line, printable."""
+    if any(ch in value for ch in "\n\r\x00;$`<>") or not value.isprintable():
+        raise ValueError(f"text {value!r} must be a single printable line without ';', '$', '`', '<' or '>'")
+    if len(value) > 200:
+        raise ValueError("text longer than 200 characters")
+    return value
+
+
+def _check_e164(value: str) -> str:
+    if not _DIGITS_RE.match(value):
+        raise ValueError(f"invalid E.164 digits {value!r}: up to 15 digits, optionally starting with '+'")
+    return value.lstrip("+")
+
+
+Id = Annotated[str, AfterValidator(_check_id)]
+DnsName = Annotated[str, AfterValidator(_check_dns_name)]
+DnsLabel = Annotated[str, AfterValidator(_check_label)]
+IpAddress = Annotated[str, AfterValidator(_check_ip)]
+IpPrefix = Annotated[str, AfterValidator(_check_prefix)]
+RuleId = Annotated[str, AfterValidator(_check_rule_id)]
+Vendor = Annotated[str, AfterValidator(_check_vendor)]
+Text = Annotated[str, AfterValidator(_check_free_text)]
+E164Digits = Annotated[str, AfterValidator(_check_e164)]
+Seconds = Annotated[int, Field(ge=1, le=86400)]
+Ttl = Annotated[int, Field(ge=0, le=2_147_483_647)]
+Port = Annotated[int, Field(ge=1, le=65535)]
+Positive = Annotated[int, Field(gt=0, le=10**12)]
+PositiveFloat = Annotated[float, Field(gt=0, le=1e12)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+# --- enumerations --------------------------------------------------------------------
+
+class ElementType(str, Enum):
+    ENUM_DNS = "enum_dns"
+    SBC = "sbc"
+    PCSCF = "pcscf"
+    CSCF = "cscf"
+    HSS = "hss"
+    SLF = "slf"
+    MGCF = "mgcf"
+    IMGW = "imgw"
+    AS = "as"
+
+
+class CscfRole(str, Enum):
+    ICSCF = "icscf"
+    SCSCF = "scscf"
+    ECSCF = "ecscf"
+    BGCF = "bgcf"
+
+
+class Feature(str, Enum):
+    VIRTUAL_SBC = "virtual_sbc"
+    RESTORATION_DATA = "restoration_data"
+    STICKY_CLIENTS = "sticky_clients"
+    PASSTHROUGH = "passthrough"
+
+
+class Transport(str, Enum):
+    UDP = "udp"
+    TCP = "tcp"
+    TLS = "tls"
+
+
+class Probing(str, Enum):
+    ACTIVE = "active"
+    PASSIVE = "passive"
+    OFF = "off"
+
+
+# --- network ---------------------------------------------------------------------------
+
+class Timers(_Strict):
+    """Detection and refresh timers, in seconds."""
+
+    options_interval: Seconds = Field(10, description="SIP OPTIONS probe interval")
+    options_failure_threshold: Annotated[int, Field(ge=1, le=100)] = Field(
+        3, description="consecutive failed probes before a peer is marked down")
+    options_timeout: Seconds = Field(2, description="time to wait for one OPTIONS response")
+    diameter_watchdog: Seconds = Field(8, description="Diameter Tw (RFC 3539); the operator wants 6-10 s")
+    registration_refresh: Seconds = Field(1800, description="UE registration refresh (recommended 600-3600 s)")
+    session_timer: Seconds = Field(1800, description="SIP session timer releasing calls lost in a failure")
+
+
+class TimerOverrides(_Strict):
+    """Per-element timer overrides; unset fields take the network default."""
+
+    options_interval: Seconds | None = None
+    options_failure_threshold: Annotated[int, Field(ge=1, le=100)] | None = None
+    options_timeout: Seconds | None = None
+    diameter_watchdog: Seconds | None = None
+    registration_refresh: Seconds | None = None
+
+
+class DnsTtls(_Strict):
+    """TTLs in seconds per record kind; clients see a DNS change only after the TTL."""
+
+    soa: Ttl = 3600
+    ns: Ttl = 86400
+    naptr: Ttl = 300
+    srv: Ttl = 60
+    a: Ttl = 60
+    aaaa: Ttl = 60
+    enum: Ttl = 3600
+    negative: Ttl = 300
+
+
+class CapacityModel(_Strict):
+    """Parameters of the capacity formulas (defaults from the operator DR study)."""
+
+    hss_restoration_overhead: Fraction = Field(0.08, description="extra HSS load for holding restoration data (+4-8%)")
+    failover_cost_per_moved_user: Annotated[float, Field(ge=1, le=10)] = Field(
+        1.8, description="HSS cost of one user moved during an S-CSCF failover, relative to a normal user")
+    registration_share: Fraction = Field(0.25, description="share of S-CSCF work spent on registration (20-25%)")
+    restoration_registration_cost: Annotated[float, Field(ge=1, le=10)] = Field(
+        1.4, description="registration cost with restoration data, relative to without (1.2-1.4x)")
+    grade_of_service: Annotated[float, Field(gt=0, lt=1)] = Field(0.01, description="Erlang B blocking target (ITU-T E.520: 1%)")
+    max_utilisation: Annotated[float, Field(gt=0, le=1)] = Field(1.0, description="highest acceptable load/capacity after a failure")
+    min_site_distance_km: Annotated[float, Field(ge=0, le=20000)] = Field(
+        30.0, description="minimum distance between sites of one pair or pool (when coordinates are given)")
+
+
+class DnsSettings(_Strict):
+    """Names under the home domain that imsdr renders."""
+
+    sbc_name: DnsLabel = Field("sbc", description="SBC discovery name (label under the home domain)")
+    transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP],
+                                        description="SIP transports published with NAPTR/SRV for the home domain")
+    nameservers: list[Id] = Field(default_factory=list, description="enum_dns element ids serving the zones (default: all)")
+    hostmaster: DnsLabel = Field("hostmaster", description="SOA RNAME label under the operator domain")
+
+
+class Network(_Strict):
+    name: Text
+    operator_domain: DnsName
+    home_domains: Annotated[list[DnsName], Field(min_length=1)] = Field(description="IMS home domain(s); the first is primary")
+    mcc: Annotated[str, Field(pattern=r"^[0-9]{3}$")] | None = None
+    mnc: Annotated[str, Field(pattern=r"^[0-9]{2,3}$")] | None = None
+    country_code: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")]
+    enum_suffix: DnsName = "e164.arpa"
+    deployment: Literal["production", "lab"] = "production"
+    timers: Timers = Field(default_factory=Timers)
+    ttl: DnsTtls = Field(default_factory=DnsTtls)
+    capacity_model: CapacityModel = Field(default_factory=CapacityModel)
+    dns: DnsSettings = Field(default_factory=DnsSettings)
+    retry_responses: list[Annotated[int, Field(ge=400, le=699)]] = Field(
+        default_factory=lambda: [408, 503, 504],
+        description="SIP responses (plus no response) after which a request is retried on another peer")
+
+    @property
+    def primary_domain(self) -> str:
+        return self.home_domains[0]
+
+    @property
+    def threegpp_domain(self) -> str | None:
+        """TS 23.003 §13.2: ims.mnc<MNC>.mcc<MCC>.3gppnetwork.org, MNC padded to three digits."""
+        if self.mcc is None or self.mnc is None:
+            return None
+        return f"ims.mnc{self.mnc.zfill(3)}.mcc{self.mcc}.3gppnetwork.org"
+
+
+# --- sites and local networks --------------------------------------------------------------
+
+class Site(_Strict):
+    id: Id
+    name: Text
+    region: Id = Field(description="service region (active-active regions must each carry 100%)")
+    province: Id | None = None
+    power: Annotated[list[Id], Field(min_length=1)] = Field(description="power feeds the site depends on")
+    transmission: Annotated[list[Id], Field(min_length=1)] = Field(description="transmission routes the site depends on")
+    lat: Annotated[float, Field(ge=-90, le=90)] | None = None
+    lon: Annotated[float, Field(ge=-180, le=180)] | None = None
+    core_subnets: list[IpPrefix] = Field(default_factory=list, description="core signalling subnets (per-site DNS views)")
+
+
+class LocalNetwork(_Strict):
+    id: Id
+    name: Text
+    prefixes: Annotated[list[IpPrefix], Field(min_length=1)] = Field(description="user source prefixes (IPv4 and IPv6)")
+    home_sites: Annotated[list[Id], Field(min_length=1)]
+    subscribers: Annotated[int, Field(ge=0, le=10**10)] = Field(0, description="registered users in the busy hour")
+    busy_hour_erlangs: Annotated[float, Field(ge=0, le=1e9)] = Field(0.0, description="busy-hour voice traffic")
+
+
+# --- elements ---------------------------------------------------------------------------------
+
+class Capacity(_Strict):
+    """Capacity in the unit each element type needs."""
+
+    registered_users: Positive | None = None
+    subscribers: Positive | None = Field(None, description="HSS/SLF: subscriber records")
+    sessions: Positive | None = None
+    busy_hour_erlangs: PositiveFloat | None = None
+    circuits: Positive | None = Field(None, description="MGCF/IM-MGW trunk circuits")
+    queries_per_second: Positive | None = None
+
+
+class Element(_Strict):
+    id: Id
+    type: ElementType
+    site: Id
+    vendor: Vendor
+    roles: list[CscfRole] = Field(default_factory=list, description="cscf only: icscf, scscf, ecscf, bgcf")
+    addresses: Annotated[list[IpAddress], Field(min_length=1)] = Field(description="signalling addresses")
+    port: Port = 5060
+    tls_port: Port = 5061
+    transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP])
+    fqdn: DnsName | None = Field(None, description="default: <id>.<primary home domain>")
+    capacity: Capacity = Field(default_factory=Capacity)
+    features: list[Feature] = Field(default_factory=list)
+    answers_options: bool = Field(True, description="false for elements that do not answer SIP OPTIONS")
+    options_probing: Probing | None = Field(None, description="how this element watches its next hops")
+    serves: list[Id] = Field(default_factory=list, description="sbc only: local networks served")
+    pcscfs: list[Id] = Field(default_factory=list, description="sbc only: P-CSCF list in order of preference")
+    timers: TimerOverrides = Field(default_factory=TimerOverrides)
+
+    def has(self, feature: Feature) -> bool:
+        return feature in self.features
+
+    def has_role(self, role: CscfRole) -> bool:
+        return role in self.roles
+
+
+# --- redundancy --------------------------------------------------------------------------------
+
+class Pair(_Strict):
+    id: Id
+    members: Annotated[list[Id], Field(min_length=1)]
+    mode: Literal["active-active", "active-standby"] = "active-active"
+    sync: Literal["realtime", "periodic", "none"] = "realtime"
+    backup_interval: Seconds | None = Field(None, description="periodic sync: seconds between copies (data-loss window)")
+    dns_name: DnsLabel | None = Field(None, description="pair name under the home domain (SRV published)")
+
+
+class Pool(_Strict):
+    id: Id
+    members: Annotated[list[Id], Field(min_length=1)]
+    spare: Annotated[int, Field(ge=0, le=100)] = Field(1, description="K of N+K: simultaneous losses to survive")
+    selection: Literal["static", "dns", "weighted", "capabilities", "fixed"] = "dns"
+    role: CscfRole | None = Field(None, description="cscf pools: which role the pool serves")
+    dns_name: DnsLabel | None = Field(None, description="pool name under the home domain (SRV published)")
+    sync: Literal["realtime", "periodic", "none"] = "realtime"
+    backup_interval: Seconds | None = None
+    busy_hour_erlangs: PositiveFloat | None = Field(None, description="mgcf/imgw pools: busy-hour trunk traffic")
+    grade_of_service: Annotated[float, Field(gt=0, lt=1)] | None = None
+
+
+class SbcDr(_Strict):
+    layout: Literal["ring", "hub", "none"]
+    order: list[Id] = Field(default_factory=list, description="ring: local networks, each backed up by the next")
+    hub: Id | None = Field(None, description="hub: the SBC that backs up every other local network")
+
+
+class EnumDnsDesign(_Strict):
+    sync: Literal["master-slave", "provisioning", "backend-db"] | None = None
+    load_sharing: Literal["regional", "rtt", "anycast"] | None = None
+
+
+class Redundancy(_Strict):
+    pairs: list[Pair] = Field(default_factory=list)
+    pools: list[Pool] = Field(default_factory=list)
+    sbc_dr: SbcDr | None = None
+    enum_dns: EnumDnsDesign = Field(default_factory=EnumDnsDesign)
+
+
+# --- ENUM, waivers, rules ---------------------------------------------------------------------
+
+class EnumBlock(_Strict):
+    id: Id
+    prefix: E164Digits = Field(description="E.164 digits including country code ('+8610555')")
+    length: Annotated[int, Field(ge=2, le=15)] | None = Field(None, description="total digits of a number (needed for style: numbers)")
+    style: Literal["wildcard", "numbers"] = "wildcard"
+    domain: DnsName = Field(description="SIP domain in the NAPTR regexp")
+    first: E164Digits | None = Field(None, description="numbers style: first number (default: all under prefix)")
+    last: E164Digits | None = None
+
+
+class Waiver(_Strict):
+    rule: RuleId
+    scope: list[Id] = Field(default_factory=list, description="ids of elements/sites/groups/local networks (empty: all)")
+    reason: Text
+    expires: dt.date
+
+
+class RuleSetting(str, Enum):
+    OFF = "off"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Inventory(_Strict):
+    """A whole inventory (format version 1)."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True,
+        json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema",
+                           "title": "imsdr inventory v1"},
+    )
+
+    version: Literal[1]
+    network: Network
+    sites: Annotated[list[Site], Field(min_length=1)]
+    local_networks: list[LocalNetwork] = Field(default_factory=list)
+    elements: list[Element] = Field(default_factory=list)
+    redundancy: Redundancy = Field(default_factory=Redundancy)
+    enum_blocks: list[EnumBlock] = Field(default_factory=list)
+    waivers: list[Waiver] = Field(default_factory=list)
+    rules: dict[RuleId, RuleSetting] = Field(default_factory=dict, description="switch rules off or change their level")

@@ -1,0 +1,196 @@
+"""The graph model every analysis queries: indices over the inventory plus a networkx graph.
+
+Nodes are ``site:<id>``, ``ln:<id>``, ``el:<id>`` and ``group:<id>``; edges carry a ``kind``:
+``located_at``, ``member_of``, ``backs_up``, ``serves``, ``dr_for`` (SBC backs up another
+local network), ``signalling``, ``diameter``, ``dns`` and ``access``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
+
+import networkx as nx
+
+if TYPE_CHECKING:
+    from imsdr.inventory.build import SourceMap
+    from imsdr.inventory.schema import Element, Inventory, LocalNetwork, Pair, Pool, Site
+
+GroupKind = Literal["pair", "pool"]
+
+# Signalling adjacencies of an IMS core: (from type, from role) → (to type, to role), "" = any.
+_SIGNALLING: tuple[tuple[str, str, str, str], ...] = (
+    ("sbc", "", "pcscf", ""),
+    ("pcscf", "", "cscf", "icscf"),
+    ("cscf", "icscf", "cscf", "scscf"),
+    ("cscf", "scscf", "as", ""),
+    ("as", "", "cscf", "icscf"),
+    ("as", "", "cscf", "scscf"),
+    ("mgcf", "", "cscf", "icscf"),
+    ("mgcf", "", "cscf", "bgcf"),
+    ("mgcf", "", "imgw", ""),
+)
+_DIAMETER_CLIENTS: tuple[tuple[str, str], ...] = (("cscf", "icscf"), ("cscf", "scscf"), ("as", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A pair or pool, with its kind, so callers need not care which list it came from."""
+
+    kind: GroupKind
+    spec: Pair | Pool
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def members(self) -> list[str]:
+        return self.spec.members
+
+    @property
+    def spare(self) -> int:
+        return self.spec.spare if self.kind == "pool" else 1  # type: ignore[union-attr]
+
+
+class Topology:
+    """Read-only indices and graph over a validated inventory."""
+
+    def __init__(self, inventory: Inventory, source: SourceMap | None = None) -> None:
+        self.inventory = inventory
+        self.source = source
+        self.network = inventory.network
+        self.sites: dict[str, Site] = {s.id: s for s in inventory.sites}
+        self.local_networks: dict[str, LocalNetwork] = {ln.id: ln for ln in inventory.local_networks}
+        self.elements: dict[str, Element] = {e.id: e for e in inventory.elements}
+        self.groups: dict[str, Group] = {}
+        for pair in inventory.redundancy.pairs:
+            self.groups[pair.id] = Group("pair", pair)
+        for pool in inventory.redundancy.pools:
+            self.groups[pool.id] = Group("pool", pool)
+        self.groups_of: dict[str, list[Group]] = defaultdict(list)
+        for group in self.groups.values():
+            for member in group.members:
+                self.groups_of[member].append(group)
+        self.by_type: dict[str, list[Element]] = defaultdict(list)
+        self.by_site: dict[str, list[Element]] = defaultdict(list)
+        for el in inventory.elements:
+            self.by_type[el.type.value].append(el)
+            self.by_site[el.site].append(el)
+        self.sbcs_of_ln: dict[str, list[Element]] = defaultdict(list)
+        for el in self.by_type["sbc"]:
+            for ln_id in el.serves:
+                self.sbcs_of_ln[ln_id].append(el)
+
+    # --- names ----------------------------------------------------------------------------
+
+    def fqdn(self, element: Element | str) -> str:
+        el = self.elements[element] if isinstance(element, str) else element
+        return el.fqdn or f"{el.id}.{self.network.primary_domain}"
+
+    def element_region(self, element: Element | str) -> str:
+        el = self.elements[element] if isinstance(element, str) else element
+        return self.sites[el.site].region
+
+    def with_role(self, role: str) -> list[Element]:
+        return [e for e in self.by_type["cscf"] if any(r.value == role for r in e.roles)]
+
+    def peers(self, element_id: str) -> list[str]:
+        """Every element sharing a pair or pool with ``element_id``, in group order."""
+        out: list[str] = []
+        for group in self.groups_of.get(element_id, []):
+            out.extend(m for m in group.members if m != element_id and m not in out)
+        return out
+
+    # --- SBC cross-local-network DR ------------------------------------------------------------
+
+    @cached_property
+    def dr_sbc(self) -> dict[str, Element]:
+        """local network id → the SBC of another local network that backs it up (ring/hub)."""
+        dr = self.inventory.redundancy.sbc_dr
+        result: dict[str, Element] = {}
+        if dr is None or dr.layout == "none":
+            return result
+        if dr.layout == "ring":
+            order = dr.order
+            for i, ln_id in enumerate(order):
+                backer = order[i - 1]
+                if backer != ln_id and self.sbcs_of_ln.get(backer):
+                    result[ln_id] = self.sbcs_of_ln[backer][0]
+        elif dr.layout == "hub" and dr.hub in self.elements:
+            hub = self.elements[dr.hub]
+            for ln_id in self.local_networks:
+                if ln_id not in hub.serves:
+                    result[ln_id] = hub
+        return result
+
+    def sbc_answer(self, ln_id: str) -> list[Element]:
+        """SBCs a UE of ``ln_id`` is given, in order: local ones first, then the DR SBC."""
+        local = list(self.sbcs_of_ln.get(ln_id, []))
+        backup = self.dr_sbc.get(ln_id)
+        if backup is not None and backup not in local:
+            local.append(backup)
+        return local
+
+    # --- graph -----------------------------------------------------------------------------------
+
+    @cached_property
+    def graph(self) -> nx.MultiDiGraph:
+        g = nx.MultiDiGraph()
+        for site in self.sites.values():
+            g.add_node(f"site:{site.id}", kind="site", region=site.region)
+        for ln in self.local_networks.values():
+            g.add_node(f"ln:{ln.id}", kind="local_network")
+            for site_id in ln.home_sites:
+                g.add_edge(f"ln:{ln.id}", f"site:{site_id}", kind="homed_at")
+        for el in self.elements.values():
+            g.add_node(f"el:{el.id}", kind="element", type=el.type.value, site=el.site)
+            g.add_edge(f"el:{el.id}", f"site:{el.site}", kind="located_at")
+            for ln_id in el.serves:
+                g.add_edge(f"el:{el.id}", f"ln:{ln_id}", kind="serves")
+                g.add_edge(f"ln:{ln_id}", f"el:{el.id}", kind="access")
+            for pcscf in el.pcscfs:
+                g.add_edge(f"el:{el.id}", f"el:{pcscf}", kind="signalling")
+        for group in self.groups.values():
+            g.add_node(f"group:{group.id}", kind=group.kind)
+            for member in group.members:
+                g.add_edge(f"el:{member}", f"group:{group.id}", kind="member_of")
+                for other in group.members:
+                    if other != member:
+                        g.add_edge(f"el:{other}", f"el:{member}", kind="backs_up", group=group.id)
+        for ln_id, sbc in self.dr_sbc.items():
+            g.add_edge(f"el:{sbc.id}", f"ln:{ln_id}", kind="dr_for")
+        self._add_core_adjacencies(g)
+        return g
+
+    def _add_core_adjacencies(self, g: nx.MultiDiGraph) -> None:
+        def matching(type_: str, role: str) -> list[Element]:
+            return self.with_role(role) if role else list(self.by_type[type_])
+
+        for src_type, src_role, dst_type, dst_role in _SIGNALLING:
+            if src_type == "sbc":
+                for sbc in self.by_type["sbc"]:
+                    if not sbc.pcscfs:  # no explicit list: any P-CSCF
+                        for dst in matching(dst_type, dst_role):
+                            g.add_edge(f"el:{sbc.id}", f"el:{dst.id}", kind="signalling")
+                continue
+            for src in matching(src_type, src_role):
+                for dst in matching(dst_type, dst_role):
+                    if src.id != dst.id:
+                        g.add_edge(f"el:{src.id}", f"el:{dst.id}", kind="signalling")
+        databases = self.by_type["hss"] + self.by_type["slf"]
+        for client_type, role in _DIAMETER_CLIENTS:
+            clients = self.with_role(role) if role else self.by_type[client_type]
+            for client in clients:
+                for db in databases:
+                    g.add_edge(f"el:{client.id}", f"el:{db.id}", kind="diameter")
+        for el in self.elements.values():
+            if el.type.value == "enum_dns":
+                continue
+            for dns in self.by_type["enum_dns"]:
+                g.add_edge(f"el:{el.id}", f"el:{dns.id}", kind="dns")
+
+    def edges_of_kind(self, kind: str) -> list[tuple[str, str]]:
+        return [(u, v) for u, v, k in self.graph.edges(data="kind") if k == kind]
