@@ -1,0 +1,1 @@
+"""DR design rules: self-describing units in an explicit registry."""
