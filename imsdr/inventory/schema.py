@@ -13,7 +13,7 @@ import re
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 # --- value types ---------------------------------------------------------------------
 
@@ -102,15 +102,25 @@ def _check_e164(value: str) -> str:
     return value.lstrip("+")
 
 
-Id = Annotated[str, AfterValidator(_check_id)]
-DnsName = Annotated[str, AfterValidator(_check_dns_name)]
-DnsLabel = Annotated[str, AfterValidator(_check_label)]
-IpAddress = Annotated[str, AfterValidator(_check_ip)]
-IpPrefix = Annotated[str, AfterValidator(_check_prefix)]
-RuleId = Annotated[str, AfterValidator(_check_rule_id)]
-Vendor = Annotated[str, AfterValidator(_check_vendor)]
-Text = Annotated[str, AfterValidator(_check_free_text)]
-E164Digits = Annotated[str, AfterValidator(_check_e164)]
+def _schema(pattern: str | None = None, **extra: object) -> WithJsonSchema:
+    """Publish the validator's rule in the JSON Schema so editors check it too."""
+    body: dict[str, object] = {"type": "string", **extra}
+    if pattern:
+        body["pattern"] = pattern
+    return WithJsonSchema(body)
+
+
+_LABEL_PATTERN = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+Id = Annotated[str, AfterValidator(_check_id), _schema(f"^{_LABEL_PATTERN}$")]
+DnsName = Annotated[str, AfterValidator(_check_dns_name),
+                    _schema(f"^{_LABEL_PATTERN}(?:\\.{_LABEL_PATTERN})+\\.?$", maxLength=254)]
+DnsLabel = Annotated[str, AfterValidator(_check_label), _schema(f"^{_LABEL_PATTERN}$")]
+IpAddress = Annotated[str, AfterValidator(_check_ip), _schema(description="IPv4 or IPv6 address")]
+IpPrefix = Annotated[str, AfterValidator(_check_prefix), _schema(description="IPv4 or IPv6 prefix, e.g. 198.51.100.0/24")]
+RuleId = Annotated[str, AfterValidator(_check_rule_id), _schema("^[A-Z]{2,6}-[0-9]{3}$")]
+Vendor = Annotated[str, AfterValidator(_check_vendor), _schema("^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$")]
+Text = Annotated[str, AfterValidator(_check_free_text), _schema("^[^\\n\\r;$`<>]{1,200}$")]
+E164Digits = Annotated[str, AfterValidator(_check_e164), _schema("^\\+?[0-9]{1,15}$")]
 Seconds = Annotated[int, Field(ge=1, le=86400)]
 Ttl = Annotated[int, Field(ge=0, le=2_147_483_647)]
 Port = Annotated[int, Field(ge=1, le=65535)]
