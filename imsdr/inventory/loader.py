@@ -185,7 +185,8 @@ def load_yaml_text(text: str, file: str) -> LoadedDocument:
         mark = exc.problem_mark or exc.context_mark
         loc = _mark(file, mark) if mark else None
         what = exc.problem or str(exc)
-        if "\t" in what or "tab" in what.lower():
+        at_tab = mark is not None and 0 <= mark.index < len(text) and text[mark.index] == "\t"
+        if at_tab or "\t" in what or "tab" in what.lower():
             what += " (YAML does not allow tabs for indentation; use spaces)"
         context = f" {exc.context}" if exc.context else ""
         raise InventoryError("YAML syntax error", [Problem(loc, "", f"YAML syntax error:{context} {what}".replace(":  ", ": "))]) from None
