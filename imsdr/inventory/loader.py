@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - libyaml is present in the usual wheels
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_NODES = 2_000_000  # constructed values, aliases expanded: stops "billion laughs" quickly
 MAX_DEPTH = 64
+MAX_ALIAS_REUSES = 10_000  # re-expansions of an anchored list/mapping; inventories use a handful
 
 YamlPath = tuple[str | int, ...]
 
@@ -87,6 +88,8 @@ class _Builder:
         self.doc = LoadedDocument(None, file)
         self.problems: list[Problem] = []
         self.count = 0
+        self.expanded: set[int] = set()
+        self.alias_reuses = 0
 
     def problem(self, node: yaml.Node, path: YamlPath, message: str) -> None:
         self.problems.append(Problem(_mark(self.file, node.start_mark), format_path(path), message))
@@ -107,6 +110,17 @@ class _Builder:
                          f"nesting deeper than {MAX_DEPTH} levels; an inventory never needs that")],
             )
         self.doc.locations.setdefault(path, _mark(self.file, node.start_mark))
+        if isinstance(node, yaml.CollectionNode):
+            if id(node) in self.expanded:
+                self.alias_reuses += 1
+                if self.alias_reuses > MAX_ALIAS_REUSES:
+                    raise InventoryError(
+                        "too many aliases",
+                        [Problem(_mark(self.file, node.start_mark), format_path(path),
+                                 f"more than {MAX_ALIAS_REUSES:,} alias expansions (an alias bomb?); "
+                                 "refusing to load it")],
+                    )
+            self.expanded.add(id(node))
         if isinstance(node, yaml.MappingNode):
             if node.tag != _MAP:
                 self.problem(node, path, f"tag {node.tag!r} is not allowed (plain YAML mappings only)")
