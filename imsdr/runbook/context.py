@@ -1,0 +1,328 @@
+"""The runbook template context: plain data built from the model and the analysis reports.
+
+Templates never see raw YAML or model objects — only dicts, lists, strings and numbers built
+here, so built-in and user (sandboxed) templates read the same, documented structure
+(docs/runbooks.md lists it). Everything is ordered deterministically.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from imsdr.runbook.diagrams import TYPE_LABELS, failover_diagram, topology_diagram
+
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+CONTEXT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TypePage:
+    key: str
+    title: str
+    types: tuple[str, ...]
+    path: str
+    template: str
+
+
+TYPE_PAGES: tuple[TypePage, ...] = (
+    TypePage("sbc", "SBC", ("sbc",), "sbc.md", "element-sbc.md.j2"),
+    TypePage("pcscf", "P-CSCF", ("pcscf",), "pcscf.md", "element-pcscf.md.j2"),
+    TypePage("cscf", "I/S/E-CSCF/BGCF", ("cscf",), "cscf.md", "element-cscf.md.j2"),
+    TypePage("hss", "HSS/SLF", ("hss", "slf"), "hss-slf.md", "element-hss.md.j2"),
+    TypePage("enum_dns", "ENUM/DNS", ("enum_dns",), "enum-dns.md", "element-enum-dns.md.j2"),
+    TypePage("mgcf", "MGCF/IM-MGW", ("mgcf", "imgw"), "mgcf-imgw.md", "element-mgcf.md.j2"),
+    TypePage("as", "AS", ("as",), "as.md", "element-as.md.j2"),
+)
+PAGE_OF_TYPE = {t: page for page in TYPE_PAGES for t in page.types}
+
+
+@dataclass
+class Analyses:
+    """What the analysis stages produced, already converted to plain dicts.
+
+    ``findings``/``capacity_appendix`` are normalised check and capacity results; ``site_failures`` and
+    ``element_failures`` are normalised failure scenarios (see :func:`failure_entry`);
+    ``dns_checks`` maps a type page key to verification lookups with expected answers.
+    """
+
+    findings: dict[str, Any] | None = None
+    capacity_appendix: dict[str, Any] | None = None
+    site_failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    element_failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dns_checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    dns_servers: list[dict[str, str]] = field(default_factory=list)
+    verdicts: dict[str, str] = field(default_factory=dict)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def effective_timers(topo: Topology, el: Element) -> dict[str, int]:
+    net = topo.network.timers
+    over = el.timers
+    return {
+        "options_interval": over.options_interval or net.options_interval,
+        "options_failure_threshold": over.options_failure_threshold or net.options_failure_threshold,
+        "options_timeout": over.options_timeout or net.options_timeout,
+        "diameter_watchdog": over.diameter_watchdog or net.diameter_watchdog,
+        "registration_refresh": over.registration_refresh or net.registration_refresh,
+        "session_timer": net.session_timer,
+    }
+
+
+def options_detection(timers: Mapping[str, int]) -> int:
+    """SIP OPTIONS detection time: interval × failure threshold + one response timeout."""
+    return timers["options_interval"] * timers["options_failure_threshold"] + timers["options_timeout"]
+
+
+def sample_source(prefixes: Sequence[str], family: int = 4) -> str | None:
+    """An address inside the first prefix of the family (the first usable host), for `dig -b`."""
+    for text in prefixes:
+        net = ipaddress.ip_network(text)
+        if net.version != family:
+            continue
+        if net.num_addresses <= 2:
+            return str(net.network_address)
+        return str(net.network_address + 1)
+    return None
+
+
+def _element(topo: Topology, el: Element) -> dict[str, Any]:
+    timers = effective_timers(topo, el)
+    site = topo.sites[el.site]
+    return {
+        "id": el.id,
+        "type": el.type.value,
+        "type_label": TYPE_LABELS[el.type.value],
+        "site": el.site,
+        "site_name": site.name,
+        "region": site.region,
+        "vendor": el.vendor,
+        "fqdn": topo.fqdn(el),
+        "addresses": list(el.addresses),
+        "port": el.port,
+        "tls_port": el.tls_port,
+        "transports": [t.value for t in el.transports],
+        "roles": [r.value for r in el.roles],
+        "features": sorted(f.value for f in el.features),
+        "answers_options": el.answers_options,
+        "options_probing": el.options_probing.value if el.options_probing else None,
+        "serves": list(el.serves),
+        "pcscfs": list(el.pcscfs),
+        "capacity": {k: v for k, v in el.capacity.model_dump().items() if v is not None},
+        "groups": [g.id for g in topo.groups_of.get(el.id, [])],
+        "peers": topo.peers(el.id),
+        "timers": timers,
+        "options_detection": options_detection(timers),
+        "page": PAGE_OF_TYPE[el.type.value].path,
+    }
+
+
+def _group(topo: Topology, group: Any) -> dict[str, Any]:
+    spec = group.spec
+    members = [m for m in group.members if m in topo.elements]
+    types = sorted({topo.elements[m].type.value for m in members})
+    return {
+        "id": group.id,
+        "kind": group.kind,
+        "members": list(group.members),
+        "sites": [topo.elements[m].site for m in members],
+        "types": types,
+        "type_label": "/".join(TYPE_LABELS[t] for t in types),
+        "mode": getattr(spec, "mode", None),
+        "sync": spec.sync,
+        "backup_interval": spec.backup_interval,
+        "spare": group.spare,
+        "selection": getattr(spec, "selection", None),
+        "role": spec.role.value if getattr(spec, "role", None) else None,
+        "dns_name": spec.dns_name,
+        "fqdn": f"{spec.dns_name}.{topo.network.primary_domain}" if spec.dns_name else None,
+        "page": PAGE_OF_TYPE[types[0]].path if types else None,
+    }
+
+
+# --- failure scenarios (normalised) ---------------------------------------------------------------
+
+def failure_entry(
+    *,
+    failed: Sequence[str],
+    takeovers: Mapping[str, Sequence[str]],
+    timeline: Sequence[Mapping[str, Any]],
+    switchover_s: float | None,
+    verdict: str,
+    capacity: Sequence[Mapping[str, Any]] = (),
+    impact: Sequence[str] = (),
+    unserved: Sequence[Mapping[str, Any]] = (),
+    failback: Sequence[str] = (),
+    lost_local_networks: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The one shape templates read for a failure scenario, whatever produced it."""
+    return {
+        "failed": list(failed),
+        "takeovers": [{"failed": f, "by": list(takeovers.get(f, []))} for f in failed],
+        "timeline": [dict(step) for step in timeline],
+        "switchover_s": switchover_s,
+        "verdict": verdict,
+        "capacity": [dict(row) for row in capacity],
+        "impact": list(impact),
+        "unserved": [dict(row) for row in unserved],
+        "failback": list(failback),
+        "lost_local_networks": list(lost_local_networks),
+    }
+
+
+# --- the context ------------------------------------------------------------------------------------
+
+def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "") -> dict[str, Any]:
+    """Everything the templates may read."""
+    net = topo.network
+    elements = {el.id: _element(topo, el) for el in sorted(topo.elements.values(), key=lambda e: e.id)}
+    groups = [_group(topo, g) for g in sorted(topo.groups.values(), key=lambda g: g.id)]
+    group_by_id = {g["id"]: g for g in groups}
+
+    local_networks = []
+    for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
+        dr = topo.dr_sbc.get(ln.id)
+        local_networks.append({
+            "id": ln.id,
+            "name": ln.name,
+            "prefixes": list(ln.prefixes),
+            "home_sites": list(ln.home_sites),
+            "subscribers": ln.subscribers,
+            "busy_hour_erlangs": ln.busy_hour_erlangs,
+            "sbcs": [s.id for s in topo.sbcs_of_ln.get(ln.id, [])],
+            "dr_sbc": dr.id if dr else None,
+            "answer": [s.id for s in topo.sbc_answer(ln.id)],
+            "sample_source": sample_source(ln.prefixes, 4) or sample_source(ln.prefixes, 6),
+        })
+
+    sites = []
+    for site in sorted(topo.sites.values(), key=lambda s: s.id):
+        site_els = sorted(topo.by_site.get(site.id, []), key=lambda e: (e.type.value, e.id))
+        sites.append({
+            "id": site.id,
+            "name": site.name,
+            "region": site.region,
+            "power": list(site.power),
+            "transmission": list(site.transmission),
+            "core_subnets": list(site.core_subnets),
+            "elements": [e.id for e in site_els],
+            "element_count": len(site_els),
+            "local_networks": [ln.id for ln in sorted(topo.local_networks.values(), key=lambda x: x.id)
+                               if site.id in ln.home_sites],
+            "element_rows": [elements[e.id] for e in site_els],
+            "page": f"site-{site.id}.md",
+            "failure": analyses.site_failures.get(site.id),
+        })
+
+    regions = sorted({s.region for s in topo.sites.values()})
+    type_sections = {}
+    for page in TYPE_PAGES:
+        els = [elements[e.id] for t in page.types
+               for e in sorted(topo.by_type.get(t, []), key=lambda e: e.id)]
+        grp = [g for g in groups if set(g["types"]) & set(page.types)]
+        failures = [
+            {"element": e["id"], **analyses.element_failures[e["id"]]}
+            for e in els if e["id"] in analyses.element_failures
+        ]
+        worst = max((f["switchover_s"] for f in failures if f.get("switchover_s") is not None), default=None)
+        type_sections[page.key] = {
+            "key": page.key,
+            "title": page.title,
+            "page": page.path,
+            "types": list(page.types),
+            "elements": els,
+            "groups": grp,
+            "failures": failures,
+            "worst_switchover_s": worst,
+            "dns_checks": analyses.dns_checks.get(page.key, []),
+            "features_all": sorted(set.intersection(*(set(e["features"]) for e in els))) if els else [],
+            "features_any": sorted({f for e in els for f in e["features"]}),
+        }
+
+    counts = {
+        "sites": len(topo.sites),
+        "regions": len(regions),
+        "local_networks": len(topo.local_networks),
+        "elements": len(topo.elements),
+        "pairs": sum(1 for g in groups if g["kind"] == "pair"),
+        "pools": sum(1 for g in groups if g["kind"] == "pool"),
+        "subscribers": sum(ln.subscribers for ln in topo.local_networks.values()),
+        "busy_hour_erlangs": sum(ln.busy_hour_erlangs for ln in topo.local_networks.values()),
+    }
+    by_type = [
+        {"type": t, "label": TYPE_LABELS[t], "count": len(topo.by_type.get(t, [])),
+         "page": PAGE_OF_TYPE[t].path}
+        for t in TYPE_LABELS if topo.by_type.get(t)
+    ]
+    sbc_dr = topo.inventory.redundancy.sbc_dr
+    enum_design = topo.inventory.redundancy.enum_dns
+
+    site_diagrams = {}
+    for site in sites:
+        failure = site["failure"]
+        if failure is not None:
+            takeovers = {t["failed"]: t["by"] for t in failure["takeovers"]}
+            site_diagrams[site["id"]] = failover_diagram(
+                topo, site["id"], takeovers, failure.get("lost_local_networks", []))
+
+    toc = [{"title": "Overview", "page": "README.md"}]
+    toc += [{"title": f"{p.title} DR", "page": p.path} for p in TYPE_PAGES
+            if any(topo.by_type.get(t) for t in p.types)]
+    toc += [{"title": f"Site failure: {s['name']} ({s['id']})", "page": s["page"]} for s in sites]
+    toc += [{"title": "Open findings and waivers", "page": "findings.md"},
+            {"title": "Capacity appendix", "page": "capacity.md"}]
+
+    return {
+        "context_version": CONTEXT_VERSION,
+        "inventory": inventory_name,
+        "network": {
+            "name": net.name,
+            "operator_domain": net.operator_domain,
+            "home_domains": list(net.home_domains),
+            "primary_domain": net.primary_domain,
+            "threegpp_domain": net.threegpp_domain,
+            "country_code": net.country_code,
+            "enum_suffix": net.enum_suffix,
+            "deployment": net.deployment,
+            "timers": net.timers.model_dump(),
+            "ttl": net.ttl.model_dump(),
+            "retry_responses": list(net.retry_responses),
+            "sbc_name": net.dns.sbc_name,
+            "sbc_fqdn": f"{net.dns.sbc_name}.{net.primary_domain}",
+            "transports": [t.value for t in net.dns.transports],
+            "regions": regions,
+        },
+        "counts": counts,
+        "elements_by_type": by_type,
+        "elements": elements,
+        "groups": groups,
+        "groups_by_id": group_by_id,
+        "local_networks": local_networks,
+        "sites": sites,
+        "types": type_sections,
+        "type_pages": [{"key": p.key, "title": p.title, "page": p.path} for p in TYPE_PAGES
+                       if any(topo.by_type.get(t) for t in p.types)],
+        "sbc_dr": {
+            "layout": sbc_dr.layout if sbc_dr else "none",
+            "order": list(sbc_dr.order) if sbc_dr else [],
+            "hub": sbc_dr.hub if sbc_dr else None,
+        },
+        "enum_dns_design": {"sync": enum_design.sync, "load_sharing": enum_design.load_sharing},
+        "enum_blocks": [
+            {"id": b.id, "prefix": b.prefix, "style": b.style, "domain": b.domain, "length": b.length,
+             "first": b.first, "last": b.last}
+            for b in sorted(topo.inventory.enum_blocks, key=lambda b: b.id)
+        ],
+        "dns_servers": analyses.dns_servers,
+        "findings": analyses.findings or {"available": False},
+        "capacity_appendix": analyses.capacity_appendix or {"available": False},
+        "verdicts": analyses.verdicts,
+        "diagrams": {"topology": topology_diagram(topo), "sites": site_diagrams},
+        "toc": toc,
+    }

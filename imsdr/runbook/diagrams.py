@@ -1,0 +1,177 @@
+"""Mermaid diagrams for the runbook: the topology (sites as subgraphs) and per-site failover.
+
+Node ids are derived from inventory ids (lowercase letters, digits and '-'), with '-' mapped to
+'_' and a kind prefix, so they never collide and never contain Mermaid operators. Labels are
+quoted and stripped of characters that would end a quoted label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+# Above this many elements the index diagram shows sites, not elements (readability, size).
+ELEMENT_DIAGRAM_LIMIT = 80
+
+TYPE_LABELS = {
+    "enum_dns": "ENUM/DNS",
+    "sbc": "SBC",
+    "pcscf": "P-CSCF",
+    "cscf": "CSCF",
+    "hss": "HSS",
+    "slf": "SLF",
+    "mgcf": "MGCF",
+    "imgw": "IM-MGW",
+    "as": "AS",
+}
+
+
+def node_id(kind: str, ident: str) -> str:
+    return f"{kind}_{ident.replace('-', '_')}"
+
+
+def label(text: str) -> str:
+    cleaned = str(text).replace('"', "'").replace("\n", " ").replace("#", "No.")
+    return f'"{cleaned}"'
+
+
+def edge(text: str) -> str:
+    """Text for an edge label between pipes."""
+    return str(text).replace("|", "/").replace('"', "'").replace("\n", " ")
+
+
+def element_node(el: Element) -> str:
+    return f"{node_id('el', el.id)}[{label(f'{el.id} {TYPE_LABELS[el.type.value]}')}]"
+
+
+def _pairs_of(members: Sequence[str], kind: str) -> Iterable[tuple[str, str]]:
+    """Links drawn for a redundancy group: a pair is one link; a pool is a chain (not a mesh)."""
+    if len(members) < 2:
+        return
+    if kind == "pair" or len(members) == 2:
+        for other in members[1:]:
+            yield members[0], other
+        return
+    yield from zip(members, members[1:], strict=False)
+
+
+def topology_diagram(topo: Topology) -> str:
+    """Sites as subgraphs (inside regions), redundancy links between members, SBC DR links."""
+    if len(topo.elements) > ELEMENT_DIAGRAM_LIMIT:
+        return _site_level_diagram(topo)
+    lines = ["flowchart LR"]
+    regions: dict[str, list[str]] = {}
+    for site in topo.sites.values():
+        regions.setdefault(site.region, []).append(site.id)
+    for region in sorted(regions):
+        lines.append(f"  subgraph {node_id('region', region)}[{label('region ' + region)}]")
+        for site_id in sorted(regions[region]):
+            site = topo.sites[site_id]
+            lines.append(f"    subgraph {node_id('site', site_id)}[{label(f'{site.name} ({site_id})')}]")
+            for el in sorted(topo.by_site.get(site_id, []), key=lambda e: (e.type.value, e.id)):
+                lines.append(f"      {element_node(el)}")
+            lines.append("    end")
+        lines.append("  end")
+    if topo.local_networks:
+        lines.append(f"  subgraph local_networks[{label('local networks')}]")
+        for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
+            lines.append(f"    {node_id('ln', ln.id)}([{label(ln.name)}])")
+        lines.append("  end")
+    for ln_id in sorted(topo.local_networks):
+        for sbc in topo.sbcs_of_ln.get(ln_id, []):
+            lines.append(f"  {node_id('ln', ln_id)} --> {node_id('el', sbc.id)}")
+    for group in sorted(topo.groups.values(), key=lambda g: g.id):
+        members = [m for m in group.members if m in topo.elements]
+        for a, b in _pairs_of(members, group.kind):
+            lines.append(f"  {node_id('el', a)} <-.->|{edge(group.id)}| {node_id('el', b)}")
+    for ln_id, sbc in sorted(topo.dr_sbc.items()):
+        lines.append(f"  {node_id('el', sbc.id)} -.->|DR| {node_id('ln', ln_id)}")
+    return "\n".join(lines) + "\n"
+
+
+def _site_level_diagram(topo: Topology) -> str:
+    """National scale: sites as nodes inside region subgraphs; links count redundancy between sites."""
+    lines = ["flowchart LR"]
+    regions: dict[str, list[str]] = {}
+    for site in topo.sites.values():
+        regions.setdefault(site.region, []).append(site.id)
+    for region in sorted(regions):
+        lines.append(f"  subgraph {node_id('region', region)}[{label('region ' + region)}]")
+        for site_id in sorted(regions[region]):
+            count = len(topo.by_site.get(site_id, []))
+            site = topo.sites[site_id]
+            text = label(f"{site.name} ({site_id}): {count} elements")
+            lines.append(f"    {node_id('site', site_id)}[{text}]")
+        lines.append("  end")
+    links: dict[tuple[str, str], int] = {}
+    for group in topo.groups.values():
+        members = [m for m in group.members if m in topo.elements]
+        for a, b in _pairs_of(members, group.kind):
+            sa, sb = sorted((topo.elements[a].site, topo.elements[b].site))
+            if sa != sb:
+                links[(sa, sb)] = links.get((sa, sb), 0) + 1
+    for (sa, sb), count in sorted(links.items()):
+        text = edge(f"{count} redundancy links")
+        lines.append(f"  {node_id('site', sa)} <-.->|{text}| {node_id('site', sb)}")
+    dr_links: dict[tuple[str, str], int] = {}
+    for ln_id, sbc in topo.dr_sbc.items():
+        for local in topo.sbcs_of_ln.get(ln_id, [])[:1]:
+            if local.site != sbc.site:
+                key = (sbc.site, local.site)
+                dr_links[key] = dr_links.get(key, 0) + 1
+    for (backer, backed), count in sorted(dr_links.items()):
+        text = edge(f"SBC DR x{count}")
+        lines.append(f"  {node_id('site', backer)} -.->|{text}| {node_id('site', backed)}")
+    return "\n".join(lines) + "\n"
+
+
+def failover_diagram(
+    topo: Topology,
+    site_id: str,
+    takeovers: Mapping[str, Sequence[str]],
+    lost_local_networks: Iterable[str] = (),
+) -> str:
+    """A failed site (red) with arrows from each failed element to what takes over."""
+    failed = sorted(e.id for e in topo.by_site.get(site_id, []))
+    site = topo.sites[site_id]
+    lines = ["flowchart LR"]
+    lines.append(f"  subgraph {node_id('site', site_id)}[{label(f'FAILED: {site.name} ({site_id})')}]")
+    for el_id in failed:
+        lines.append(f"    {element_node(topo.elements[el_id])}")
+    lines.append("  end")
+    survivors: dict[str, list[str]] = {}
+    for el_id in failed:
+        for backer in takeovers.get(el_id, []):
+            if backer in topo.elements and topo.elements[backer].site != site_id:
+                survivors.setdefault(topo.elements[backer].site, [])
+                if backer not in survivors[topo.elements[backer].site]:
+                    survivors[topo.elements[backer].site].append(backer)
+    for other_site in sorted(survivors):
+        s = topo.sites[other_site]
+        lines.append(f"  subgraph {node_id('site', other_site)}[{label(f'{s.name} ({other_site})')}]")
+        for el_id in sorted(survivors[other_site]):
+            lines.append(f"    {element_node(topo.elements[el_id])}")
+        lines.append("  end")
+    lost = sorted(set(lost_local_networks))
+    for ln_id in lost:
+        ln = topo.local_networks[ln_id]
+        lines.append(f"  {node_id('ln', ln_id)}([{label(f'{ln.name} users')}])")
+    for el_id in failed:
+        backers = [b for b in takeovers.get(el_id, [])
+                   if b in topo.elements and topo.elements[b].site != site_id]
+        if not backers:
+            lines.append(f"  {node_id('el', el_id)} --x {node_id('none', el_id)}[{label('no takeover')}]")
+        for backer in backers:
+            lines.append(f"  {node_id('el', el_id)} ==>|takes over| {node_id('el', backer)}")
+    for ln_id in lost:
+        for sbc in topo.sbc_answer(ln_id):
+            if sbc.site != site_id:
+                lines.append(f"  {node_id('ln', ln_id)} -.->|re-register| {node_id('el', sbc.id)}")
+    lines.append("  classDef failed fill:#f8d7da,stroke:#b02a37")
+    if failed:
+        lines.append(f"  class {','.join(node_id('el', e) for e in failed)} failed")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,279 @@
+"""Render runbook pages from Jinja2 templates.
+
+Built-in templates live in the top-level ``templates/`` directory, shipped in the wheel as the
+package ``imsdr.templates``. They render in a normal environment (StrictUndefined, no
+autoescape: the output is Markdown). When the user passes ``--templates DIR``, templates in DIR
+override built-in ones by file name, and *everything* renders in an immutable sandbox with
+StrictUndefined, so a user template cannot reach Python internals or the file system.
+
+Any template problem (syntax, undefined variable, sandbox violation) becomes a
+:class:`~imsdr.errors.RenderError` naming the template and line; nothing is written.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+
+from imsdr.errors import RenderError
+from imsdr.output.atomic import atomic_directory, safe_join
+
+TEMPLATE_PACKAGE = "imsdr.templates"
+TEMPLATE_SUFFIX = ".j2"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One output file: where it goes, which template renders it, and page-specific variables."""
+
+    path: str
+    template: str
+    title: str
+    extra: Mapping[str, Any]
+
+
+def builtin_templates() -> dict[str, str]:
+    """name → source of every built-in template (installed package, or the checkout's templates/)."""
+    sources: dict[str, str] = {}
+    try:
+        from importlib.resources import files
+
+        root = files(TEMPLATE_PACKAGE)
+        for entry in root.iterdir():
+            if entry.name.endswith(TEMPLATE_SUFFIX) and entry.is_file():
+                sources[entry.name] = entry.read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
+        pass
+    if not sources:  # running from a checkout (editable install does not map imsdr.templates)
+        repo_dir = Path(__file__).resolve().parent.parent.parent / "templates"
+        if repo_dir.is_dir():
+            for path in sorted(repo_dir.glob(f"*{TEMPLATE_SUFFIX}")):
+                sources[path.name] = path.read_text(encoding="utf-8")
+    if not sources:
+        raise RenderError("built-in runbook templates not found (is the imsdr.templates package installed?)")
+    return sources
+
+
+class _MappingLoader(jinja2.BaseLoader):
+    """Templates from an in-memory mapping; ``filename`` is the display name used in errors."""
+
+    def __init__(self, sources: Mapping[str, str], origin: str) -> None:
+        self.sources = dict(sources)
+        self.origin = origin
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        if template not in self.sources:
+            raise jinja2.TemplateNotFound(template)
+        return self.sources[template], f"{self.origin}/{template}", lambda: True
+
+    def list_templates(self) -> list[str]:
+        return sorted(self.sources)
+
+
+def _user_templates(directory: Path) -> dict[str, str]:
+    if not directory.is_dir():
+        raise RenderError(f"{directory}: templates directory not found")
+    sources: dict[str, str] = {}
+    for path in sorted(directory.iterdir()):
+        if path.name.endswith(TEMPLATE_SUFFIX) and path.is_file() and not path.name.startswith("."):
+            try:
+                sources[path.name] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise RenderError(f"{path}: cannot read template: {exc}") from None
+    if not sources:
+        raise RenderError(f"{directory}: no *{TEMPLATE_SUFFIX} templates found")
+    return sources
+
+
+# --- filters: plain functions, safe in the sandbox ---------------------------------------------
+
+def md_cell(value: Any) -> str:
+    """Text for a Markdown table cell: pipes escaped, no line breaks."""
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() or "—"
+
+
+def thousands(value: Any) -> str:
+    """1234567 → 1,234,567; floats keep up to two decimals."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}"
+    return str(value)
+
+
+def percent(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:.{digits}f}%"
+
+
+def seconds(value: Any) -> str:
+    """Seconds as a short human duration: 45 s, 3 min 5 s, 1 h 30 min."""
+    if value is None:
+        return "—"
+    total = float(value)
+    if total < 60:
+        return f"{total:g} s"
+    whole = round(total)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = []
+    if hours:
+        parts.append(f"{hours} h")
+    if minutes:
+        parts.append(f"{minutes} min")
+    if secs and not hours:
+        parts.append(f"{secs} s")
+    return " ".join(parts)
+
+
+def anchor(value: Any) -> str:
+    """GitHub-style heading anchor for a heading text."""
+    out = []
+    for ch in str(value).strip().lower():
+        if ch.isalnum() or ch in "-_":
+            out.append(ch)
+        elif ch == " ":
+            out.append("-")
+    return "".join(out)
+
+
+FILTERS: dict[str, Callable[..., Any]] = {
+    "md_cell": md_cell,
+    "thousands": thousands,
+    "percent": percent,
+    "seconds": seconds,
+    "anchor": anchor,
+}
+
+
+def _environment(
+    sources: Mapping[str, str], user: Mapping[str, str] | None, user_origin: str
+) -> jinja2.Environment:
+    options: dict[str, Any] = {
+        "undefined": jinja2.StrictUndefined,
+        "autoescape": False,  # Markdown, not HTML
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+        "keep_trailing_newline": True,
+        "auto_reload": False,
+    }
+    env: jinja2.Environment
+    if user is None:
+        env = jinja2.Environment(loader=_MappingLoader(sources, "templates"), **options)
+    else:
+        loader = jinja2.ChoiceLoader(
+            [_MappingLoader(user, user_origin), _MappingLoader(sources, "templates")])
+        env = jinja2.sandbox.ImmutableSandboxedEnvironment(loader=loader, **options)
+    env.filters.update(FILTERS)
+    return env
+
+
+def _template_frame(exc: BaseException, origins: tuple[str, ...]) -> tuple[str, int] | None:
+    """The innermost traceback frame that is a template line: (display name, line)."""
+    found: tuple[str, int] | None = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.startswith(origins) and frame.lineno is not None:
+            found = (frame.filename, frame.lineno)
+    return found
+
+
+class Renderer:
+    """Renders pages with the built-in or the sandboxed user environment."""
+
+    def __init__(self, templates_dir: Path | None = None) -> None:
+        self.builtin = builtin_templates()
+        self.user = _user_templates(Path(templates_dir)) if templates_dir is not None else None
+        self.user_origin = str(templates_dir) if templates_dir is not None else ""
+        self.sandboxed = self.user is not None
+        self.env = _environment(self.builtin, self.user, self.user_origin)
+
+    def render(self, template: str, context: Mapping[str, Any]) -> str:
+        origins = ("templates/",) + ((self.user_origin + "/",) if self.user_origin else ())
+        try:
+            return self.env.get_template(template).render(context)
+        except jinja2.TemplateSyntaxError as exc:
+            where = exc.filename or exc.name or template
+            raise RenderError(f"{where}:{exc.lineno}: template syntax error: {exc.message}") from None
+        except jinja2.TemplateNotFound as exc:
+            raise RenderError(f"template {exc.name!r} not found (rendering {template})") from None
+        except jinja2.sandbox.SecurityError as exc:
+            where = _template_frame(exc, origins)
+            loc = f"{where[0]}:{where[1]}" if where else template
+            raise RenderError(
+                f"{loc}: template refused by the sandbox: {exc} (templates may only read the runbook "
+                "context; Python internals and the file system are off limits)"
+            ) from None
+        except jinja2.UndefinedError as exc:
+            where = _template_frame(exc, origins)
+            loc = f"{where[0]}:{where[1]}" if where else template
+            raise RenderError(
+                f"{loc}: undefined variable in template {Path(where[0]).name if where else template}"
+                f"{f' line {where[1]}' if where else ''}: {exc.message}"
+            ) from None
+        except jinja2.TemplateError as exc:
+            where = _template_frame(exc, origins)
+            loc = f"{where[0]}:{where[1]}" if where else template
+            raise RenderError(f"{loc}: template error: {exc}") from None
+        except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError, IndexError) as exc:
+            where = _template_frame(exc, origins)
+            loc = f"{where[0]}:{where[1]}" if where else template
+            raise RenderError(f"{loc}: template failed: {type(exc).__name__}: {exc}") from None
+
+
+def render_pages(
+    pages: list[Page], context: Mapping[str, Any], templates_dir: Path | None = None
+) -> dict[str, str]:
+    """Render every page to text (nothing written): relative path → Markdown."""
+    renderer = Renderer(templates_dir)
+    out: dict[str, str] = {}
+    for page in pages:
+        text = renderer.render(page.template, {**context, **page.extra, "page": {"path": page.path,
+                                                                                   "title": page.title}})
+        out[page.path] = normalise_markdown(text)
+    return out
+
+
+def normalise_markdown(text: str) -> str:
+    """Collapse runs of blank lines (templates with conditionals leave some) and end with one newline.
+
+    Fenced code blocks are left untouched.
+    """
+    lines = text.splitlines()
+    out: list[str] = []
+    in_fence = False
+    for line in lines:
+        stripped = line.rstrip()
+        if stripped.startswith("```"):
+            in_fence = not in_fence
+        if not in_fence and not stripped and (not out or not out[-1]):
+            continue
+        out.append(stripped if not in_fence else line.rstrip())
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def write_pages(root: Path, pages: Mapping[str, str]) -> None:
+    """Write rendered pages under ``root`` (already a staging directory)."""
+    for rel, text in sorted(pages.items()):
+        path = safe_join(root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def write_runbook(out_dir: Path, pages: Mapping[str, str]) -> None:
+    """Replace ``out_dir`` atomically with the rendered pages."""
+    with atomic_directory(Path(out_dir)) as staging:
+        write_pages(staging, pages)
