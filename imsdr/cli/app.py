@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from imsdr import __version__
-from imsdr.cli import validate
+from imsdr.cli import example, validate
 from imsdr.cli.common import STATE
 
 app = typer.Typer(
@@ -16,8 +16,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: typer's rich help imports rich.markdown/pygments (~120 ms)
 )
-render_app = typer.Typer(help="Render DNS zones, views and runbooks.", no_args_is_help=True)
+render_app = typer.Typer(help="Render DNS zones, views and runbooks.", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(render_app, name="render")
 
 
@@ -38,6 +40,7 @@ def _root(
 
 
 validate.register(app)
+example.register(app)
 
 
 def main() -> None:
