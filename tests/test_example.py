@@ -1,0 +1,163 @@
+"""The synthetic inventory generator: deterministic, valid, redundant by construction, and
+clean for the planning commands at small scale."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from imsdr.cli.app import app
+from imsdr.example.national import NationalParams, circuits_for, erlang_b, generate_national, national_yaml
+from imsdr.inventory.build import block_range, load_inventory_text
+
+SMALL = NationalParams(provinces=2, sites_per_province=4, local_networks_per_province=3, seed=7,
+                       enum_numbers=25_000, enum_block_size=10_000)
+runner = CliRunner()
+
+
+def _commands() -> set[str]:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return set(group.commands)  # type: ignore[attr-defined]
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes() -> None:
+    assert national_yaml(SMALL) == national_yaml(SMALL)
+    other = NationalParams(**{**SMALL.__dict__, "seed": 8})
+    assert national_yaml(other) != national_yaml(SMALL)
+
+
+def test_small_output_validates_with_expected_counts() -> None:
+    inv, _source = load_inventory_text(national_yaml(SMALL), "small.yaml")
+    assert len(inv.sites) == 8
+    assert len(inv.local_networks) == 6
+    assert Counter(e.type.value for e in inv.elements)["sbc"] == 6
+    assert inv.network.home_domains == ["ims.beijing.example.net", "ims.tianjin.example.net"]
+    numbers = [b for b in inv.enum_blocks if b.style == "numbers"]
+    total = 0
+    for block in numbers:
+        first, last, digits = block_range(block)
+        assert digits == 13
+        total += last - first + 1
+    assert total == 25_000
+    assert sum(1 for b in inv.enum_blocks if b.style == "wildcard") == 2
+
+
+def test_default_national_scale_validates() -> None:
+    doc = generate_national(NationalParams())
+    assert len(doc["sites"]) == 124
+    assert len(doc["local_networks"]) == 310
+    assert 4_500 <= len(doc["elements"]) <= 5_500
+    inv, _source = load_inventory_text(national_yaml(NationalParams()), "national.yaml")
+    total = sum(block_range(b)[1] - block_range(b)[0] + 1 for b in inv.enum_blocks if b.style == "numbers")
+    assert total == 10_000_000
+    assert len(inv.elements) == len(doc["elements"])
+
+
+def test_redundancy_by_construction() -> None:
+    inv, _source = load_inventory_text(national_yaml(SMALL), "small.yaml")
+    sites = {s.id: s for s in inv.sites}
+    el = {e.id: e for e in inv.elements}
+    for pair in inv.redundancy.pairs:
+        a, b = (el[m] for m in pair.members)
+        assert a.site != b.site
+        assert sites[a.site].region != sites[b.site].region
+        assert not set(sites[a.site].power) & set(sites[b.site].power)
+    for pool in inv.redundancy.pools:
+        member_sites = [el[m].site for m in pool.members]
+        assert len(set(member_sites)) == len(member_sites) == 4
+        assert len({el[m].type for m in pool.members}) == 1
+    grouped = {m for g in (*inv.redundancy.pairs, *inv.redundancy.pools) for m in g.members}
+    assert {e.id for e in inv.elements if e.type.value != "sbc"} <= grouped
+    # ring: each local network's DR SBC (the previous one's) sits at another site and region
+    order = inv.redundancy.sbc_dr.order
+    sbc_site = {ln: e.site for e in inv.elements for ln in e.serves}
+    for i, ln in enumerate(order):
+        backer = order[i - 1]
+        assert sbc_site[ln] != sbc_site[backer]
+        assert sites[sbc_site[ln]].region != sites[sbc_site[backer]].region
+    # every SBC's P-CSCF list starts at its own site and goes on at another one
+    for sbc in (e for e in inv.elements if e.type.value == "sbc"):
+        assert "virtual_sbc" in {f.value for f in sbc.features}
+        assert el[sbc.pcscfs[0]].site == sbc.site and el[sbc.pcscfs[1]].site != sbc.site
+
+
+def test_pools_survive_a_region_loss() -> None:
+    inv, _source = load_inventory_text(national_yaml(SMALL), "small.yaml")
+    el = {e.id: e for e in inv.elements}
+    for province in ("beijing", "tianjin"):
+        users = sum(ln.subscribers for ln in inv.local_networks if ln.id.startswith(province + "-"))
+        cscf_pools = [p for p in inv.redundancy.pools if p.role and p.id.startswith(province + "-")]
+        capacity_left = sum(el[p.members[0]].capacity.registered_users * 2 for p in cscf_pools)  # 2 of 4 left
+        assert users <= capacity_left * 0.75
+    for pool in inv.redundancy.pools:
+        if pool.busy_hour_erlangs:
+            circuits = el[pool.members[0]].capacity.circuits
+            assert erlang_b(pool.busy_hour_erlangs, 2 * circuits) <= 0.01
+
+
+def test_addresses_are_documentation_space_and_names_under_the_province_domain() -> None:
+    inv, _source = load_inventory_text(national_yaml(SMALL), "small.yaml")
+    v4 = ipaddress.ip_network("198.18.0.0/15")
+    v6 = ipaddress.ip_network("2001:db8::/32")
+    sites = {s.id: s for s in inv.sites}
+    for e in inv.elements:
+        for addr in map(ipaddress.ip_address, e.addresses):
+            assert addr in (v4 if addr.version == 4 else v6)
+        assert e.fqdn is not None and e.fqdn.endswith(f".ims.{sites[e.site].province}.example.net")
+    for ln in inv.local_networks:
+        for prefix in map(ipaddress.ip_network, ln.prefixes):
+            assert prefix.subnet_of(v4 if prefix.version == 4 else v6)  # type: ignore[arg-type]
+
+
+def test_erlang_b_against_published_values() -> None:
+    # Erlang B tables: 10 circuits at 1% carry 4.461 E; 30 circuits carry 20.337 E.
+    assert circuits_for(4.46, 0.01) == 10 and circuits_for(4.47, 0.01) == 11
+    assert circuits_for(20.33, 0.01) == 30 and circuits_for(20.35, 0.01) == 31
+    assert erlang_b(4.46, 10) == pytest.approx(0.01, abs=5e-4)
+
+
+def test_cli_writes_the_same_yaml_to_stdout() -> None:
+    result = runner.invoke(app, ["example", "national", "--provinces", "2", "--sites-per-province", "4",
+                                 "--local-networks-per-province", "3", "--seed", "7",
+                                 "--enum-numbers", "25000", "--enum-block-size", "10000"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == national_yaml(SMALL)
+
+
+def test_cli_refuses_impossible_scales_with_exit_2() -> None:
+    result = runner.invoke(app, ["example", "national", "--provinces", "100", "--sites-per-province", "16"])
+    assert result.exit_code == 2
+    assert "at most 256 sites" in result.stderr
+    result = runner.invoke(app, ["example", "national", "--sites-per-province", "1"])
+    assert result.exit_code == 2
+
+
+def test_province_is_one_province() -> None:
+    result = runner.invoke(app, ["example", "province", "--enum-numbers", "1000", "--no-wildcards"])
+    assert result.exit_code == 0, result.output
+    inv, _source = load_inventory_text(result.stdout, "province.yaml")
+    assert len({s.province for s in inv.sites}) == 1
+    assert all(b.style == "numbers" for b in inv.enum_blocks)
+
+
+@pytest.fixture(scope="module")
+def small_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("example") / "small.yaml"
+    path.write_text(national_yaml(SMALL))
+    return path
+
+
+@pytest.mark.parametrize("command", [["check"], ["capacity"], ["scenarios", "--depth", "1"]])
+def test_small_national_plans_cleanly(small_file: Path, command: list[str]) -> None:
+    if command[0] not in _commands():
+        pytest.skip(f"imsdr {command[0]} is not available yet")
+    result = runner.invoke(app, [command[0], str(small_file), *command[1:], "--format", "json"])
+    assert result.exit_code == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    json.loads(result.stdout)
