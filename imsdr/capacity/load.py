@@ -1,0 +1,395 @@
+"""The load model: who carries whose traffic, normally and after failures.
+
+Load is expressed as *flows*. A flow is an amount of traffic (users or Erlangs) with an ordered list
+of *tiers* of candidate elements: the first tier with a surviving member carries it, shared among
+its survivors (in proportion to capacity, or equally when a capacity is missing). A flow whose
+tiers are all down is *unserved*. Access flows have a second stage: whichever SBC carries the
+users hands them to that SBC's P-CSCF list.
+
+* SBC: each local network's subscribers, shared equally by its SBCs; tiers: the SBC, the other
+  SBCs of the local network, then the DR SBC of the ring/hub (``Topology.dr_sbc``).
+* P-CSCF: the serving SBC's list — one load-sharing tier (DNS load sharing, the recommended
+  mode), or one tier per entry when the P-CSCFs are an active-standby pair or a static pool.
+* S-CSCF: all subscribers shared by the S-CSCF pools (by capacity) and inside a pool by
+  capacity, × (1 + registration share × (restoration cost − 1)) where restoration data is on;
+  tiers follow the pool's selection (static: next member; fixed: none; otherwise all peers).
+* HSS/SLF: all subscribers (HSS × (1 + restoration overhead) when restoration data is on);
+  a pair's mate takes over (active-standby: one flow on the first member).
+* MGCF/IM-MGW: the pool's busy-hour Erlangs, shared by Erlang capacity (circuits at the grade
+  of service, Erlang B); the peers take over.
+* ENUM/DNS, AS and CSCFs without the S-CSCF role: no load unit; they carry every subscriber
+  structurally (infinite capacity) so losing every set/peer shows as an outage.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from imsdr.capacity.erlang import carried_traffic
+from imsdr.capacity.formulas import cscf_restoration_factor, exact
+
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Group, Topology
+
+USERS = "users"
+ERLANGS = "erlangs"
+
+#: element type → service label used in reports
+SERVICE_OF_TYPE = {
+    "sbc": "sbc",
+    "pcscf": "pcscf",
+    "hss": "hss",
+    "slf": "slf",
+    "mgcf": "mgcf",
+    "imgw": "imgw",
+    "enum_dns": "enum_dns",
+    "as": "as",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """Traffic that the first surviving tier carries."""
+
+    id: str
+    service: str  # sbc (access, with the P-CSCF stage), scscf, hss, slf, mgcf, imgw, enum_dns, as, cscf
+    unit: str  # users | erlangs
+    amount: Fraction  # in load units (S-CSCF: user-equivalents incl. restoration overhead)
+    tiers: tuple[tuple[str, ...], ...]
+    ln_weights: tuple[tuple[str, Fraction], ...]  # how unserved traffic splits over local networks
+    users_per_unit: Fraction = Fraction(1)  # converts load units back to users
+    stage2: bool = False  # access flow: then the serving SBC's P-CSCF tiers
+    structural: bool = False  # no capacity unit: only "does anything take over" matters
+
+    @property
+    def origin(self) -> str | None:
+        return self.tiers[0][0] if self.tiers and self.tiers[0] else None
+
+
+def element_capacity(el: Element, gos: float) -> Fraction | None:
+    """Capacity in the unit the load model uses for the element's type (None: not modelled)."""
+    cap = el.capacity
+    t = el.type.value
+    if t in ("sbc", "pcscf", "cscf"):
+        return exact(cap.registered_users) if cap.registered_users else None
+    if t in ("hss", "slf"):
+        value = cap.subscribers or cap.registered_users
+        return exact(value) if value else None
+    if t in ("mgcf", "imgw"):
+        if cap.circuits:
+            return exact(round(carried_traffic(cap.circuits, gos), 3))
+        return exact(cap.busy_hour_erlangs) if cap.busy_hour_erlangs else None
+    return None
+
+
+def is_scscf(el: Element) -> bool:
+    return el.type.value == "cscf" and any(r.value == "scscf" for r in el.roles)
+
+
+class LoadModel:
+    """Flows, capacities and normal loads of one topology (built once, read by every analysis)."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        net = topology.network
+        self.cm = net.capacity_model
+        self.flows: list[Flow] = []
+        self.unit: dict[str, str] = {}
+        self.gos: dict[str, float] = {}
+        self.trunk_erlangs: dict[str, Fraction] = {}  # group id → busy-hour Erlangs
+        for group in topology.groups.values():
+            if group.kind == "pool" and self._group_type(group) in ("mgcf", "imgw"):
+                pool = group.spec
+                gos = pool.grade_of_service or self.cm.grade_of_service  # type: ignore[union-attr]
+                for m in group.members:
+                    self.gos.setdefault(m, gos)
+                if pool.busy_hour_erlangs:  # type: ignore[union-attr]
+                    self.trunk_erlangs[group.id] = exact(pool.busy_hour_erlangs)  # type: ignore[union-attr]
+        self.capacity: dict[str, Fraction | None] = {
+            el.id: element_capacity(el, self.gos.get(el.id, self.cm.grade_of_service))
+            for el in topology.elements.values()
+        }
+        self.subscribers = sum((ln.subscribers for ln in topology.local_networks.values()), 0)
+        self.erlangs_total = sum(
+            (exact(ln.busy_hour_erlangs) for ln in topology.local_networks.values()), Fraction(0)
+        )
+        self._sub_weights = self._weights(
+            {ln.id: exact(ln.subscribers) for ln in topology.local_networks.values()}
+        )
+        self._erl_weights = self._weights(
+            {ln.id: exact(ln.busy_hour_erlangs) for ln in topology.local_networks.values()}
+        )
+        self.restoration = any(
+            is_scscf(e) and e.has(_feature("restoration_data")) for e in topology.elements.values()
+        )
+        self.scscf_factor = cscf_restoration_factor(
+            self.cm.registration_share, self.cm.restoration_registration_cost
+        )
+        self.pcscf_tiers: dict[str, tuple[tuple[str, ...], ...]] = {}
+        self._build_access()
+        self._build_scscf()
+        self._build_units("hss", USERS)
+        self._build_units("slf", USERS)
+        self._build_units("mgcf", ERLANGS)
+        self._build_units("imgw", ERLANGS)
+        self._build_units("enum_dns", USERS, structural=True)
+        self._build_units("as", USERS, structural=True)
+        self._build_units("cscf", USERS, structural=True)  # CSCFs without the S-CSCF role
+        self.normal_load, self.normal_unserved = self._normal()
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _weights(values: dict[str, Fraction]) -> tuple[tuple[str, Fraction], ...]:
+        total = sum(values.values(), Fraction(0))
+        if not total:
+            n = len(values)
+            return tuple((k, Fraction(1, n)) for k in sorted(values)) if n else ()
+        return tuple((k, v / total) for k, v in sorted(values.items()) if v)
+
+    def _group_type(self, group: Group) -> str | None:
+        types = {self.topology.elements[m].type.value for m in group.members if m in self.topology.elements}
+        return types.pop() if len(types) == 1 else None
+
+    def share_weights(self, members: Iterable[str]) -> dict[str, Fraction]:
+        """Each member's share of load split across ``members``: by capacity, else equally."""
+        members = list(members)
+        caps = [self.capacity.get(m) for m in members]
+        if members and all(c for c in caps):
+            total = sum(caps, Fraction(0))  # type: ignore[arg-type]
+            return {m: c / total for m, c in zip(members, caps, strict=True)}  # type: ignore[operator]
+        return {m: Fraction(1, len(members)) for m in members} if members else {}
+
+    def member_tiers(self, group: Group | None, member: str) -> tuple[tuple[str, ...], ...]:
+        """Who takes over ``member``'s load, tier by tier, following its group's design."""
+        if group is None:
+            return ((member,),)
+        others = [m for m in group.members if m != member]
+        if group.kind == "pair":
+            return ((member,), *((o,) for o in others))
+        selection = group.spec.selection  # type: ignore[union-attr]
+        if selection == "fixed":
+            return ((member,),)
+        if selection == "static":
+            i = group.members.index(member)
+            order = group.members[i + 1 :] + group.members[:i]
+            return ((member,), *((o,) for o in order))
+        return ((member,), tuple(others)) if others else ((member,),)
+
+    # --- flow builders ---------------------------------------------------------------------------------
+
+    def _build_access(self) -> None:
+        topo = self.topology
+        all_pcscfs = tuple(e.id for e in topo.by_type["pcscf"])
+        for sbc in topo.by_type["sbc"]:
+            self.unit[sbc.id] = USERS
+            listed = tuple(p for p in sbc.pcscfs if p in topo.elements) or all_pcscfs
+            if not listed:
+                continue
+            if self._ordered_pcscfs(listed):
+                self.pcscf_tiers[sbc.id] = tuple((p,) for p in listed)
+            else:
+                self.pcscf_tiers[sbc.id] = (listed,)
+        for p in all_pcscfs:
+            self.unit[p] = USERS
+        for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
+            local = [s.id for s in topo.sbcs_of_ln.get(ln.id, [])]
+            dr = topo.dr_sbc.get(ln.id)
+            weights = ((ln.id, Fraction(1)),)
+            if not local:
+                tiers = ((dr.id,),) if dr is not None else ()
+                self.flows.append(
+                    Flow(f"access:{ln.id}", "sbc", USERS, exact(ln.subscribers), tiers, weights, stage2=True)
+                )
+                continue
+            share = exact(ln.subscribers) / len(local)
+            for sbc_id in local:
+                tiers: tuple[tuple[str, ...], ...] = ((sbc_id,),)
+                others = tuple(s for s in local if s != sbc_id)
+                if others:
+                    tiers += (others,)
+                if dr is not None and dr.id not in local:
+                    tiers += ((dr.id,),)
+                self.flows.append(
+                    Flow(f"access:{ln.id}:{sbc_id}", "sbc", USERS, share, tiers, weights, stage2=True)
+                )
+
+    def _ordered_pcscfs(self, listed: tuple[str, ...]) -> bool:
+        for group in self.topology.groups_of.get(listed[0], []):
+            if group.kind == "pair" and group.spec.mode == "active-standby":  # type: ignore[union-attr]
+                return True
+            if group.kind == "pool" and group.spec.selection == "static":  # type: ignore[union-attr]
+                return True
+        return False
+
+    def units_of(self, members: list[str]) -> list[tuple[Group | None, list[str]]]:
+        """Redundancy units over ``members``: the groups made only of them, then singletons."""
+        member_set = set(members)
+        units: list[tuple[Group | None, list[str]]] = []
+        seen: set[str] = set()
+        for group in self.topology.groups.values():
+            ms = [m for m in group.members if m in member_set]
+            if ms and len(ms) == len(group.members) and not (set(ms) & seen):
+                units.append((group, ms))
+                seen.update(ms)
+        units.extend((None, [m]) for m in members if m not in seen)
+        return units
+
+    def unit_capacity(self, group: Group | None, members: list[str]) -> Fraction | None:
+        caps = [self.capacity.get(m) for m in members]
+        if not all(caps):
+            return None
+        if group is not None and group.kind == "pair":
+            return min(caps)  # type: ignore[type-var]
+        return sum(caps, Fraction(0))  # type: ignore[arg-type]
+
+    def _split(self, units: list[tuple[Group | None, list[str]]], total: Fraction) -> list[Fraction]:
+        caps = [self.unit_capacity(g, ms) for g, ms in units]
+        if all(caps) and units:
+            denom = sum(caps, Fraction(0))  # type: ignore[arg-type]
+            return [total * c / denom for c in caps]  # type: ignore[operator]
+        return [total / len(units) for _ in units] if units else []
+
+    def _build_scscf(self) -> None:
+        members = [e.id for e in self.topology.by_type["cscf"] if is_scscf(e)]
+        units = self.units_of(members)
+        total = exact(self.subscribers)
+        for (group, ms), amount in zip(units, self._split(units, total), strict=True):
+            self._emit_unit("scscf", group, ms, amount, USERS, self._sub_weights)
+
+    def _build_units(self, type_: str, unit: str, structural: bool = False) -> None:
+        topo = self.topology
+        members = [e.id for e in topo.by_type[type_] if not (type_ == "cscf" and is_scscf(e))]
+        if not members:
+            return
+        units = self.units_of(members)
+        if unit == ERLANGS:
+            for group, ms in units:
+                if group is not None and group.id in self.trunk_erlangs:
+                    self._emit_unit(
+                        type_, group, ms, self.trunk_erlangs[group.id], ERLANGS, self._erl_weights
+                    )
+                else:
+                    for m in ms:
+                        self.unit[m] = ERLANGS
+            return
+        total = exact(self.subscribers)
+        if type_ == "hss" and self.restoration:
+            total *= 1 + exact(self.cm.hss_restoration_overhead)
+        for (group, ms), amount in zip(units, self._split(units, total), strict=True):
+            self._emit_unit(
+                type_,
+                group,
+                ms,
+                amount,
+                unit,
+                self._sub_weights,
+                structural=structural,
+                users_per_unit=exact(self.subscribers) / total if total else Fraction(1),
+            )
+
+    def _emit_unit(
+        self,
+        service: str,
+        group: Group | None,
+        members: list[str],
+        amount: Fraction,
+        unit: str,
+        weights: tuple[tuple[str, Fraction], ...],
+        *,
+        structural: bool = False,
+        users_per_unit: Fraction = Fraction(1),
+    ) -> None:
+        for m in members:
+            self.unit[m] = unit
+        if group is not None and group.kind == "pair" and group.spec.mode == "active-standby":  # type: ignore[union-attr]
+            first = members[0]
+            self.flows.append(
+                Flow(
+                    f"{service}:{group.id}",
+                    service,
+                    unit,
+                    amount,
+                    self.member_tiers(group, first),
+                    weights,
+                    users_per_unit,
+                    structural=structural,
+                )
+            )
+            return
+        shares = (
+            self.share_weights(members) if not structural else {m: Fraction(1, len(members)) for m in members}
+        )
+        for m in members:
+            flow_amount = amount * shares[m]
+            upu = users_per_unit
+            if service == "scscf" and self.topology.elements[m].has(_feature("restoration_data")):
+                flow_amount *= self.scscf_factor
+                upu = 1 / self.scscf_factor
+            gid = group.id if group is not None else m
+            self.flows.append(
+                Flow(
+                    f"{service}:{gid}:{m}",
+                    service,
+                    unit,
+                    flow_amount,
+                    self.member_tiers(group, m),
+                    weights,
+                    upu,
+                    structural=structural,
+                )
+            )
+
+    # --- evaluation ----------------------------------------------------------------------------------
+
+    def assign(self, flow: Flow, failed: Container[str]) -> tuple[list[tuple[str, Fraction]], Fraction]:
+        """Where ``flow`` goes when ``failed`` are down: (element, amount) pairs and the unserved amount."""
+        out: list[tuple[str, Fraction]] = []
+        first = self._first_tier(flow.tiers, failed)
+        if first is None:
+            return out, flow.amount
+        unserved = Fraction(0)
+        for el_id, amt in self._spread(first, flow.amount):
+            out.append((el_id, amt))
+            if flow.stage2 and el_id in self.pcscf_tiers:
+                second = self._first_tier(self.pcscf_tiers[el_id], failed)
+                if second is None:
+                    unserved += amt
+                else:
+                    out.extend(self._spread(second, amt))
+        return out, unserved
+
+    @staticmethod
+    def _first_tier(tiers: tuple[tuple[str, ...], ...], failed: Container[str]) -> tuple[str, ...] | None:
+        for tier in tiers:
+            alive = tuple(m for m in tier if m not in failed)
+            if alive:
+                return alive
+        return None
+
+    def _spread(self, members: tuple[str, ...], amount: Fraction) -> list[tuple[str, Fraction]]:
+        if len(members) == 1:
+            return [(members[0], amount)]
+        return [(m, amount * w) for m, w in self.share_weights(members).items()]
+
+    def _normal(self) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+        load: dict[str, Fraction] = defaultdict(Fraction)
+        unserved: dict[str, Fraction] = defaultdict(Fraction)
+        for flow in self.flows:
+            parts, lost = self.assign(flow, ())
+            for el_id, amt in parts:
+                load[el_id] += amt
+            if lost:
+                unserved[flow.service] += lost
+        return dict(load), dict(unserved)
+
+
+def _feature(name: str):  # type: ignore[no-untyped-def]
+    from imsdr.inventory.schema import Feature
+
+    return Feature(name)

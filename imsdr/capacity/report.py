@@ -1,0 +1,718 @@
+"""The capacity report: every sizing check of DOMAIN.md with its numbers laid out for audit."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from imsdr.capacity.erlang import circuits_needed
+from imsdr.capacity.formulas import (
+    exact,
+    fmt,
+    hss_required,
+    n_plus_k,
+    pair_check,
+    pct,
+)
+from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf
+
+if TYPE_CHECKING:
+    from imsdr.model.topology import Group, Topology
+    from imsdr.scenarios.engine import Engine
+
+OK = "ok"
+FAIL = "fail"
+UNKNOWN = "unknown"  # capacity missing: cannot be sized
+SIZED_TYPES = ("sbc", "pcscf", "cscf", "hss", "slf", "mgcf", "imgw")
+
+
+@dataclass(frozen=True)
+class GroupCheck:
+    """An N+K pool or a 1+1 pair, sized against the load its members carry normally."""
+
+    id: str
+    kind: str  # pool | pair
+    element_type: str
+    unit: str
+    members: tuple[str, ...]
+    capacities: tuple[float | None, ...]
+    loads: tuple[float, ...]
+    spare: int
+    load: float
+    utilisation_normal: float | None
+    utilisation_after: float | None
+    spare_needed: float | None
+    headroom: float | None
+    verdict: str
+    formula: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class HssCheck:
+    id: str
+    members: tuple[str, ...]
+    subscribers: float
+    restoration: bool
+    overhead: float
+    largest_scscf: str | None
+    largest_scscf_users: float
+    failover_cost: float
+    required: float
+    capacity: float | None
+    ratio: float | None  # required / capacity
+    verdict: str
+    formula: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class CscfLoad:
+    id: str
+    members: tuple[str, ...]
+    subscribers: float
+    restoration: bool
+    registration_share: float
+    restoration_cost: float
+    factor: float
+    load: float
+    formula: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TrunkMember:
+    id: str
+    circuits: int | None
+    erlangs: float
+    needed: int
+    ok: bool
+
+
+@dataclass(frozen=True)
+class TrunkCheck:
+    id: str
+    element_type: str
+    erlangs: float
+    grade_of_service: float
+    total_needed: int
+    normal: tuple[TrunkMember, ...]
+    worst_site: str | None
+    after_site: tuple[TrunkMember, ...]
+    verdict: str
+    formula: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class Takeover:
+    """One SBC or P-CSCF lost: the elements that take its users, against their capacity."""
+
+    failed: str
+    element_type: str
+    load: float
+    takers: tuple[tuple[str, float, float | None, float | None], ...]  # id, load after, capacity, util
+    unserved: float
+    verdict: str
+    formula: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class SiteCheck:
+    site: str
+    element_type: str
+    unit: str
+    load: float
+    surviving_capacity: float | None
+    utilisation: float | None
+    worst_element: str | None
+    worst_utilisation: float | None
+    unserved: float
+    verdict: str
+    formula: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ElementIssue:
+    id: str
+    element_type: str
+    kind: str  # overloaded | no_capacity
+    load: float
+    capacity: float | None
+    message: str
+
+
+@dataclass(frozen=True)
+class CapacityReport:
+    network: str
+    subscribers: int
+    busy_hour_erlangs: float
+    max_utilisation: float
+    pools: tuple[GroupCheck, ...]
+    pairs: tuple[GroupCheck, ...]
+    hss: tuple[HssCheck, ...]
+    cscf: tuple[CscfLoad, ...]
+    trunks: tuple[TrunkCheck, ...]
+    takeovers: tuple[Takeover, ...]
+    sites: tuple[SiteCheck, ...]
+    elements: tuple[ElementIssue, ...]
+    verdict: str = field(default=OK)
+
+    def failures(self) -> list[Any]:
+        out: list[Any] = []
+        for section in (self.pools, self.pairs, self.hss, self.trunks, self.takeovers, self.sites):
+            out.extend(c for c in section if c.verdict == FAIL)
+        out.extend(e for e in self.elements if e.kind == "overloaded")
+        return out
+
+
+def _f(x: Fraction | float | None, digits: int = 4) -> float | None:
+    return None if x is None else round(float(x), digits)
+
+
+def capacity_report(topology: Topology, engine: Engine | None = None) -> CapacityReport:
+    """Size every pool, pair, HSS, trunk group, DR SBC and site of ``topology``."""
+    from imsdr.scenarios.engine import Engine
+
+    eng = engine or Engine(topology)
+    model = eng.model
+    u = exact(model.cm.max_utilisation)
+    pools: list[GroupCheck] = []
+    pairs: list[GroupCheck] = []
+    for group in topology.groups.values():
+        check = _group_check(topology, model, group, u)
+        if check is not None:
+            (pools if group.kind == "pool" else pairs).append(check)
+    report = CapacityReport(
+        network=topology.network.name,
+        subscribers=model.subscribers,
+        busy_hour_erlangs=_f(model.erlangs_total, 3) or 0.0,
+        max_utilisation=float(u),
+        pools=tuple(pools),
+        pairs=tuple(pairs),
+        hss=tuple(_hss_checks(topology, model)),
+        cscf=tuple(_cscf_loads(topology, model)),
+        trunks=tuple(_trunk_checks(topology, model)),
+        takeovers=tuple(_takeovers(topology, eng)),
+        sites=tuple(_site_checks(topology, eng)),
+        elements=tuple(_element_issues(topology, model)),
+    )
+    verdict = FAIL if report.failures() else OK
+    return CapacityReport(**{**report.__dict__, "verdict": verdict})
+
+
+# --- pools and pairs ---------------------------------------------------------------------------------
+
+
+def _group_check(topology: Topology, model: LoadModel, group: Group, u: Fraction) -> GroupCheck | None:
+    members = [m for m in group.members if m in topology.elements]
+    types = {topology.elements[m].type.value for m in members}
+    if len(types) != 1:
+        return None
+    el_type = types.pop()
+    if el_type not in SIZED_TYPES or (
+        el_type == "cscf" and not all(is_scscf(topology.elements[m]) for m in members)
+    ):
+        return None
+    unit = model.unit.get(members[0], "users")
+    if unit == ERLANGS:
+        return None  # trunk groups are sized by Erlang B (see trunks)
+    caps = [model.capacity.get(m) for m in members]
+    loads = [model.normal_load.get(m, Fraction(0)) for m in members]
+    load = sum(loads, Fraction(0))
+    k = group.spare
+    base = dict(
+        id=group.id,
+        kind=group.kind,
+        element_type=el_type,
+        unit=unit,
+        members=tuple(members),
+        capacities=tuple(_f(c, 3) for c in caps),
+        loads=tuple(_f(x, 3) or 0.0 for x in loads),
+        spare=k,
+        load=_f(load, 3) or 0.0,
+    )
+    if not all(caps):
+        missing = [m for m, c in zip(members, caps, strict=True) if not c]
+        return GroupCheck(
+            **base,
+            utilisation_normal=None,
+            utilisation_after=None,
+            spare_needed=None,
+            headroom=None,
+            verdict=UNKNOWN,
+            formula=(f"capacity missing for {', '.join(missing)}",),
+            message=f"{group.kind} {group.id}: cannot be sized, capacity missing for {', '.join(missing)}",
+        )
+    if group.kind == "pair":
+        ok, lines = pair_check(load, caps, u)  # type: ignore[arg-type]
+        smallest = min(caps)  # type: ignore[type-var]
+        msg = (
+            (
+                f"pair {group.id}: each side must carry the pair's {fmt(load)} {unit} alone, "
+                f"but the smallest side has {fmt(smallest)} ({pct(load / smallest)})"
+            )
+            if len(caps) > 1
+            else f"pair {group.id} has a single member: nothing takes over its {fmt(load)} {unit}"
+        )
+        return GroupCheck(
+            **base,
+            utilisation_normal=_f(load / sum(caps, Fraction(0))),  # type: ignore[arg-type]
+            utilisation_after=_f(load / smallest),
+            spare_needed=None,
+            headroom=None,
+            verdict=OK if ok else FAIL,
+            formula=lines,
+            message=msg,
+        )
+    res = n_plus_k(load, caps, k, u)  # type: ignore[arg-type]
+    if res.surviving_capacity <= 0:
+        msg = (
+            f"pool {group.id}: N={res.n} cannot survive the loss of K={k} member(s): no member would be left"
+        )
+    elif res.equal:
+        msg = (
+            f"pool {group.id} (N={res.n}, K={k}): each member needs {fmt(res.spare_needed or 0)} {unit} "
+            f"spare on top of its share {fmt(res.share or 0)} but has {fmt(res.headroom or 0)}; "
+            f"after losing {k} the survivors run at {pct(res.utilisation_after or 0)}"
+        )
+    else:
+        msg = (
+            f"pool {group.id} (N={res.n}, K={k}): after losing the {k} largest member(s) the survivors' "
+            f"{fmt(res.surviving_capacity)} {unit} must carry {fmt(load)} "
+            f"({pct(res.utilisation_after or 0)})"
+        )
+    return GroupCheck(
+        **base,
+        utilisation_normal=_f(res.utilisation_normal),
+        utilisation_after=_f(res.utilisation_after),
+        spare_needed=_f(res.spare_needed, 3),
+        headroom=_f(res.headroom, 3),
+        verdict=OK if res.ok else FAIL,
+        formula=res.formula,
+        message=msg,
+    )
+
+
+# --- HSS and CSCF ------------------------------------------------------------------------------------------
+
+
+def _largest_scscf(topology: Topology, model: LoadModel) -> tuple[str | None, Fraction]:
+    """The S-CSCF whose failure moves most users: its capacity, capped at the subscriber count."""
+    best: tuple[str | None, Fraction] = (None, Fraction(0))
+    for el in topology.by_type["cscf"]:
+        if not is_scscf(el):
+            continue
+        cap = model.capacity.get(el.id)
+        users = cap if cap else model.normal_load.get(el.id, Fraction(0))
+        users = min(users, exact(model.subscribers))
+        if best[0] is None or users > best[1]:
+            best = (el.id, users)
+    return best
+
+
+def _hss_checks(topology: Topology, model: LoadModel) -> list[HssCheck]:
+    members = [e.id for e in topology.by_type["hss"]]
+    if not members:
+        return []
+    cm = model.cm
+    units = model.units_of(members)
+    caps = [
+        model.unit_capacity(g, ms)
+        if not (g is not None and g.kind == "pool")
+        else _pool_surviving(model, g, ms)
+        for g, ms in units
+    ]
+    total_subs = exact(model.subscribers)
+    if all(caps):
+        denom = sum(caps, Fraction(0))  # type: ignore[arg-type]
+        fractions_ = [c / denom for c in caps]  # type: ignore[operator]
+    else:
+        fractions_ = [Fraction(1, len(units))] * len(units)
+    largest, largest_users = _largest_scscf(topology, model)
+    out: list[HssCheck] = []
+    restoration = model.restoration
+    overhead = exact(cm.hss_restoration_overhead)
+    cost = exact(cm.failover_cost_per_moved_user)
+    for (group, ms), cap, share in zip(units, caps, fractions_, strict=True):
+        subs = total_subs * share
+        moved = largest_users * share
+        required = hss_required(subs, overhead, moved, cost, restoration)
+        ident = group.id if group is not None else ms[0]
+        oh = f"(1 + {pct(overhead)})" if restoration else "(no restoration data: + 0%)"
+        lines = [
+            f"required = subscribers × {oh} + users of largest S-CSCF × (failover cost − 1)",
+            f"= {fmt(subs)} × {fmt(1 + (overhead if restoration else 0), 4)} + {fmt(moved)}"
+            f" × ({fmt(cost, 4)} − 1) = {fmt(required)}",
+        ]
+        if cap:
+            ratio = required / cap
+            lines.append(
+                f"= {pct(ratio)} of the HSS capacity {fmt(cap)}"
+                + (f" (limit {pct(exact(cm.max_utilisation))})" if cm.max_utilisation != 1 else "")
+            )
+            ok = required <= cap * exact(cm.max_utilisation)
+            verdict = OK if ok else FAIL
+            msg = (
+                f"HSS {ident}: needs {fmt(required)} subscriber-equivalents ({pct(ratio)} of its capacity "
+                f"{fmt(cap)}) to hold restoration data and absorb the failover of {largest or 'an S-CSCF'}"
+            )
+        else:
+            ratio = None
+            verdict = UNKNOWN
+            lines.append("HSS capacity (subscribers) missing: cannot be compared")
+            msg = f"HSS {ident}: capacity missing"
+        out.append(
+            HssCheck(
+                id=ident,
+                members=tuple(ms),
+                subscribers=_f(subs, 3) or 0.0,
+                restoration=restoration,
+                overhead=float(overhead),
+                largest_scscf=largest,
+                largest_scscf_users=_f(moved, 3) or 0.0,
+                failover_cost=float(cost),
+                required=_f(required, 3) or 0.0,
+                capacity=_f(cap, 3),
+                ratio=_f(ratio),
+                verdict=verdict,
+                formula=tuple(lines),
+                message=msg,
+            )
+        )
+    return out
+
+
+def _pool_surviving(model: LoadModel, group: Group, members: list[str]) -> Fraction | None:
+    caps = [model.capacity.get(m) for m in members]
+    if not all(caps):
+        return None
+    ordered = sorted(caps, reverse=True)  # type: ignore[type-var]
+    return sum(ordered[group.spare :], Fraction(0))  # type: ignore[arg-type]
+
+
+def _cscf_loads(topology: Topology, model: LoadModel) -> list[CscfLoad]:
+    members = [e.id for e in topology.by_type["cscf"] if is_scscf(e)]
+    cm = model.cm
+    out: list[CscfLoad] = []
+    share = exact(cm.registration_share)
+    cost = exact(cm.restoration_registration_cost)
+    for group, ms in model.units_of(members):
+        load = sum((model.normal_load.get(m, Fraction(0)) for m in ms), Fraction(0))
+        restoration = any(topology.elements[m].has(_restoration()) for m in ms)
+        factor = model.scscf_factor if restoration else Fraction(1)
+        users = load / factor
+        ident = group.id if group is not None else ms[0]
+        if restoration:
+            lines = (
+                f"restoration factor = 1 + registration share × (cost − 1) = 1 + {pct(share)} × "
+                f"({fmt(cost, 4)} − 1) = {fmt(factor, 4)} (+{pct(factor - 1)})",
+                f"S-CSCF load = {fmt(users)} users × {fmt(factor, 4)} = {fmt(load)}",
+            )
+        else:
+            lines = (f"no restoration data: S-CSCF load = {fmt(users)} users",)
+        out.append(
+            CscfLoad(
+                id=ident,
+                members=tuple(ms),
+                subscribers=_f(users, 3) or 0.0,
+                restoration=restoration,
+                registration_share=float(share),
+                restoration_cost=float(cost),
+                factor=float(factor),
+                load=_f(load, 3) or 0.0,
+                formula=lines,
+            )
+        )
+    return out
+
+
+def _restoration():  # type: ignore[no-untyped-def]
+    from imsdr.inventory.schema import Feature
+
+    return Feature.RESTORATION_DATA
+
+
+# --- trunks ------------------------------------------------------------------------------------------------
+
+
+def _trunk_rows(
+    topology: Topology, members: list[str], erlangs: float, gos: float
+) -> tuple[TrunkMember, ...]:
+    circuits = {m: topology.elements[m].capacity.circuits for m in members}
+    weights: dict[str, float]
+    if members and all(circuits.values()):
+        total = sum(c or 0 for c in circuits.values())
+        weights = {m: (circuits[m] or 0) / total for m in members}
+    else:
+        weights = {m: 1 / len(members) for m in members} if members else {}
+    rows = []
+    for m in members:
+        a = round(erlangs * weights[m], 6)
+        need = circuits_needed(a, gos)
+        have = circuits[m]
+        rows.append(TrunkMember(m, have, round(a, 3), need, have is not None and have >= need))
+    return tuple(rows)
+
+
+def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
+    out: list[TrunkCheck] = []
+    for group in topology.groups.values():
+        if group.id not in model.trunk_erlangs:
+            continue
+        members = [m for m in group.members if m in topology.elements]
+        el_type = topology.elements[members[0]].type.value
+        erlangs = float(model.trunk_erlangs[group.id])
+        gos = model.gos.get(members[0], model.cm.grade_of_service)
+        normal = _trunk_rows(topology, members, erlangs, gos)
+        sites = sorted({topology.elements[m].site for m in members})
+        worst_site: str | None = None
+        worst_rows: tuple[TrunkMember, ...] = ()
+        worst_key: tuple[int, float] | None = None
+        for site in sites:
+            survivors = [m for m in members if topology.elements[m].site != site]
+            rows = _trunk_rows(topology, survivors, erlangs, gos)
+            short = sum(max(0, r.needed - (r.circuits or 0)) for r in rows) if rows else 10**9
+            key = (short, max((r.erlangs / (r.circuits or 1) for r in rows), default=float("inf")))
+            if worst_key is None or key > worst_key:
+                worst_key, worst_site, worst_rows = key, site, rows
+        ok = all(r.ok for r in normal) and (
+            worst_site is None or (bool(worst_rows) and all(r.ok for r in worst_rows))
+        )
+        total_needed = circuits_needed(erlangs, gos)
+        lines = [f"Erlang B at GoS {pct(gos, 2)}: {fmt(erlangs)} E on one group → {total_needed} circuits"]
+        lines.append(
+            "normal: "
+            + "; ".join(
+                f"{r.id} {fmt(r.erlangs)} E → {r.needed} needed / {r.circuits or '?'} configured"
+                for r in normal
+            )
+        )
+        if worst_site is not None:
+            if worst_rows:
+                lines.append(
+                    f"after losing {worst_site}: "
+                    + "; ".join(
+                        f"{r.id} {fmt(r.erlangs)} E → {r.needed} needed / {r.circuits or '?'} configured"
+                        for r in worst_rows
+                    )
+                )
+            else:
+                lines.append(f"after losing {worst_site}: no member left")
+        lines[-1] += " → ok" if ok else " → SHORT"
+        bad = [r for r in (*normal, *worst_rows) if not r.ok]
+        if worst_site is not None and not worst_rows:
+            msg = f"trunk group {group.id}: every member is at {worst_site}; losing it drops {fmt(erlangs)} E"
+        elif bad:
+            r = bad[0]
+            when = "in normal operation" if r in normal else f"after losing {worst_site}"
+            msg = (
+                f"trunk group {group.id}: {r.id} needs {r.needed} circuits for {fmt(r.erlangs)} E at GoS "
+                f"{pct(gos, 2)} {when} but has {r.circuits or 'none'}"
+            )
+        else:
+            msg = f"trunk group {group.id}: ok"
+        out.append(
+            TrunkCheck(
+                id=group.id,
+                element_type=el_type,
+                erlangs=erlangs,
+                grade_of_service=gos,
+                total_needed=total_needed,
+                normal=normal,
+                worst_site=worst_site,
+                after_site=worst_rows,
+                verdict=OK if ok else FAIL,
+                formula=tuple(lines),
+                message=msg,
+            )
+        )
+    return out
+
+
+# --- SBC / P-CSCF takeovers ---------------------------------------------------------------------------------
+
+
+def _takeovers(topology: Topology, eng: Engine) -> list[Takeover]:
+    out: list[Takeover] = []
+    for el_type in ("sbc", "pcscf"):
+        for el in topology.by_type[el_type]:
+            x = eng.index[el.id]
+            load = eng.normal[x]
+            if load <= 0:
+                continue
+            outcome = eng.evaluate({x}, detail=True)
+            takers_raw = outcome.receivers.get(el.id, {})
+            takers = []
+            for t in sorted(takers_raw):
+                if topology.elements[t].type.value != el_type:
+                    continue
+                after = outcome.loads.get(t, eng.normal[eng.index[t]])
+                cap = eng.cap[eng.index[t]]
+                capv = None if cap == float("inf") else cap
+                takers.append((t, round(after, 3), capv, None if capv is None else round(after / capv, 4)))
+            unserved = outcome.no_takeover.get(el.id, 0.0) + sum(
+                max(0.0, a - (c or float("inf"))) for _t, a, c, _u in takers
+            )
+            verdict = FAIL if outcome.verdict != "no loss" else OK
+            if takers:
+                lines = tuple(
+                    f"{t}: {fmt(eng.normal[eng.index[t]])} + {fmt(a - eng.normal[eng.index[t]])} moved = "
+                    f"{fmt(a)} vs capacity {fmt(c) if c else '?'}"
+                    + (f" ({pct(ut)})" if ut is not None else "")
+                    for t, a, c, ut in takers
+                )
+            else:
+                lines = (f"nothing takes over {fmt(load)} users",)
+            if not takers:
+                msg = f"{el_type} {el.id}: nothing takes over its {fmt(load)} users when it fails"
+            else:
+                worst = max(takers, key=lambda r: r[3] or 0)
+                msg = (
+                    f"{el_type} {el.id} fails: {worst[0]} must carry {fmt(worst[1])} users "
+                    f"({pct(worst[3] or 0)} of {fmt(worst[2] or 0)})"
+                )
+            out.append(
+                Takeover(
+                    failed=el.id,
+                    element_type=el_type,
+                    load=round(load, 3),
+                    takers=tuple(takers),
+                    unserved=round(unserved, 3),
+                    verdict=verdict,
+                    formula=lines,
+                    message=msg,
+                )
+            )
+    return out
+
+
+# --- sites -------------------------------------------------------------------------------------------------
+
+
+def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
+    out: list[SiteCheck] = []
+    types = [t for t in SIZED_TYPES if topology.by_type.get(t)]
+    for site in sorted(topology.sites):
+        failed = eng.site_elements([site])
+        if not failed:
+            continue
+        outcome = eng.evaluate(failed)
+        lost_by_service = defaultdict(float, outcome.service_unserved)
+        for t in types:
+            idxs = [eng.index[e.id] for e in topology.by_type[t]]
+            if not any(x in failed for x in idxs):
+                continue
+            unit = eng.model.unit.get(eng.ids[idxs[0]], "users")
+            survivors = [x for x in idxs if x not in failed]
+            loads = {x: outcome.loads.get(eng.ids[x], eng.normal[x]) for x in survivors}
+            load = sum(loads.values())
+            if not any(eng.normal[x] for x in idxs):
+                continue
+            caps = [eng.cap[x] for x in survivors]
+            finite = all(c != float("inf") for c in caps)
+            surviving = sum(caps) if finite else None
+            service = "scscf" if t == "cscf" else t
+            unserved = lost_by_service.get(service, 0.0)
+            must_carry = load + unserved
+            util = (must_carry / surviving) if surviving else None
+            worst_el, worst_u = None, None
+            for x in survivors:
+                if eng.cap[x] != float("inf") and loads[x] > 0:
+                    ut = loads[x] / eng.cap[x]
+                    if worst_u is None or ut > worst_u:
+                        worst_el, worst_u = eng.ids[x], ut
+            bad = unserved > 1e-6 or (worst_u is not None and worst_u > eng.max_util + 1e-9)
+            formula = (
+                f"{fmt(must_carry)} {unit} to carry / {fmt(surviving) if surviving is not None else '?'} "
+                f"surviving = {pct(util) if util is not None else 'n/a'}"
+            )
+            if worst_el is not None:
+                formula += f"; busiest {worst_el} at {pct(worst_u or 0)}"
+            if unserved > 1e-6:
+                formula += f"; {fmt(unserved)} {unit} unserved"
+            if not survivors:
+                msg = f"losing {site} leaves no {t}: {fmt(must_carry)} {unit} unserved"
+            elif unserved > 1e-6:
+                msg = f"losing {site}: {fmt(unserved)} {unit} of {t} traffic cannot be carried"
+            else:
+                msg = f"losing {site}: {worst_el} runs at {pct(worst_u or 0)} (limit {pct(eng.max_util)})"
+            out.append(
+                SiteCheck(
+                    site=site,
+                    element_type=t,
+                    unit=unit,
+                    load=round(must_carry, 3),
+                    surviving_capacity=None if surviving is None else round(surviving, 3),
+                    utilisation=None if util is None else round(util, 4),
+                    worst_element=worst_el,
+                    worst_utilisation=None if worst_u is None else round(worst_u, 4),
+                    unserved=round(unserved, 3),
+                    verdict=FAIL if bad else OK,
+                    formula=formula,
+                    message=msg,
+                )
+            )
+    return out
+
+
+def _element_issues(topology: Topology, model: LoadModel) -> list[ElementIssue]:
+    out: list[ElementIssue] = []
+    u = exact(model.cm.max_utilisation)
+    for el in topology.elements.values():
+        t = el.type.value
+        load = model.normal_load.get(el.id, Fraction(0))
+        cap = model.capacity.get(el.id)
+        if t not in SIZED_TYPES or (t == "cscf" and not is_scscf(el)) or load <= 0:
+            continue
+        if cap is None:
+            out.append(
+                ElementIssue(
+                    el.id,
+                    t,
+                    "no_capacity",
+                    _f(load, 3) or 0.0,
+                    None,
+                    f"{el.id}: carries {fmt(load)} {model.unit.get(el.id, 'users')} but has no "
+                    "capacity for its type; it cannot be sized",
+                )
+            )
+        elif load > cap * u:
+            out.append(
+                ElementIssue(
+                    el.id,
+                    t,
+                    "overloaded",
+                    _f(load, 3) or 0.0,
+                    _f(cap, 3),
+                    f"{el.id}: carries {fmt(load)} {model.unit.get(el.id, 'users')} in normal "
+                    f"operation, {pct(load / cap)} of its capacity {fmt(cap)}",
+                )
+            )
+    return sorted(out, key=lambda e: e.id)
+
+
+# --- JSON ------------------------------------------------------------------------------------------------
+
+
+def capacity_to_dict(report: CapacityReport) -> dict[str, Any]:
+    """The report as plain JSON data (keys documented in docs/capacity.md)."""
+    import dataclasses
+
+    def conv(obj: Any) -> Any:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return {f.name: conv(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if isinstance(obj, (list, tuple)):
+            return [conv(x) for x in obj]
+        return obj
+
+    data = conv(report)
+    for row in data["takeovers"]:
+        row["takers"] = [
+            {"id": t[0], "load_after": t[1], "capacity": t[2], "utilisation": t[3]} for t in row["takers"]
+        ]
+    data["failures"] = len(report.failures())
+    return data

@@ -1,0 +1,1 @@
+"""Failure simulation: what takes over, how long it takes, who is hurt meanwhile."""
