@@ -8,6 +8,8 @@ import typer
 
 from imsdr import __version__
 from imsdr.cli import example, validate
+from imsdr.cli import plan as plan_cmd
+from imsdr.cli import runbook as runbook_cmd
 from imsdr.cli.common import STATE
 
 app = typer.Typer(
@@ -40,6 +42,8 @@ def _root(
 
 
 validate.register(app)
+plan_cmd.register(app)
+runbook_cmd.register(render_app)
 example.register(app)
 
 

@@ -1,0 +1,107 @@
+"""`imsdr plan`: validate → check → capacity → scenarios → DNS + runbooks + plan.json, atomically."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, stdout, write_stdout
+
+
+class FailOn(str, Enum):  # noqa: UP042 - same pattern as common.Format
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+OutOpt = Annotated[Path, typer.Option(
+    "--out", "-o", file_okay=False, show_default=False,
+    help="Output directory: dns/, runbooks/ and plan.json (replaced atomically).")]
+CheckOpt = Annotated[bool, typer.Option(
+    "--check", help="Render to a temporary directory, print a unified diff against OUT and exit 1 if "
+    "anything differs; OUT is not touched.")]
+FailOnOpt = Annotated[FailOn, typer.Option(
+    "--fail-on", help="Exit 1 when a finding at or above this level is open.")]
+TemplatesOpt = Annotated[Path | None, typer.Option(
+    "--templates", "-t", file_okay=False, show_default=False,
+    help="Directory of *.md.j2 templates overriding the built-in runbook templates (sandboxed).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan)
+
+
+@handle_errors
+def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on: FailOnOpt = FailOn.error,
+         templates: TemplatesOpt = None, fmt: FormatOpt = Format.table) -> None:
+    """The main job: every analysis and every rendered file for an inventory, in one directory."""
+    from imsdr.plan import check_plan, write_plan
+
+    if check:
+        summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates)
+        if fmt is Format.json:
+            from imsdr.output.jsonout import dumps
+
+            write_stdout(dumps({"up_to_date": diff.clean, "added": diff.added, "removed": diff.removed,
+                                "changed": diff.changed, "diff": diff.diff}))
+        else:
+            write_stdout(diff.diff)
+            if diff.clean:
+                sys.stderr.write(f"{out}: up to date\n")
+            else:
+                sys.stderr.write(f"{out}: out of date: {len(diff.changed)} changed, {len(diff.added)} new, "
+                                 f"{len(diff.removed)} removed (run without --check to update)\n")
+        if not diff.clean:
+            raise typer.Exit(1)
+        if not summary["passed"]:
+            raise typer.Exit(1)
+        return
+
+    summary = write_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates)
+    if fmt is Format.json:
+        from imsdr.output.jsonout import dumps
+
+        write_stdout(dumps(summary))
+    else:
+        print_summary(summary, out)
+    if not summary["passed"]:
+        raise typer.Exit(1)
+
+
+def print_summary(summary: dict[str, Any], out: Path) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"imsdr plan: {summary['network']}",
+                  caption=f"written to {out}/ (plan.json has the details)")
+    table.add_column("stage")
+    table.add_column("verdict")
+    table.add_column("details")
+    check = summary["check"]
+    counts = check.get("counts") or {}
+    table.add_row("check", _verdict(check.get("passed")),
+                  f"{counts.get('error', 0)} errors, {counts.get('warning', 0)} warnings, "
+                  f"{counts.get('info', 0)} info, {counts.get('waived', 0)} waived")
+    for key in ("capacity", "scenarios"):
+        part = summary.get(key)
+        if part:
+            table.add_row(key, _verdict(part.get("passed")), str(part.get("details", "")))
+    dns = summary.get("dns") or {}
+    dns_files = [f for f in summary["files"] if f["path"].startswith("dns/")]
+    detail = f" ({dns['details']})" if dns else ""
+    table.add_row("dns", "written", f"{len(dns_files)} files in {out}/dns{detail}")
+    table.add_row("runbooks", "written",
+                  f"{len(summary['runbooks'])} pages in {out}/runbooks (start at README.md)")
+    stdout().print(table)
+    for line in check.get("failing", [])[:10]:
+        sys.stderr.write(f"failing: {line}\n")
+
+
+def _verdict(passed: Any) -> str:
+    if passed is None:
+        return "—"
+    return "[green]pass[/green]" if passed else "[red]fail[/red]"

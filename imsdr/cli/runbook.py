@@ -1,0 +1,48 @@
+"""`imsdr render runbook`: Markdown runbooks from Jinja2 templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, stdout, write_stdout
+
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
+                                      file_okay=False, show_default=False)]
+TemplatesOpt = Annotated[
+    Path | None,
+    typer.Option("--templates", "-t", file_okay=False, show_default=False,
+                 help="Directory of *.md.j2 templates overriding the built-in ones by file name "
+                      "(rendered in a sandbox)."),
+]
+
+
+def register(render_app: typer.Typer) -> None:
+    render_app.command("runbook")(runbook)
+
+
+@handle_errors
+def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None,
+            fmt: FormatOpt = Format.table) -> None:
+    """Render the DR runbook (Markdown with Mermaid diagrams) for an inventory into OUT."""
+    from imsdr.plan import analyse, runbook_pages_text
+    from imsdr.runbook.render import write_runbook
+
+    pipe = analyse(inventory)
+    pages = runbook_pages_text(pipe, templates)
+    write_runbook(out, pages)
+    if fmt is Format.json:
+        from imsdr.output.jsonout import dumps
+
+        write_stdout(dumps({"out": str(out), "pages": sorted(pages), "sandboxed": templates is not None}))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"runbook for {pipe.topology.network.name}", caption=f"written to {out}/")
+    table.add_column("page")
+    table.add_column("lines", justify="right")
+    for name in sorted(pages, key=lambda p: (p != "README.md", p)):
+        table.add_row(name, str(pages[name].count("\n")))
+    stdout().print(table)

@@ -1,0 +1,314 @@
+"""The plan pipeline: validate → check → capacity → scenarios → DNS + runbooks → plan.json.
+
+``run_plan`` renders the whole output tree into one directory (the caller makes that atomic);
+``check_plan`` renders into a temporary directory and diffs it against an existing tree.
+Each stage reads the output of the one before; analyses are reused by every renderer so the
+runbook shows exactly what ``check``, ``capacity``, ``simulate`` and ``render dns`` produce.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from imsdr.output.jsonout import dumps
+from imsdr.runbook.context import Analyses, build_context
+
+if TYPE_CHECKING:
+    from imsdr.model.topology import Topology
+
+PLAN_JSON_VERSION = 1
+FAIL_LEVELS = ("error", "warning", "never")
+
+
+@dataclass
+class Pipeline:
+    """Everything computed for one inventory; renderers read it, nothing recomputes it."""
+
+    inventory_path: str
+    topology: Topology
+    analyses: Analyses
+    check_report: Any = None
+    capacity_report: Any = None
+    scenarios_report: Any = None
+    dns_plan: Any = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def load_topology(path: str | os.PathLike[str]) -> Topology:
+    from imsdr.inventory.build import load_inventory
+    from imsdr.model.topology import Topology
+
+    inventory, source = load_inventory(path)
+    return Topology(inventory, source)
+
+
+# --- analysis stages (thin adapters over the analysis packages) --------------------------------
+
+def _check(topo: Topology, today: dt.date | None, fail_on: str) -> tuple[Any, dict[str, Any]]:
+    from imsdr.rules.engine import report_to_dict, run_checks
+
+    report = run_checks(topo, today=today)
+    raw = report_to_dict(report, fail_on)  # type: ignore[arg-type]
+    raw.pop("today", None)  # keep rendered output independent of the day it was run
+    return report, raw
+
+
+def _capacity(pipe: Pipeline) -> None:
+    """Capacity report → the capacity appendix (adapter; filled when imsdr.capacity lands)."""
+
+
+def _scenarios(pipe: Pipeline) -> None:
+    """Site and element failures → the runbook's failure sections (adapter)."""
+
+
+def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
+    """Zones, views and dispatcher lists of the DNS plan into ``directory`` (adapter)."""
+    directory.mkdir(parents=True, exist_ok=True)
+
+
+def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | None = None) -> dict[str, Any]:
+    """Normalise the check JSON (imsdr.check/1) into what findings.md.j2 reads."""
+
+    def row(f: dict[str, Any]) -> dict[str, Any]:
+        loc = f.get("location") or {}
+        where = f"{Path(str(loc.get('file'))).name}:{loc.get('line')}" if loc.get("line") else ""
+        waiver = f.get("waiver") or {}
+        return {
+            "rule": f.get("rule"),
+            "severity": f.get("severity"),
+            "message": f.get("message", ""),
+            "subjects": list(f.get("subjects", [])),
+            "location": where,
+            "hint": f.get("hint", ""),
+            "reason": waiver.get("reason", ""),
+            "expires": str(waiver.get("expires", "")),
+        }
+
+    open_ = [row(f) for f in raw.get("findings", [])]
+    waived = [row(f) for f in raw.get("waived", [])]
+    counts = {s: sum(1 for f in open_ if f["severity"] == s) for s in ("error", "warning", "info")}
+    day = today or dt.date.today()
+    waivers = [
+        {"rule": w.rule, "scope": list(w.scope), "reason": w.reason, "expires": w.expires.isoformat(),
+         "status": "expired" if w.expires < day else "active"}
+        for w in topo.inventory.waivers
+    ]
+    return {
+        "available": True,
+        "verdict": "pass" if raw.get("passed", not counts["error"]) else "fail",
+        "fail_on": raw.get("fail_on", "error"),
+        "counts": counts,
+        "open": open_,
+        "waived": waived,
+        "waivers": waivers,
+    }
+
+
+# --- the pipeline ------------------------------------------------------------------------------------
+
+def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
+            fail_on: str = "error") -> Pipeline:
+    """Load the inventory and run every analysis the renderers need."""
+    from imsdr.dns.plan import build_dns_plan
+    from imsdr.runbook.verification import dns_checks, dns_servers
+
+    topo = load_topology(path)
+    analyses = Analyses()
+    pipe = Pipeline(str(path), topo, analyses)
+
+    pipe.check_report, pipe.raw["check"] = _check(topo, today, fail_on)
+    analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
+    analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
+
+    _capacity(pipe)
+    _scenarios(pipe)
+
+    pipe.dns_plan = build_dns_plan(topo)
+    analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
+    analyses.dns_servers = dns_servers(topo)
+    return pipe
+
+
+def _check_verdict(raw: dict[str, Any]) -> str:
+    counts = raw.get("counts", {})
+    text = "pass" if raw.get("passed") else "fail"
+    return (f"{text} ({counts.get('error', 0)} errors, {counts.get('warning', 0)} warnings, "
+            f"{counts.get('waived', 0)} waived)")
+
+
+def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None) -> dict[str, str]:
+    from imsdr.runbook import runbook_pages
+    from imsdr.runbook.render import render_pages
+
+    context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
+    return render_pages(runbook_pages(context), context, templates_dir)
+
+
+def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
+                templates_dir: Path | None = None) -> dict[str, Any]:
+    """Write dns/, runbooks/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
+
+    ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
+    """
+    from imsdr.runbook.render import write_pages
+
+    pages = runbook_pages_text(pipe, templates_dir)  # render first: a template error writes nothing
+    _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None)
+    write_pages(root / "runbooks", pages)
+    summary = plan_summary(pipe, root)
+    (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
+    return summary
+
+
+def plan_summary(pipe: Pipeline, root: Path) -> dict[str, Any]:
+    """plan.json: verdicts, counts and every file written with its SHA-256 (keys documented)."""
+    topo = pipe.topology
+    check = pipe.raw.get("check", {})
+    files = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel == "plan.json":
+            continue
+        files.append({"path": rel, "bytes": path.stat().st_size, "sha256": _sha256(path)})
+    return {
+        "format": f"imsdr.plan/{PLAN_JSON_VERSION}",
+        "inventory": Path(pipe.inventory_path).name,
+        "network": topo.network.name,
+        "counts": {
+            "sites": len(topo.sites),
+            "local_networks": len(topo.local_networks),
+            "elements": len(topo.elements),
+            "groups": len(topo.groups),
+        },
+        "check": {
+            "passed": check.get("passed"),
+            "fail_on": check.get("fail_on"),
+            "counts": check.get("counts"),
+            "failing": [f"{f['rule']}: {f['message']}" for f in check.get("findings", [])
+                        if f["severity"] in _levels_at_or_above(check.get("fail_on", "error"))],
+        },
+        "capacity": pipe.raw.get("capacity_summary"),
+        "scenarios": pipe.raw.get("scenarios_summary"),
+        "dns": pipe.raw.get("dns_summary"),
+        "runbooks": sorted(f["path"] for f in files if f["path"].startswith("runbooks/")),
+        "files": files,
+        "passed": plan_passed(pipe),
+    }
+
+
+def _levels_at_or_above(fail_on: str) -> tuple[str, ...]:
+    return {"error": ("error",), "warning": ("error", "warning"),
+            "info": ("error", "warning", "info")}.get(fail_on, ())
+
+
+def plan_passed(pipe: Pipeline) -> bool:
+    """The plan's gate: checks (CAP- capacity findings included) pass at --fail-on."""
+    return bool(pipe.raw.get("check", {}).get("passed", True))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_plan(path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
+               today: dt.date | None = None, templates_dir: Path | None = None) -> dict[str, Any]:
+    """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
+    from imsdr.output.atomic import atomic_directory
+
+    pipe = analyse(path, today=today, fail_on=fail_on)
+    out = Path(out)
+    with atomic_directory(out) as staging:
+        summary = render_tree(pipe, staging, previous=out if out.is_dir() else None,
+                              templates_dir=templates_dir)
+    return summary
+
+
+@dataclass
+class TreeDiff:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    diff: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+MAX_DIFF_LINES_PER_FILE = 400
+
+
+def check_plan(
+    path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
+    today: dt.date | None = None, templates_dir: Path | None = None,
+) -> tuple[dict[str, Any], TreeDiff]:
+    """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
+    pipe = analyse(path, today=today, fail_on=fail_on)
+    out = Path(out)
+    tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
+    try:
+        fresh = tmp / "plan"
+        fresh.mkdir()
+        summary = render_tree(pipe, fresh, previous=out if out.is_dir() else None,
+                              templates_dir=templates_dir)
+        return summary, diff_trees(out, fresh, label=str(out))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _files(root: Path) -> dict[str, Path]:
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
+
+
+def diff_trees(old_root: Path, new_root: Path, *, label: str) -> TreeDiff:
+    """Unified diff of ``old_root`` (what is on disk) → ``new_root`` (what the plan renders)."""
+    old, new = _files(old_root), _files(new_root)
+    result = TreeDiff()
+    chunks: list[str] = []
+    for rel in sorted(set(old) | set(new)):
+        a, b = old.get(rel), new.get(rel)
+        if a is not None and b is not None:
+            if a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes():
+                continue
+            result.changed.append(rel)
+        elif a is None:
+            result.added.append(rel)
+        else:
+            result.removed.append(rel)
+        chunks.append(_file_diff(a, b, f"{label}/{rel}"))
+    result.diff = "".join(chunks)
+    return result
+
+
+def _lines(path: Path | None) -> list[str]:
+    if path is None:
+        return []
+    try:
+        return path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return [f"<binary file, {path.stat().st_size} bytes>\n"]
+
+
+def _file_diff(a: Path | None, b: Path | None, name: str) -> str:
+    lines = list(difflib.unified_diff(_lines(a), _lines(b), fromfile=name if a else "/dev/null",
+                                      tofile=name if b else "/dev/null"))
+    lines = [line if line.endswith("\n") else line + "\n" for line in lines]
+    if len(lines) > MAX_DIFF_LINES_PER_FILE:
+        hidden = len(lines) - MAX_DIFF_LINES_PER_FILE
+        lines = lines[:MAX_DIFF_LINES_PER_FILE] + [f"... {hidden} more diff lines for {name}\n"]
+    return "".join(lines)

@@ -1,0 +1,144 @@
+"""Verification queries for the runbook, with the expected answers taken from the DNS plan.
+
+The zone files and views are rendered from the same :class:`~imsdr.dns.plan.DnsPlan`, so the
+answers printed in the runbook are exactly what a BIND serving the rendered files returns —
+runbook and DNS cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from imsdr.runbook.context import sample_source
+
+if TYPE_CHECKING:
+    from imsdr.dns.plan import DnsPlan, ViewPlan
+    from imsdr.model.topology import Topology
+
+SRV_LABELS = {"udp": "_sip._udp", "tcp": "_sip._tcp", "tls": "_sips._tcp"}
+
+
+def dns_servers(topo: Topology) -> list[dict[str, str]]:
+    """The ENUM/DNS servers the zones are loaded on: id and first IPv4 (else IPv6) address."""
+    ids = list(topo.network.dns.nameservers) or sorted(e.id for e in topo.by_type.get("enum_dns", []))
+    out = []
+    for ident in ids:
+        el = topo.elements.get(ident)
+        if el is None:
+            continue
+        v4 = [a for a in el.addresses if ":" not in a]
+        out.append({"id": el.id, "address": (v4 or list(el.addresses))[0], "fqdn": topo.fqdn(el)})
+    return out
+
+
+def _source(view: ViewPlan) -> str | None:
+    return sample_source(list(view.match_clients), 4) or sample_source(list(view.match_clients), 6)
+
+
+def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str,
+           ordered: bool) -> dict[str, Any] | None:
+    rrset = plan.lookup_rrset(view, qname, rdtype)
+    if rrset is None:
+        return None
+    source = _source(view) if view.kind != "default" else None
+    command = f"dig @{server}"
+    if source is not None:
+        command += f" -b {source}"
+    command += f" {qname} {rdtype} +noall +answer"
+    expected = [f"{rrset.name}. {rrset.ttl} IN {rrset.rdtype} {rd.to_text()}" for rd in rrset.rdatas]
+    return {
+        "purpose": purpose,
+        "command": command,
+        "server": server,
+        "source": source,
+        "view": view.name,
+        "qname": qname,
+        "rdtype": rdtype,
+        "ttl": rrset.ttl,
+        "expected": expected,
+        "ordered": ordered,
+    }
+
+
+def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]:
+    """Per runbook type page: the queries that verify its DR design, with expected answers."""
+    servers = dns_servers(topo)
+    if not servers:
+        return {}
+    server = servers[0]["address"]
+    transports = [t.value for t in topo.network.dns.transports]
+    srv_label = SRV_LABELS[transports[0]] if transports else "_sip._udp"
+    primary = topo.network.primary_domain
+    local_views = {v.subject: v for v in plan.views if v.kind == "local"}
+    site_views = [v for v in plan.views if v.kind == "site"]
+    default_view = next(v for v in plan.views if v.kind == "default")
+    probe_view = site_views[0] if site_views else default_view
+    out: dict[str, list[dict[str, Any]]] = {}
+
+    def add(key: str, item: dict[str, Any] | None) -> None:
+        if item is not None:
+            out.setdefault(key, []).append(item)
+
+    # SBC: every local network's view answers its own SBC first, the DR SBC second.
+    for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
+        view = local_views.get(ln.id)
+        if view is None:
+            continue
+        order = ", ".join(e.id for e in topo.sbc_answer(ln.id)) or "every SBC"
+        add("sbc", _check(plan, server, view, f"{srv_label}.{plan.sbc_name}", "SRV",
+                          f"Users of {ln.name} ({ln.id}) find {order} (lowest priority number first).", True))
+
+    # Pool names and the I-CSCF entry: same-site first in each site view.
+    named_groups = sorted((g for g in topo.groups.values() if g.spec.dns_name), key=lambda g: g.id)
+    for view in site_views:
+        site = topo.sites[view.subject]
+        add("cscf", _check(plan, server, view, f"{srv_label}.{primary}", "SRV",
+                           f"Core elements at {site.name} ({site.id}) reach the I-CSCFs of their own "
+                           "site first.",
+                           True))
+        for group in named_groups:
+            members = [topo.elements[m] for m in group.members if m in topo.elements]
+            if not members:
+                continue
+            key = {"pcscf": "pcscf", "cscf": "cscf", "as": "as", "mgcf": "mgcf", "sbc": "sbc"}.get(
+                members[0].type.value)
+            if key is None:
+                continue
+            qname = f"{srv_label}.{group.spec.dns_name}.{primary}"
+            add(key, _check(plan, server, view, qname, "SRV",
+                            f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
+                            "same site first, then same region, then the rest.", True))
+    add("cscf", _check(plan, server, probe_view, primary, "NAPTR",
+                       f"The home domain {primary} publishes its SIP transports (RFC 3263).", True))
+
+    # Databases, gateways and DNS servers: address records of every element.
+    for key, types in (("hss", ("hss", "slf")), ("mgcf", ("mgcf", "imgw")), ("enum_dns", ("enum_dns",))):
+        for t in types:
+            for el in sorted(topo.by_type.get(t, []), key=lambda e: e.id):
+                add(key, _check(plan, server, probe_view, topo.fqdn(el), "A",
+                                f"{el.id} resolves to its signalling address.", False))
+
+    # ENUM/DNS: the zones' name servers, and one number per ENUM block.
+    add("enum_dns", _check(plan, server, probe_view, primary, "NS",
+                           f"The home domain {primary} is served by the planned ENUM/DNS sets.", False))
+    for block in sorted(topo.inventory.enum_blocks, key=lambda b: b.id):
+        number = _sample_number(block)
+        if number is None:
+            continue
+        from imsdr.dns.names import enum_name
+
+        add("enum_dns", _check(plan, server, probe_view, enum_name(number, plan.enum_suffix), "NAPTR",
+                               f"ENUM: +{number} (block {block.id}) maps to a SIP URI.", False))
+    return out
+
+
+def _sample_number(block: Any) -> str | None:
+    """A number of the block the plan answers for: the first one, or the prefix plus zeros."""
+    if block.style == "numbers":
+        if block.first:
+            return str(block.first).lstrip("+")
+        if block.length:
+            return block.prefix + "0" * (block.length - len(block.prefix))
+        return None
+    length = block.length or max(len(block.prefix) + 4, 11)
+    return block.prefix + "0" * max(length - len(block.prefix), 1)
