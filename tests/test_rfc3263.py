@@ -131,8 +131,11 @@ def test_no_naptr_falls_back_to_srv_then_a(source: ZoneSource) -> None:
 
 def test_uri_port_and_transport_parameters(source: ZoneSource) -> None:
     with_port = resolver(source).resolve("sip:ims.example.net:5080")
-    assert summary(with_port) == [("ims.example.net", 5080, "udp", None, None, F(1), [])]
+    assert with_port.candidates == [] and with_port.reason == "no A/AAAA records for ims.example.net"
     assert not with_port.resolved and [s.rdtype for s in with_port.steps] == ["A", "AAAA"]
+    srvonly_port = resolver(source).resolve("sip:srvonly.ims.example.net:5999")
+    assert summary(srvonly_port) == [("srvonly.ims.example.net", 5999, "udp", None, None, F(1),
+                                      ["192.0.2.77"])]
     param = resolver(source).resolve("sip:bob@ims.example.net;transport=tcp")
     assert [c.target for c in param.candidates] == ["icscf-b.ims.example.net"]
     numeric = resolver(source).resolve("sip:[2001:db8::5]:5062")
@@ -171,6 +174,8 @@ def test_enum_wildcard_then_sip(source: ZoneSource) -> None:
     res = resolver(source).resolve("+8610555001234")
     assert res.enum_domain == "4.3.2.1.0.0.5.5.5.0.1.6.8.e164.arpa"
     assert res.uri == "sip:+8610555001234@ims.example.net"
+    assert res.enum_naptr is not None and "E2U+sip" in res.enum_naptr
+    assert res.naptr is not None and "SIP+D2U" in res.naptr
     assert res.resolved and res.candidates[0].target == "icscf-a.ims.example.net"
 
 

@@ -9,6 +9,7 @@ import typer
 from imsdr import __version__
 from imsdr.cli import example, validate
 from imsdr.cli import plan as plan_cmd
+from imsdr.cli import resolve as resolve_cmd
 from imsdr.cli import runbook as runbook_cmd
 from imsdr.cli.common import STATE
 
@@ -45,6 +46,7 @@ validate.register(app)
 plan_cmd.register(app)
 runbook_cmd.register(render_app)
 example.register(app)
+resolve_cmd.register(app)
 
 
 def main() -> None:

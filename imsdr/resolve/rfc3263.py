@@ -160,6 +160,7 @@ class Resolution:
     view: str | None = None
     source: str | None = None
     enum_domain: str | None = None
+    enum_naptr: str | None = None
     uri: str | None = None
     naptr: str | None = None
     alternatives: list[str] = field(default_factory=list)
@@ -175,7 +176,8 @@ class Resolution:
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query, "type": self.rdtype, "transport": self.transport, "view": self.view,
-            "source": self.source, "enum_domain": self.enum_domain, "uri": self.uri,
+            "source": self.source, "enum_domain": self.enum_domain,
+            "enum_naptr": self.enum_naptr, "uri": self.uri,
             "naptr": self.naptr, "naptr_alternatives": self.alternatives, "srv_name": self.srv_name,
             "steps": [s.to_dict() for s in self.steps],
             "candidates": [c.to_dict(i + 1) for i, c in enumerate(self.candidates)],
@@ -290,7 +292,7 @@ class Rfc3263Resolver:
                         res.steps[-1].note = str(exc)
                         continue
                     if uri is not None:
-                        res.naptr = rd.to_text()
+                        res.enum_naptr = rd.to_text()
                         return uri
                 elif flags == "" and rd.replacement != dns.name.root:  # type: ignore[attr-defined]
                     next_name = rd.replacement  # type: ignore[attr-defined]
@@ -428,10 +430,11 @@ class Rfc3263Resolver:
     def _a_fallback(self, res: Resolution, host: dns.name.Name, port: int | None,
                     info: TransportInfo) -> None:
         addresses = self._addresses(res, host)
-        res.candidates.append(
-            Candidate(_text(host), port or info.default_port, info.name, addresses=addresses))
         if not addresses:
             res.reason = f"no A/AAAA records for {_text(host)}"
+            return
+        res.candidates.append(
+            Candidate(_text(host), port or info.default_port, info.name, addresses=addresses))
 
 
 def _enum_sip_service(service: bytes) -> bool:
