@@ -1,0 +1,1 @@
+"""DNS planning and rendering: record model, in-memory plan, BIND/Kamailio writers, lint."""

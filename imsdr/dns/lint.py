@@ -1,0 +1,184 @@
+"""imsdr's own DNS lint: refuses a plan before anything is written.
+
+BIND only *warns* about some real mistakes (an SRV or NAPTR target without an address
+record, an SRV target that is a CNAME) unless run with strict flags; imsdr refuses them.
+Checks, per view (base content plus that view's overrides):
+
+* every rrset validates itself (names, TTLs, rdata fields, NAPTR flags/services/regexp);
+* every rdata written by imsdr parses back with dnspython;
+* SRV target: has A/AAAA in the plan, and is not a CNAME (RFC 2782);
+* NAPTR flag 's' replacement has SRV records; flag 'a' replacement has A/AAAA;
+* NS target inside the plan has A/AAAA; CNAME never shares a name with other data;
+* every zone has SOA and NS; ENUM blocks: the exact line the streaming writer emits is parsed
+  with dnspython once per block and must give the NAPTR imsdr meant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from imsdr.dns.plan import DnsPlan, Origin, ViewPlan
+from imsdr.dns.records import CNAME, NAPTR, NS, SRV, RRset, dnspython_check
+
+if TYPE_CHECKING:
+    from imsdr.diagnostics import Problem
+    from imsdr.inventory.build import SourceMap
+
+
+@dataclass(frozen=True, slots=True)
+class LintIssue:
+    severity: Literal["error", "warning"]
+    message: str
+    origin: Origin
+
+
+_BASE = ViewPlan("(base)", "default", "", (), "base content")
+
+
+def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
+    return plan.origins.get((zone, rrset.name, rrset.rdtype), Origin("", (), ""))
+
+
+def lint_plan(plan: DnsPlan) -> list[LintIssue]:
+    out: list[LintIssue] = [LintIssue("error", i.message, i.origin) for i in plan.issues]
+    seen: set[tuple[str, str, str]] = set()
+
+    def err(message: str, origin: Origin) -> None:
+        if (message, origin.ident, str(origin.field)) not in seen:
+            seen.add((message, origin.ident, str(origin.field)))
+            out.append(LintIssue("error", message, origin))
+
+    for zone in plan.zones.values():
+        if (zone.name, "SOA") not in zone.rrsets:
+            err(f"zone {zone.name} has no SOA", Origin("", (), ""))
+        if (zone.name, "NS") not in zone.rrsets:
+            err(f"zone {zone.name} has no NS records", Origin("", ("network", "dns", "nameservers"), ""))
+
+    checked_text: set[tuple[str, str]] = set()
+    for zone_name, view, rrset in plan.all_rrsets():
+        origin = _origin(plan, zone_name, rrset)
+        where = f" (view {view.name})" if view else ""
+        for problem in rrset.problems():
+            err(problem + where, origin)
+        for rd in rrset.rdatas:
+            key = (rrset.rdtype, rd.to_text())
+            if key not in checked_text:
+                checked_text.add(key)
+                why = dnspython_check(rd.to_text(), rrset.rdtype, zone_name)
+                if why:
+                    err(why, origin)
+        _check_targets(plan, view or _BASE, zone_name, rrset, origin, err, where)
+    for zone in plan.zones.values():
+        names: dict[str, set[str]] = {}
+        for name, rdtype in zone.rrsets:
+            names.setdefault(name, set()).add(rdtype)
+        for name, types in names.items():
+            if "CNAME" in types and len(types) > 1:
+                err(
+                    f"{name} has a CNAME and other data ({', '.join(sorted(types - {'CNAME'}))}); "
+                    "a CNAME must be alone at its name",
+                    _origin(plan, zone.name, zone.rrsets[(name, "CNAME")]),
+                )
+        for block in zone.blocks:
+            origin = Origin(block.id, ("prefix",), f"ENUM block '{block.id}'")
+            for message in _check_block(block, zone.name):
+                err(message, origin)
+    return out
+
+
+def _has_address(plan: DnsPlan, view: ViewPlan, name: str) -> bool:
+    return bool(plan.lookup(view, name, "A") or plan.lookup(view, name, "AAAA"))
+
+
+def _check_targets(
+    plan: DnsPlan, view: ViewPlan, zone: str, rrset: RRset, origin: Origin, err, where: str
+) -> None:  # type: ignore[no-untyped-def]
+    for rd in rrset.rdatas:
+        if isinstance(rd, SRV) and rd.target != ".":
+            if plan.lookup(view, rd.target, "CNAME"):
+                err(
+                    f"{rrset.name} SRV target {rd.target} is a CNAME; RFC 2782 requires a name with "
+                    f"A/AAAA records{where}",
+                    origin,
+                )
+            elif not _has_address(plan, view, rd.target):
+                err(f"{rrset.name} SRV target {rd.target} has no A/AAAA record in the plan{where}", origin)
+        elif isinstance(rd, NAPTR) and rd.replacement != ".":
+            flag = rd.flags.lower()
+            if flag == "s" and not plan.lookup(view, rd.replacement, "SRV"):
+                err(
+                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no SRV "
+                    f"records in the plan{where}",
+                    origin,
+                )
+            if flag == "a" and not _has_address(plan, view, rd.replacement):
+                err(
+                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no A/AAAA "
+                    f"record in the plan{where}",
+                    origin,
+                )
+        elif (
+            isinstance(rd, NS)
+            and plan.find_zone(rd.target) is not None
+            and not _has_address(plan, view, rd.target)
+        ):
+            err(f"{rrset.name} NS {rd.target} has no A/AAAA record in the plan{where}", origin)
+        elif isinstance(rd, CNAME) and rrset.rdtype == "CNAME" and rd.target == rrset.name:
+            err(f"{rrset.name} CNAME points at itself{where}", origin)
+
+
+def _check_block(block, zone: str) -> list[str]:  # type: ignore[no-untyped-def]
+    from imsdr.dns.names import name_problems
+    from imsdr.dns.zonefile import enum_line_parts
+
+    out = [f"ENUM block '{block.id}' domain: {p}" for p in name_problems(block.domain)]
+    if block.style == "wildcard":
+        naptr = block.naptr()
+        text = naptr.to_text()
+    else:
+        number = str(block.first)
+        naptr = block.naptr(number)
+        pre, post = enum_line_parts(block)
+        line = f"x{pre}{number}{post}"
+        text = line.split("\tNAPTR\t", 1)[1].rstrip("\n")
+    out.extend(f"ENUM block '{block.id}': {p}" for p in naptr.problems())
+    why = dnspython_check(text, "NAPTR", zone)
+    if why:
+        return [*out, why]
+    import dns.name
+    import dns.rdata
+    import dns.rdataclass
+    import dns.rdatatype
+
+    parsed = dns.rdata.from_text(
+        dns.rdataclass.IN, dns.rdatatype.NAPTR, text, origin=dns.name.from_text(zone)
+    )
+    if parsed.regexp.decode() != naptr.regexp or parsed.flags.decode() != naptr.flags:  # type: ignore[attr-defined]
+        out.append(f"ENUM block '{block.id}': written NAPTR {text!r} does not read back as {naptr.regexp!r}")
+    return out
+
+
+def lint_problems(issues: list[LintIssue], source: SourceMap | None) -> list[Problem]:
+    """Lint issues as located Problems (file:line:col of the inventory part that caused them)."""
+    from imsdr.diagnostics import Problem
+    from imsdr.inventory.loader import format_path
+
+    out = []
+    for issue in issues:
+        o = issue.origin
+        location = None
+        path = ".".join(str(f) for f in o.field)
+        if source is not None:
+            if o.ident:
+                for kind in ("element", "group", "site", "local_network", "enum_block"):
+                    base = source.path_of(kind, o.ident)
+                    if base is not None:
+                        path = format_path((*base, *o.field))
+                        location = source.locate(*base, *o.field) or source.locate(*base)
+                        break
+            elif o.field:
+                location = source.locate(*o.field)
+                path = format_path(o.field)
+        out.append(Problem(location, path, issue.message))
+    return out

@@ -1,0 +1,633 @@
+"""The whole DNS plan, in memory, as data: zones -> names -> rrsets, views -> overrides.
+
+Nothing here writes files. ``build_dns_plan(topology)`` is the one entry point; the zone
+writer, the named.conf renderer, the lint, and the offline resolver/runbook helpers all read
+the returned :class:`DnsPlan`.
+
+Design (see docs/dns.md):
+
+* **Home zones**, one per home domain: SOA, NS, NAPTR -> SRV -> A/AAAA for the I-CSCF entry
+  (the home domain itself), SRV (+NAPTR) for every pair/pool with a ``dns_name``, the SBC
+  discovery name, and A/AAAA for every element FQDN. The *base* content has no site
+  preference (every target priority 10, weights by capacity).
+* **Views** override a few rrsets of the home zones: a local-network view answers the SBC
+  discovery name with the local SBC(s) first and the DR SBC second; a site view answers the
+  I-CSCF entry and pool names same-site first (priority 10), same region next (20), other
+  regions last (30). The default view uses the base content.
+* **ENUM zones**, one per ENUM block (origin = reversed block prefix + suffix), identical in
+  every view; their NAPTR records are computed from the block on demand, never enumerated.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from imsdr.dns.names import enum_digits, is_subdomain, reverse_digits, sort_key
+from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
+
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+# RFC 3263 transport -> (NAPTR service, SRV label prefix)
+TRANSPORTS: dict[str, tuple[str, str]] = {
+    "udp": ("SIP+D2U", "_sip._udp"),
+    "tcp": ("SIP+D2T", "_sip._tcp"),
+    "tls": ("SIPS+D2T", "_sips._tcp"),
+}
+SIP_TYPES = frozenset({"sbc", "pcscf", "cscf", "mgcf", "as"})
+ENUM_ORDER, ENUM_PREFERENCE = 100, 10
+NAPTR_ORDER = 10
+PRIORITY_SAME_SITE, PRIORITY_SAME_REGION, PRIORITY_OTHER = 10, 20, 30
+PRIORITY_LOCAL_SBC, PRIORITY_DR_SBC = 10, 20
+_CAPACITY_FIELDS: dict[str, tuple[str, ...]] = {
+    "sbc": ("registered_users", "sessions"),
+    "pcscf": ("registered_users", "sessions"),
+    "cscf": ("registered_users", "sessions"),
+    "as": ("sessions", "registered_users"),
+    "mgcf": ("circuits", "busy_hour_erlangs"),
+    "imgw": ("circuits", "busy_hour_erlangs"),
+    "hss": ("subscribers",),
+    "slf": ("subscribers",),
+    "enum_dns": ("queries_per_second",),
+}
+
+RRKey = tuple[str, str]  # (name, rdtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a planned rrset comes from, so lint can point at the inventory line."""
+
+    ident: str  # an inventory id ('' for network-wide settings)
+    field: tuple[str | int, ...] = ()
+    what: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanIssue:
+    """A reason the plan cannot be written (found while building it)."""
+
+    origin: Origin
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnumBlockPlan:
+    """One ENUM block: a zone whose NAPTR records are computed from the block, not stored."""
+
+    id: str
+    prefix: str  # E.164 digits incl. country code, no '+'
+    style: Literal["wildcard", "numbers"]
+    domain: str
+    zone: str
+    ttl: int
+    first: int | None = None  # numbers style only
+    last: int | None = None
+    length: int | None = None
+
+    @property
+    def count(self) -> int:
+        """NAPTR records this block writes."""
+        if self.style == "wildcard":
+            return 1
+        assert self.first is not None and self.last is not None
+        return self.last - self.first + 1
+
+    def naptr(self, number: str | None = None) -> NAPTR:
+        """The NAPTR for ``number`` (numbers style) or the block's wildcard NAPTR."""
+        if self.style == "wildcard":
+            regexp = f"!^(.*)$!sip:\\1@{self.domain}!"
+        else:
+            regexp = f"!^.*$!sip:+{number}@{self.domain}!"
+        return NAPTR(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+sip", regexp, ".")
+
+    def covers(self, digits: str) -> bool:
+        """True when the number ``digits`` gets a NAPTR from this block."""
+        if not digits.startswith(self.prefix):
+            return False
+        if self.style == "wildcard":
+            return len(digits) > len(self.prefix)
+        assert self.first is not None and self.last is not None
+        return len(digits) == self.length and self.first <= int(digits) <= self.last
+
+    def owner(self, number: str) -> str:
+        return f"{reverse_digits(number[len(self.prefix) :])}.{self.zone}"
+
+
+@dataclass
+class ZonePlan:
+    name: str
+    kind: Literal["home", "enum"]
+    purpose: str
+    default_ttl: int
+    rrsets: dict[RRKey, RRset] = field(default_factory=dict)
+    blocks: list[EnumBlockPlan] = field(default_factory=list)
+
+    @property
+    def soa(self) -> SOA:
+        return self.rrsets[(self.name, "SOA")].rdatas[0]  # type: ignore[return-value]
+
+    def sorted_rrsets(self) -> list[RRset]:
+        order = {t: i for i, t in enumerate(TYPE_ORDER)}
+        return sorted(self.rrsets.values(), key=lambda r: (sort_key(r.name), order.get(r.rdtype, 99)))
+
+    def names(self) -> set[str]:
+        return {name for name, _ in self.rrsets}
+
+
+@dataclass(frozen=True)
+class ViewPlan:
+    name: str
+    kind: Literal["local", "site", "default"]
+    subject: str  # local network id, site id, or '' for the default view
+    match_clients: tuple[str, ...]  # prefixes in order; () for the default view (matches any)
+    description: str
+    overrides: dict[str, dict[RRKey, RRset]] = field(default_factory=dict)  # zone -> rrsets replaced
+
+    def matches(self, address: str) -> bool:
+        if self.kind == "default":
+            return True
+        ip = ipaddress.ip_address(address)
+        return any(ip in ipaddress.ip_network(p) for p in self.match_clients)
+
+
+@dataclass
+class DnsPlan:
+    network: str
+    home_domains: tuple[str, ...]
+    enum_suffix: str
+    sbc_name: str  # absolute SBC discovery name
+    zones: dict[str, ZonePlan]
+    views: list[ViewPlan]
+    origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
+    issues: list[PlanIssue] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def view(self, name: str) -> ViewPlan:
+        for view in self.views:
+            if view.name == name:
+                return view
+        raise KeyError(f"no view {name!r} (views: {', '.join(v.name for v in self.views)})")
+
+    def view_for_client(self, address: str) -> ViewPlan:
+        """The view BIND answers ``address`` from: the first whose match-clients contains it."""
+        for view in self.views:
+            if view.matches(address):
+                return view
+        return self.views[-1]
+
+    def find_zone(self, qname: str) -> ZonePlan | None:
+        """The most specific zone of the plan that contains ``qname``."""
+        qname = qname.rstrip(".").lower()
+        best: ZonePlan | None = None
+        for zone in self.zones.values():
+            if is_subdomain(qname, zone.name) and (best is None or len(zone.name) > len(best.name)):
+                best = zone
+        return best
+
+    def zone_for_view(self, view: ViewPlan | str, zone_name: str) -> ZonePlan:
+        """The zone as ``view`` serves it: base content with the view's overrides applied."""
+        v = self.view(view) if isinstance(view, str) else view
+        base = self.zones[zone_name]
+        overrides = v.overrides.get(zone_name)
+        if not overrides:
+            return base
+        merged = dict(base.rrsets)
+        merged.update(overrides)
+        return ZonePlan(base.name, base.kind, base.purpose, base.default_ttl, merged, list(base.blocks))
+
+    def lookup_rrset(self, view: ViewPlan | str, qname: str, rdtype: str) -> RRset | None:
+        """The rrset ``view`` answers for (qname, rdtype), ENUM computed from blocks; None if none."""
+        v = self.view(view) if isinstance(view, str) else view
+        qname = qname.rstrip(".").lower()
+        rdtype = rdtype.upper()
+        zone = self.find_zone(qname)
+        if zone is None:
+            return None
+        overrides = v.overrides.get(zone.name, {})
+        if (qname, rdtype) in overrides:
+            return overrides[(qname, rdtype)]
+        if (qname, rdtype) in zone.rrsets:
+            return zone.rrsets[(qname, rdtype)]
+        if zone.kind == "enum" and rdtype == "NAPTR":
+            return self._enum_rrset(zone, qname)
+        return None
+
+    def lookup(self, view: ViewPlan | str, qname: str, rdtype: str) -> list[Rdata]:
+        """The records ``view`` answers for (qname, rdtype), in plan order; [] when none."""
+        rrset = self.lookup_rrset(view, qname, rdtype)
+        return list(rrset.rdatas) if rrset else []
+
+    def enum_lookup(self, number: str) -> list[NAPTR]:
+        """NAPTR records for an E.164 number ('+86...' or digits); [] when no block covers it."""
+        digits = number.lstrip("+")
+        rrset = None
+        for zone in self._enum_zones_for(digits):
+            rrset = self._enum_rrset(zone, f"{reverse_digits(digits)}.{self.enum_suffix}")
+            if rrset is not None:
+                break
+        return list(rrset.rdatas) if rrset else []  # type: ignore[arg-type]
+
+    def _enum_zones_for(self, digits: str) -> list[ZonePlan]:
+        zones = [
+            z
+            for z in self.zones.values()
+            if z.kind == "enum" and any(digits.startswith(b.prefix) for b in z.blocks)
+        ]
+        return sorted(zones, key=lambda z: -len(z.name))
+
+    def _enum_rrset(self, zone: ZonePlan, qname: str) -> RRset | None:
+        digits = enum_digits(qname, self.enum_suffix)
+        for block in zone.blocks:
+            if digits is not None and block.covers(digits):
+                rd = block.naptr(digits if block.style == "numbers" else None)
+                return RRset(qname, "NAPTR", block.ttl, (rd,))
+            if block.style == "wildcard" and digits is None and qname.endswith("." + zone.name):
+                # a non-digit name below a wildcard block is still covered by the wildcard
+                return RRset(qname, "NAPTR", block.ttl, (block.naptr(),))
+        return None
+
+    def all_rrsets(self) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
+        """(zone, view or None for base, rrset) for every stored rrset (ENUM numbers excluded)."""
+        for zone in self.zones.values():
+            for rrset in zone.rrsets.values():
+                yield zone.name, None, rrset
+        for view in self.views:
+            for zone_name, rrsets in view.overrides.items():
+                for rrset in rrsets.values():
+                    yield zone_name, view, rrset
+
+
+# --- building ------------------------------------------------------------------------------------
+
+
+def capacity_of(el: Element) -> float | None:
+    """The capacity number weights are proportional to (per element type)."""
+    for name in _CAPACITY_FIELDS.get(el.type.value, ()):
+        value = getattr(el.capacity, name)
+        if value is not None:
+            return float(value)
+    return None
+
+
+def srv_weights(elements: list[Element]) -> list[int]:
+    """RFC 2782 weights for one priority tier: proportional to capacity, largest = 100, never 0.
+
+    When a member has no capacity in the unit its type uses, every member gets the same weight.
+    """
+    caps = [capacity_of(e) for e in elements]
+    if not elements:
+        return []
+    if any(c is None for c in caps):
+        return [100] * len(elements)
+    top = max(caps)  # type: ignore[type-var]
+    return [max(1, round(100 * c / top)) for c in caps]  # type: ignore[operator]
+
+
+def site_tier(topo: Topology, el: Element, site: str | None) -> int:
+    """SRV priority of ``el`` as seen from ``site``: same site 10, same region 20, other 30."""
+    if site is None:
+        return PRIORITY_SAME_SITE
+    if el.site == site:
+        return PRIORITY_SAME_SITE
+    if topo.sites[el.site].region == topo.sites[site].region:
+        return PRIORITY_SAME_REGION
+    return PRIORITY_OTHER
+
+
+def _port(el: Element, transport: str) -> int:
+    return el.tls_port if transport == "tls" else el.port
+
+
+class _Builder:
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        net = topo.network
+        self.net = net
+        self.ttl = net.ttl
+        self.primary = net.primary_domain
+        self.transports = [t.value for t in net.dns.transports]
+        self.plan = DnsPlan(
+            network=net.name,
+            home_domains=tuple(net.home_domains),
+            enum_suffix=net.enum_suffix,
+            sbc_name=f"{net.dns.sbc_name}.{net.primary_domain}",
+            zones={},
+            views=[],
+        )
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def issue(self, origin: Origin, message: str) -> None:
+        self.plan.issues.append(PlanIssue(origin, message))
+
+    def zone_of(self, name: str) -> ZonePlan | None:
+        return self.plan.find_zone(name)
+
+    def add(self, target: dict[RRKey, RRset], zone: ZonePlan, rrset: RRset, origin: Origin) -> None:
+        key = (rrset.name, rrset.rdtype)
+        okey = (zone.name, rrset.name, rrset.rdtype)
+        if key in target:
+            first = self.plan.origins.get(okey)
+            self.issue(
+                origin,
+                f"{rrset.name} {rrset.rdtype} is produced twice: by {origin.what} and by "
+                f"{first.what if first else 'another part of the plan'}; give one of them another name",
+            )
+            return
+        target[key] = rrset
+        self.plan.origins.setdefault(okey, origin)
+
+    def add_base(self, rrset: RRset, origin: Origin) -> None:
+        zone = self.zone_of(rrset.name)
+        if zone is None or zone.kind != "home":
+            self.issue(
+                origin,
+                f"{rrset.name} is not under any home domain "
+                f"({', '.join(self.plan.home_domains)}), so imsdr has no zone to publish it in",
+            )
+            return
+        self.add(zone.rrsets, zone, rrset, origin)
+
+    def sip_srv_sets(
+        self, name: str, members: list[Element], tiers: dict[str, int], transports: list[str]
+    ) -> dict[str, RRset]:
+        """transport -> SRV rrset at ``<_sip._proto>.<name>`` for members supporting it."""
+        out: dict[str, RRset] = {}
+        for transport in transports:
+            usable = [e for e in members if transport in {t.value for t in e.transports}]
+            if not usable:
+                continue
+            by_tier: dict[int, list[Element]] = {}
+            for el in usable:
+                by_tier.setdefault(tiers[el.id], []).append(el)
+            rdatas: list[SRV] = []
+            for prio in sorted(by_tier):
+                group = by_tier[prio]
+                for el, weight in zip(group, srv_weights(group), strict=True):
+                    rdatas.append(SRV(prio, weight, _port(el, transport), self.topo.fqdn(el)))
+            out[transport] = RRset(f"{TRANSPORTS[transport][1]}.{name}", "SRV", self.ttl.srv, tuple(rdatas))
+        return out
+
+    def naptr_set(self, name: str, transports: Iterable[str]) -> RRset:
+        rdatas = tuple(
+            NAPTR(NAPTR_ORDER, 10 * (i + 1), "s", TRANSPORTS[t][0], "", f"{TRANSPORTS[t][1]}.{name}")
+            for i, t in enumerate(transports)
+        )
+        return RRset(name, "NAPTR", self.ttl.naptr, rdatas)
+
+    def address_sets(self, name: str, elements: list[Element]) -> list[RRset]:
+        v4: list[Rdata] = []
+        v6: list[Rdata] = []
+        for el in elements:
+            for addr in el.addresses:
+                if ipaddress.ip_address(addr).version == 4:
+                    if A(addr) not in v4:
+                        v4.append(A(addr))
+                elif AAAA(addr) not in v6:
+                    v6.append(AAAA(addr))
+        out = []
+        if v4:
+            out.append(RRset(name, "A", self.ttl.a, tuple(v4)))
+        if v6:
+            out.append(RRset(name, "AAAA", self.ttl.aaaa, tuple(v6)))
+        return out
+
+    # --- services: (name, members, origin) that get NAPTR + SRV --------------------------------------
+
+    def services(self) -> list[tuple[str, list[Element], Origin]]:
+        topo = self.topo
+        out: list[tuple[str, list[Element], Origin]] = []
+        icscfs = topo.with_role("icscf")
+        for domain in self.plan.home_domains:
+            out.append(
+                (domain, icscfs, Origin("", ("network", "home_domains"), f"the I-CSCF entry of {domain}"))
+            )
+        for group in topo.groups.values():
+            dns_name = group.spec.dns_name
+            if dns_name is None:
+                continue
+            members = [topo.elements[m] for m in group.members if m in topo.elements]
+            origin = Origin(group.id, ("dns_name",), f"{group.kind} '{group.id}' (dns_name {dns_name})")
+            if not all(m.type.value in SIP_TYPES for m in members):
+                kinds = sorted({m.type.value for m in members} - SIP_TYPES)
+                self.plan.notes.append(
+                    f"{group.kind} '{group.id}': dns_name {dns_name} not published; "
+                    f"imsdr publishes SIP SRV names only, and {', '.join(kinds)} is not SIP"
+                )
+                continue
+            out.append((f"{dns_name}.{self.primary}", members, origin))
+        return out
+
+    # --- the build -------------------------------------------------------------------------------------
+
+    def build(self) -> DnsPlan:
+        topo, net, plan = self.topo, self.net, self.plan
+        ns_ids = list(net.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
+        nameservers = [topo.elements[i] for i in ns_ids if i in topo.elements]
+        ns_names = [topo.fqdn(e) for e in nameservers]
+        if not ns_names:
+            self.issue(
+                Origin("", ("network", "dns", "nameservers"), "network.dns.nameservers"),
+                "no nameserver: add an enum_dns element (or list them in network.dns.nameservers); "
+                "every zone needs NS records",
+            )
+        soa = SOA(
+            ns_names[0] if ns_names else f"ns.{self.primary}",
+            f"{net.dns.hostmaster}.{net.operator_domain}",
+            0,
+            minimum=self.ttl.negative,
+        )
+        ns_origin = Origin("", ("network", "dns", "nameservers"), "network.dns.nameservers")
+
+        def apex(zone: ZonePlan) -> None:
+            zone.rrsets[(zone.name, "SOA")] = RRset(zone.name, "SOA", self.ttl.soa, (soa,))
+            if ns_names:
+                zone.rrsets[(zone.name, "NS")] = RRset(
+                    zone.name, "NS", self.ttl.ns, tuple(NS(n) for n in ns_names)
+                )
+            plan.origins[(zone.name, zone.name, "SOA")] = ns_origin
+            plan.origins[(zone.name, zone.name, "NS")] = ns_origin
+
+        for domain in sorted(set(net.home_domains), key=lambda d: net.home_domains.index(d)):
+            zone = ZonePlan(
+                domain,
+                "home",
+                f"IMS home domain {domain}: NAPTR/SRV/A for SIP servers and SBC discovery",
+                self.ttl.soa,
+            )
+            plan.zones[domain] = zone
+            apex(zone)
+        self._enum_zones(apex)
+
+        # element addresses
+        for el in topo.elements.values():
+            origin = Origin(el.id, ("fqdn",) if el.fqdn else ("id",), f"element '{el.id}'")
+            for rrset in self.address_sets(topo.fqdn(el), [el]):
+                self.add_base(rrset, origin)
+
+        # NAPTR + SRV services, flat (no site preference) in the base
+        services = self.services()
+        for name, members, origin in services:
+            self._service(name, members, origin, site=None, target=None)
+
+        # SBC discovery name, base = every SBC (users outside every local network)
+        sbcs = list(topo.by_type["sbc"])
+        sbc_origin = Origin("", ("network", "dns", "sbc_name"), f"the SBC discovery name {plan.sbc_name}")
+        if sbcs:
+            self._sbc(sbcs, [], sbc_origin, target=None)
+        else:
+            plan.notes.append(f"no SBC in the inventory: {plan.sbc_name} is not published")
+
+        # views
+        for ln in topo.local_networks.values():
+            view = ViewPlan(
+                f"users-{ln.id}",
+                "local",
+                ln.id,
+                tuple(ln.prefixes),
+                f"users of local network {ln.id} ({ln.name})",
+            )
+            answer = topo.sbc_answer(ln.id)
+            local = [e for e in answer if ln.id in e.serves]
+            backup = [e for e in answer if ln.id not in e.serves]
+            if not answer:
+                plan.notes.append(
+                    f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} "
+                    "like the default view"
+                )
+            else:
+                self._sbc(
+                    local,
+                    backup,
+                    Origin(ln.id, ("prefixes",), f"the SBC answer of local network '{ln.id}'"),
+                    target=view,
+                )
+            plan.views.append(view)
+        for site in topo.sites.values():
+            if not site.core_subnets:
+                continue
+            view = ViewPlan(
+                f"core-{site.id}",
+                "site",
+                site.id,
+                tuple(site.core_subnets),
+                f"core elements at site {site.id} ({site.name}): same-site first",
+            )
+            for name, members, origin in services:
+                self._service(name, members, origin, site=site.id, target=view)
+            plan.views.append(view)
+        plan.views.append(ViewPlan("default", "default", "", (), "everyone else"))
+        return plan
+
+    def _override(self, view: ViewPlan, rrset: RRset, origin: Origin) -> None:
+        zone = self.zone_of(rrset.name)
+        if zone is None:
+            self.issue(origin, f"{rrset.name} is not under any home domain")
+            return
+        self.add(view.overrides.setdefault(zone.name, {}), zone, rrset, origin)
+
+    def _service(
+        self, name: str, members: list[Element], origin: Origin, site: str | None, target: ViewPlan | None
+    ) -> None:
+        tiers = {e.id: site_tier(self.topo, e, site) for e in members}
+        srvs = self.sip_srv_sets(name, members, tiers, self.transports)
+        if target is None:
+            missing = [t for t in self.transports if t not in srvs]
+            if missing and members:
+                self.plan.notes.append(f"{name}: {', '.join(missing)} not published (no member accepts it)")
+            if not members:
+                self.plan.notes.append(f"{name}: no members, no NAPTR/SRV published")
+            if srvs:
+                self.add_base(self.naptr_set(name, list(srvs)), origin)
+            for rrset in srvs.values():
+                self.add_base(rrset, origin)
+            return
+        base_zone = self.zone_of(name)
+        for rrset in srvs.values():
+            if base_zone is not None and base_zone.rrsets.get((rrset.name, "SRV")) == rrset:
+                continue  # same as the base: no override needed
+            self._override(target, rrset, origin)
+
+    def _sbc(
+        self, local: list[Element], backup: list[Element], origin: Origin, target: ViewPlan | None
+    ) -> None:
+        name = self.plan.sbc_name
+        tiers = {e.id: PRIORITY_LOCAL_SBC for e in local}
+        tiers.update({e.id: PRIORITY_DR_SBC for e in backup if e.id not in tiers})
+        members = local + [e for e in backup if e not in local]
+        srvs = self.sip_srv_sets(name, members, tiers, self.transports)
+        rrsets = list(srvs.values()) + self.address_sets(name, members)
+        if target is None:
+            if srvs:
+                self.add_base(self.naptr_set(name, list(srvs)), origin)
+            for rrset in rrsets:
+                self.add_base(rrset, origin)
+        else:
+            for rrset in rrsets:
+                self._override(target, rrset, origin)
+            base = (
+                self.plan.zones[self.primary].rrsets.get((name, "NAPTR"))
+                if self.primary in self.plan.zones
+                else None
+            )
+            for naptr in base.rdatas if base else ():
+                srv_name = naptr.replacement  # type: ignore[union-attr]
+                if not any(r.name == srv_name for r in srvs.values()):
+                    # the local answer has no server for this transport: say so ('.' = no service)
+                    self._override(target, RRset(srv_name, "SRV", self.ttl.srv, (SRV(0, 0, 0, "."),)), origin)
+
+    def _enum_zones(self, apex) -> None:  # type: ignore[no-untyped-def]
+        from imsdr.inventory.build import block_range
+
+        net = self.net
+        for block in self.topo.inventory.enum_blocks:
+            zone_name = f"{reverse_digits(block.prefix)}.{net.enum_suffix}"
+            origin = Origin(block.id, ("prefix",), f"ENUM block '{block.id}'")
+            if zone_name in self.plan.zones:
+                other = self.plan.zones[zone_name].blocks
+                self.issue(
+                    origin,
+                    f"ENUM block '{block.id}' has the same prefix +{block.prefix} as block "
+                    f"'{other[0].id if other else '?'}'; merge them or use distinct prefixes",
+                )
+                continue
+            if block.style == "numbers":
+                first, last, length = block_range(block)
+                plan_block = EnumBlockPlan(
+                    block.id,
+                    block.prefix,
+                    "numbers",
+                    block.domain,
+                    zone_name,
+                    self.ttl.enum,
+                    first,
+                    last,
+                    length,
+                )
+            else:
+                plan_block = EnumBlockPlan(
+                    block.id, block.prefix, "wildcard", block.domain, zone_name, self.ttl.enum
+                )
+            zone = ZonePlan(
+                zone_name,
+                "enum",
+                f"ENUM (RFC 6116) block '{block.id}' +{block.prefix}: E2U+sip NAPTR "
+                f"({'one wildcard' if block.style == 'wildcard' else f'{plan_block.count} numbers'})",
+                self.ttl.enum,
+                blocks=[plan_block],
+            )
+            self.plan.zones[zone_name] = zone
+            self.plan.origins[(zone_name, zone_name, "NAPTR")] = origin
+            apex(zone)
+
+
+def build_dns_plan(topology: Topology) -> DnsPlan:
+    """Build the full DNS plan of ``topology`` in memory (zones, views, ENUM blocks)."""
+    return _Builder(topology).build()

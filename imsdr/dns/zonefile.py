@@ -1,0 +1,227 @@
+"""Streaming BIND master-file writer, content digests and the SOA serial rule.
+
+Layout of every zone file (reviewable, no timestamps):
+
+* a header comment: the zone, what it is for, the view, the inventory, and a content digest;
+* ``$ORIGIN`` and ``$TTL``;
+* records in right-to-left label order (a parent before its children, so
+  ``_sip._udp.pcscf1.X`` sits beside ``pcscf1.X``), types in the fixed order
+  SOA, NS, NAPTR, SRV, CNAME, A, AAAA; owner names relative to the origin.
+
+ENUM number blocks are written by a hot loop of plain string formatting, a chunk of up to
+1,000 numbers at a time, so memory stays flat whatever the block size.
+
+SOA serial rule (``choose_serial``): ``--serial N`` wins; otherwise, when the previous output
+has the same content digest, its serial is kept; when the content changed, the serial becomes
+``max(today's YYYYMMDD00, previous + 1)``; a zone written for the first time gets
+``YYYYMMDD00``. "Today" is the UTC date, or the date of ``SOURCE_DATE_EPOCH`` when set.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from imsdr.dns.names import relative, reverse_digits
+from imsdr.dns.plan import EnumBlockPlan, RRKey, ZonePlan
+from imsdr.dns.records import SOA, RRset
+from imsdr.errors import RenderError
+
+FORMAT_VERSION = "imsdr-zonefile/1"
+MAX_SERIAL = 2**32 - 1
+_DIGEST_RE = re.compile(r"^; content-digest: (sha256:[0-9a-f]{64})$")
+_CHUNK_DIGITS = 3  # numbers are written 10**3 per chunk
+
+
+@dataclass(frozen=True)
+class Previous:
+    digest: str
+    serial: int
+
+
+def header_lines(zone: ZonePlan, view: str | None, inventory: str, network: str) -> list[str]:
+    lines = [f"; zone {zone.name}", f"; {zone.purpose}"]
+    if view is not None:
+        lines.append(f"; view: {view} (this file is served only in that view)")
+    lines += [
+        f"; inventory: {inventory} ({network})",
+        "; written by imsdr render dns: do not edit by hand, change the inventory and render again;",
+        "; the SOA serial rule is explained in README.md next to this directory",
+    ]
+    return lines
+
+
+def enum_line_parts(block: EnumBlockPlan) -> tuple[str, str]:
+    """(text between owner and number, text after number) of one numbers-style NAPTR line.
+
+    The hot loop writes ``owner + parts[0] + number + parts[1]``; lint parses the same line
+    with dnspython once per block, so what is checked is exactly what is written.
+    """
+    sample = block.naptr("{N}")
+    pre, post = sample.to_text().split("{N}")
+    return f"\tIN\tNAPTR\t{pre}", f"{post}\n"
+
+
+def zone_digest(zone: ZonePlan, header: list[str]) -> str:
+    """sha256 over what the file will hold, except the SOA serial (so it can decide the serial)."""
+    h = hashlib.sha256()
+    h.update(FORMAT_VERSION.encode())
+    for line in header:
+        h.update(line.encode() + b"\n")
+    for rrset in zone.sorted_rrsets():
+        rdatas = rrset.rdatas
+        if rrset.rdtype == "SOA":
+            soa: SOA = rdatas[0]  # type: ignore[assignment]
+            rdatas = (SOA(soa.mname, soa.rname, 0, soa.refresh, soa.retry, soa.expire, soa.minimum),)
+        h.update(
+            f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(r.to_text() for r in rdatas)}\n".encode()
+        )
+    for block in zone.blocks:
+        h.update(
+            repr(
+                (
+                    block.id,
+                    block.prefix,
+                    block.style,
+                    block.domain,
+                    block.zone,
+                    block.ttl,
+                    block.first,
+                    block.last,
+                    block.length,
+                )
+            ).encode()
+        )
+    return "sha256:" + h.hexdigest()
+
+
+def read_previous(path: Path) -> Previous | None:
+    """Digest and serial of a zone file imsdr wrote before (None if absent or not ours)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            digest = None
+            for _ in range(40):
+                line = fh.readline()
+                if not line:
+                    break
+                line = line.rstrip("\n")
+                m = _DIGEST_RE.match(line)
+                if m:
+                    digest = m.group(1)
+                fields = line.split()
+                if "SOA" in fields and digest is not None:
+                    i = fields.index("SOA")
+                    if len(fields) > i + 3 and fields[i + 3].isdigit():
+                        return Previous(digest, int(fields[i + 3]))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def today() -> dt.date:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date()
+    return dt.datetime.now(dt.UTC).date()
+
+
+def choose_serial(
+    digest: str, previous: Previous | None, forced: int | None = None, day: dt.date | None = None
+) -> int:
+    """The SOA serial for a zone whose content digest is ``digest`` (rule in the module doc)."""
+    if forced is not None:
+        if not 1 <= forced <= MAX_SERIAL:
+            raise RenderError(f"--serial {forced} is outside 1..{MAX_SERIAL}")
+        return forced
+    day = day or today()
+    dated = int(day.strftime("%Y%m%d")) * 100
+    if previous is None:
+        return dated
+    if previous.digest == digest:
+        return previous.serial
+    serial = max(dated, previous.serial + 1)
+    if serial > MAX_SERIAL:
+        raise RenderError(
+            f"SOA serial would pass {MAX_SERIAL}; pass --serial explicitly (RFC 1982 wrap-around)"
+        )
+    return serial
+
+
+def _rrset_lines(rrset: RRset, origin: str, width: int, serial: int) -> Iterable[str]:
+    owner = relative(rrset.name, origin)
+    for rd in rrset.rdatas:
+        if isinstance(rd, SOA):
+            rd = SOA(rd.mname, rd.rname, serial, rd.refresh, rd.retry, rd.expire, rd.minimum)
+        yield f"{owner:<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} {rd.to_text()}\n"
+
+
+def write_zone(
+    fh: TextIO,
+    zone: ZonePlan,
+    serial: int,
+    header: list[str],
+    digest: str,
+    comments: dict[RRKey, str] | None = None,
+) -> int:
+    """Write ``zone`` to ``fh``; return the number of records written."""
+    comments = comments or {}
+    for line in header:
+        fh.write(line + "\n")
+    fh.write(f"; content-digest: {digest}\n")
+    fh.write(f"$ORIGIN {zone.name}.\n$TTL {zone.default_ttl}\n")
+    rrsets = zone.sorted_rrsets()
+    width = max((len(relative(r.name, zone.name)) for r in rrsets), default=1)
+    count = 0
+    for rrset in rrsets:
+        note = comments.get((rrset.name, rrset.rdtype))
+        if note:
+            fh.write(f"; {note}\n")
+        for line in _rrset_lines(rrset, zone.name, width, serial):
+            fh.write(line)
+            count += 1
+    for block in zone.blocks:
+        fh.write(
+            f"; block {block.id}: +{block.prefix} "
+            f"{'wildcard' if block.style == 'wildcard' else f'+{block.first} .. +{block.last}'}"
+            f" -> sip:...@{block.domain}\n"
+        )
+        if block.style == "wildcard":
+            fh.write(f"*\t{block.ttl}\tIN\tNAPTR\t{block.naptr().to_text()}\n")
+            count += 1
+        else:
+            count += write_numbers(fh, block)
+    return count
+
+
+def write_numbers(fh: TextIO, block: EnumBlockPlan) -> int:
+    """Stream every NAPTR of a numbers block in ascending number order (flat memory)."""
+    assert block.first is not None and block.last is not None and block.length is not None
+    free = block.length - len(block.prefix)
+    low = min(free, _CHUNK_DIGITS)
+    step = 10**low
+    lows = [(reverse_digits(str(i).zfill(low)), str(i).zfill(low)) for i in range(step)]
+    pre, post = enum_line_parts(block)
+    plen = len(block.prefix)
+    first_high, last_high = divmod(block.first, step)[0], divmod(block.last, step)[0]
+    count = 0
+    write = fh.write
+    for high in range(first_high, last_high + 1):
+        hs = str(high)
+        hfree = hs[plen:]
+        hrev = "." + ".".join(reversed(hfree)) if hfree else ""
+        start = block.first - high * step if high == first_high else 0
+        stop = block.last - high * step + 1 if high == last_high else step
+        write("".join([f"{lr}{hrev}{pre}{hs}{ls}{post}" for lr, ls in lows[start:stop]]))
+        count += stop - start
+    return count
+
+
+def enum_owner_check(block: EnumBlockPlan, number: int) -> str:
+    """The owner name the hot loop writes for ``number`` (relative), computed the slow way."""
+    return reverse_digits(str(number)[len(block.prefix) :])
