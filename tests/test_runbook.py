@@ -1,0 +1,250 @@
+"""Runbook rendering: clean Markdown, valid Mermaid, content from the model, safe user templates."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from imsdr.errors import RenderError
+from imsdr.plan import analyse, runbook_pages_text
+
+ROOT = Path(__file__).resolve().parent.parent
+PROVINCE = ROOT / "inventories" / "province.yaml"
+LAB = ROOT / "inventories" / "lab.yaml"
+MERMAID_RE = re.compile(r"```mermaid\n(.*?)```", re.S)
+LINK_RE = re.compile(r"\]\(([^)#]+)(#[^)]*)?\)")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imsdr", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def province() -> tuple[object, dict[str, str]]:
+    pipe = analyse(PROVINCE)
+    return pipe, runbook_pages_text(pipe)
+
+
+@pytest.fixture(scope="module")
+def lab_pages() -> dict[str, str]:
+    return runbook_pages_text(analyse(LAB))
+
+
+def lint(text: str) -> list[str]:
+    """pymarkdownlnt with every rule on except line length (tables and commands cannot wrap)."""
+    from pymarkdown.api import PyMarkdownApi
+
+    api = PyMarkdownApi().disable_rule_by_identifier("md013")
+    result = api.scan_string(text)
+    return [f"{f.line_number}: {f.rule_id} {f.rule_description} {f.extra_error_information or ''}"
+            for f in result.scan_failures + result.pragma_errors]
+
+
+def test_page_set_covers_types_sites_findings_capacity(province) -> None:
+    pipe, pages = province
+    topo = pipe.topology
+    expected = {"README.md", "sbc.md", "pcscf.md", "cscf.md", "hss-slf.md", "enum-dns.md", "mgcf-imgw.md",
+                "as.md", "findings.md", "capacity.md"} | {f"site-{s}.md" for s in topo.sites}
+    assert set(pages) == expected
+
+
+@pytest.mark.parametrize("which", ["province", "lab"])
+def test_every_page_passes_the_markdown_linter(which, province, lab_pages) -> None:
+    pages = province[1] if which == "province" else lab_pages
+    problems = {name: lint(text) for name, text in pages.items()}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_linter_catches_a_broken_page() -> None:
+    # guards the lint helper itself: a heading without a blank line after it is reported
+    assert lint("# Title\nText right under\n")
+
+
+def test_internal_links_point_at_rendered_pages(province) -> None:
+    _, pages = province
+    for name, text in pages.items():
+        for target, _anchor in LINK_RE.findall(text):
+            if "://" in target:
+                continue
+            assert target in pages, f"{name} links to missing page {target}"
+
+
+def test_index_summarises_network_and_lists_every_page(province) -> None:
+    pipe, pages = province
+    topo = pipe.topology
+    index = pages["README.md"]
+    assert index.startswith(f"# DR runbook: {topo.network.name}\n")
+    for site in topo.sites.values():
+        assert f"| {site.id} | {site.name} | {site.region} |" in index
+    for ln_id in topo.local_networks:
+        answer = " → ".join(e.id for e in topo.sbc_answer(ln_id))
+        assert answer in index
+    for page in pages:
+        assert f"]({page})" in index, page
+    assert "check verdict | pass" in index
+    assert len(MERMAID_RE.findall(index)) == 1
+
+
+def test_topology_diagram_has_sites_as_subgraphs_and_redundancy_links(province) -> None:
+    pipe, pages = province
+    topo = pipe.topology
+    diagram = MERMAID_RE.findall(pages["README.md"])[0]
+    assert diagram.startswith("flowchart LR\n")
+    for site in topo.sites:
+        assert f"subgraph site_{site.replace('-', '_')}[" in diagram
+    for group in topo.groups.values():
+        assert f"|{group.id}|" in diagram
+    for ln_id, sbc in topo.dr_sbc.items():
+        assert f"el_{sbc.id.replace('-', '_')} -.->|DR| ln_{ln_id.replace('-', '_')}" in diagram
+
+
+def test_sbc_page_names_each_dr_sbc_from_the_model(province) -> None:
+    pipe, pages = province
+    topo = pipe.topology
+    sbc = pages["sbc.md"]
+    for ln_id, backer in topo.dr_sbc.items():
+        local = ", ".join(e.id for e in topo.sbcs_of_ln[ln_id])
+        assert f"| {ln_id} | {local} | {backer.id} | {backer.site} | yes |" in sbc
+
+
+def test_detection_times_come_from_configured_timers(province) -> None:
+    pipe, pages = province
+    timers = pipe.topology.network.timers
+    detection = timers.options_interval * timers.options_failure_threshold + timers.options_timeout
+    pcscf = pages["pcscf.md"]
+    row = (f"| sbc-capital | active | {timers.options_interval} s | {timers.options_failure_threshold} | "
+           f"{timers.options_timeout} s | {detection} s |")
+    assert row in pcscf
+    assert f"| hss-a-1 | {timers.diameter_watchdog} s |" in pages["hss-slf.md"]
+
+
+def test_verification_answers_are_the_dns_plan_answers(province) -> None:
+    pipe, pages = province
+    plan = pipe.dns_plan
+    checks = pipe.analyses.dns_checks
+    assert checks["sbc"] and checks["cscf"] and checks["pcscf"] and checks["enum_dns"]
+    for key, items in checks.items():
+        for item in items:
+            view = next(v for v in plan.views if v.name == item["view"])
+            assert plan.view_for_client(item["source"]) == view if item["source"] else True
+            rdatas = plan.lookup(view, item["qname"], item["rdtype"])
+            assert [line.split(" IN ", 1)[1].split(" ", 1)[1] for line in item["expected"]] == \
+                [rd.to_text() for rd in rdatas]
+            pages_of = {"hss": "hss-slf.md", "enum_dns": "enum-dns.md", "mgcf": "mgcf-imgw.md"}
+            page = pages_of.get(key, f"{key}.md")
+            assert item["command"] in pages[page]
+            for line in item["expected"]:
+                assert line in pages[page]
+
+
+def test_rendering_twice_is_byte_identical(province) -> None:
+    _, pages = province
+    again = runbook_pages_text(analyse(PROVINCE))
+    assert again == pages
+
+
+def test_cli_render_runbook_writes_pages(tmp_path: Path) -> None:
+    out = tmp_path / "rb"
+    result = run("render", "runbook", str(PROVINCE), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert (out / "README.md").read_text().startswith("# DR runbook: Example Province IMS")
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    result = run("render", "runbook", str(PROVINCE), "--out", str(out), "--format", "json")
+    assert result.returncode == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first
+
+
+# --- user templates ------------------------------------------------------------------------------
+
+def test_user_template_overrides_by_file_name(tmp_path: Path) -> None:
+    (tmp_path / "README.md.j2").write_text("# {{ network.name }} custom index\n\n{{ counts.sites }} sites\n")
+    pages = runbook_pages_text(analyse(PROVINCE), tmp_path)
+    assert pages["README.md"] == "# Example Province IMS custom index\n\n3 sites\n"
+    assert pages["sbc.md"].startswith("# SBC disaster recovery")  # not overridden: built-in
+
+
+def test_user_template_undefined_variable_names_template_and_line(tmp_path: Path) -> None:
+    (tmp_path / "sbc.md.j2").write_text("# SBC\n\nfine line\n{{ network.nmae }}\n")
+    (tmp_path / "element-sbc.md.j2").write_text("# SBC\n\nfine line\n\n{{ no_such_variable }}\n")
+    with pytest.raises(RenderError) as info:
+        runbook_pages_text(analyse(PROVINCE), tmp_path)
+    message = str(info.value)
+    assert "element-sbc.md.j2" in message and ":5:" in message and "line 5" in message
+    assert "no_such_variable" in message
+
+
+def test_cli_undefined_variable_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "rb"
+    assert run("render", "runbook", str(PROVINCE), "--out", str(out)).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "capacity.md.j2").write_text("# Capacity\n\n{{ capacity_appendix.nope }}\n")
+    result = run("render", "runbook", str(PROVINCE), "--out", str(out), "--templates", str(templates))
+    assert result.returncode == 2
+    assert "capacity.md.j2:3" in result.stderr and "nope" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rb", "tpl"]  # no staging left behind
+
+
+@pytest.mark.parametrize("source", [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ network.__class__ }}",
+    "{{ cycler.__init__.__globals__ }}",
+    "{% for x in sites %}{{ x.update({'id': 1}) }}{% endfor %}",
+    "{{ lipsum.__globals__['os'].listdir('/') }}",
+])
+def test_sandbox_refuses_python_internals(tmp_path: Path, source: str) -> None:
+    (tmp_path / "README.md.j2").write_text(f"# x\n\n{source}\n")
+    with pytest.raises(RenderError) as info:
+        runbook_pages_text(analyse(PROVINCE), tmp_path)
+    message = str(info.value)
+    assert "README.md.j2" in message
+    assert "sandbox" in message or "undefined" in message
+
+
+def test_user_template_cannot_include_files_outside_the_template_dirs(tmp_path: Path) -> None:
+    (tmp_path / "README.md.j2").write_text('# x\n\n{% include "../../etc/passwd" %}\n')
+    with pytest.raises(RenderError, match="not found"):
+        runbook_pages_text(analyse(PROVINCE), tmp_path)
+
+
+def test_template_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "findings.md.j2").write_text("# F\n\n{% for x in %}\n")
+    with pytest.raises(RenderError, match=r"findings\.md\.j2:3: template syntax error"):
+        runbook_pages_text(analyse(PROVINCE), tmp_path)
+
+
+def test_missing_templates_dir_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RenderError, match="templates directory not found"):
+        runbook_pages_text(analyse(PROVINCE), tmp_path / "nope")
+
+
+def test_builtin_templates_render_in_the_sandbox_too(tmp_path: Path, province) -> None:
+    # an override directory with one harmless template switches every page to the sandbox
+    (tmp_path / "unused.md.j2").write_text("nothing\n")
+    _, pages = province
+    assert runbook_pages_text(analyse(PROVINCE), tmp_path) == pages
+
+
+def test_builtin_templates_found_from_checkout() -> None:
+    from imsdr.runbook.render import builtin_templates
+
+    names = set(builtin_templates())
+    assert {p.name for p in (ROOT / "templates").glob("*.j2")} == names
+
+
+def test_site_ids_reach_file_names_only_through_safe_join(tmp_path: Path) -> None:
+    from imsdr.runbook.render import write_runbook
+
+    with pytest.raises(Exception, match="inside the output directory"):
+        write_runbook(tmp_path / "x", {"../evil.md": "x\n"})
+    assert not (tmp_path / "evil.md").exists()
+    shutil.rmtree(tmp_path / "x", ignore_errors=True)
