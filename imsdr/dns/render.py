@@ -55,38 +55,56 @@ class RenderReport:
     views: list[str] = field(default_factory=list)
 
 
-def render_dns(topology: Topology, out: Path, inventory: str, serial: int | None = None) -> RenderReport:
-    """Render every DNS/dispatcher file of ``topology`` into ``out`` (atomically)."""
-    plan = build_dns_plan(topology)
-    issues = lint_plan(plan)
-    errors = [i for i in issues if i.severity == "error"]
+def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
+    """Build (unless given) and lint the DNS plan; raise RenderError with every problem found."""
+    plan = plan or build_dns_plan(topology)
+    errors = [i for i in lint_plan(plan) if i.severity == "error"]
     if errors:
         raise RenderError(
-            f"refusing to write {out}: the DNS plan has {len(errors)} problem(s)",
+            f"refusing to write DNS files: the DNS plan has {len(errors)} problem(s)",
             lint_problems(errors, topology.source),
         )
+    return plan
+
+
+def render_dns(topology: Topology, out: Path, inventory: str, serial: int | None = None) -> RenderReport:
+    """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first)."""
+    plan = check_plan(topology)
     out = Path(out)
-    report = RenderReport(out, notes=list(plan.notes), views=[v.name for v in plan.views])
-    refs = zone_files(plan)
-    sbc_sets = sbc_pcscf_sets(topology)
-    pcscf_sets = pcscf_icscf_sets(topology)
     with atomic_directory(out) as staging:
-        for ref in refs:
-            report.files.append(_write_zone_file(plan, ref, out, staging, inventory, serial))
-        conf = render_named_conf(plan, inventory)
-        _write_text(staging, NAMED_CONF, conf)
-        report.files.append(WrittenFile(NAMED_CONF, "named.conf", records=len(plan.views)))
-        for path, sets, title in (
-            (SBC_PCSCF_LIST, sbc_sets, "SBC -> P-CSCF"),
-            (PCSCF_ICSCF_LIST, pcscf_sets, "P-CSCF -> I-CSCF"),
-        ):
-            _write_text(staging, path, render_dispatcher_list(sets, title, inventory))
-            report.files.append(
-                WrittenFile(path, "dispatcher", records=sum(len(s.destinations) for s in sets))
-            )
-        readme = render_readme(plan, report, inventory)
-        _write_text(staging, "README.md", readme)
-        report.files.append(WrittenFile("README.md", "readme"))
+        report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial)
+    report.out = out
+    return report
+
+
+def write_dns_files(
+    topology: Topology,
+    plan: DnsPlan,
+    directory: Path,
+    previous: Path | None,
+    inventory: str,
+    serial: int | None = None,
+) -> RenderReport:
+    """Write the files of a linted ``plan`` into an existing (staging) ``directory``.
+
+    ``previous`` is where the last output lives (for the SOA serial rule); None for a fresh start.
+    Callers that build their own atomic tree (``imsdr plan``) use this; others use ``render_dns``.
+    """
+    directory = Path(directory)
+    report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views])
+    for ref in zone_files(plan):
+        report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial))
+    _write_text(directory, NAMED_CONF, render_named_conf(plan, inventory))
+    report.files.append(WrittenFile(NAMED_CONF, "named.conf", records=len(plan.views)))
+    for path, sets, title in (
+        (SBC_PCSCF_LIST, sbc_pcscf_sets(topology), "SBC -> P-CSCF"),
+        (PCSCF_ICSCF_LIST, pcscf_icscf_sets(topology), "P-CSCF -> I-CSCF"),
+    ):
+        _write_text(directory, path, render_dispatcher_list(sets, title, inventory))
+        count = sum(len(s.destinations) for s in sets)
+        report.files.append(WrittenFile(path, "dispatcher", records=count))
+    report.files.append(WrittenFile("README.md", "readme"))
+    _write_text(directory, "README.md", render_readme(plan, report, inventory))
     return report
 
 
@@ -98,13 +116,14 @@ def _write_text(staging: Path, relative: str, text: str) -> None:
 
 
 def _write_zone_file(
-    plan: DnsPlan, ref: ZoneFileRef, out: Path, staging: Path, inventory: str, forced: int | None
+    plan: DnsPlan, ref: ZoneFileRef, previous: Path | None, staging: Path, inventory: str, forced: int | None
 ) -> WrittenFile:
     view = plan.view(ref.view) if ref.view else _BASE
     zone = plan.zone_for_view(view, ref.zone)
     header = header_lines(zone, ref.view, inventory, plan.network)
     digest = zone_digest(zone, header)
-    serial = choose_serial(digest, read_previous(safe_join(out, ref.path)), forced)
+    old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
+    serial = choose_serial(digest, old, forced)
     comments = {}
     if ref.view and view.kind == "local":
         note = (

@@ -1,0 +1,59 @@
+"""`imsdr render dns`: BIND zone files, split-horizon views and Kamailio dispatcher lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, load, stdout, write_stdout
+
+
+def register(render_app: typer.Typer) -> None:
+    render_app.command("dns")(render_dns)
+
+
+@handle_errors
+def render_dns(
+    inventory: InventoryArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
+                                      file_okay=False)],
+    serial: Annotated[int | None, typer.Option(
+        "--serial", min=1, max=4294967295,
+        help="SOA serial for every zone (default: keep it when a zone is unchanged, else "
+             "max(today's YYYYMMDD00, previous + 1)).")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Write BIND zones (home domains, ENUM), the named.conf views fragment and Kamailio
+    dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan."""
+    import sys
+
+    from imsdr.dns.render import render_dns as render
+    from imsdr.model.topology import Topology
+
+    inv, source = load(inventory)
+    report = render(Topology(inv, source), out, inventory.name, serial=serial)
+    for note in report.notes:
+        sys.stderr.write(f"note: {note}\n")
+    if fmt is Format.json:
+        from imsdr.output.jsonout import dumps
+
+        write_stdout(dumps({
+            "out": str(out),
+            "views": report.views,
+            "files": [f.to_dict() for f in report.files],
+            "notes": report.notes,
+        }))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"imsdr render dns -> {out}", caption=f"{len(report.views)} views")
+    for column, justify in (("file", "left"), ("kind", "left"), ("view", "left"),
+                            ("records", "right"), ("serial", "right")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for f in report.files:
+        table.add_row(f.path, f.kind, f.view or ("shared" if f.kind == "zone" else ""),
+                      str(f.records) if f.kind != "readme" else "",
+                      str(f.serial) if f.serial is not None else "")
+    stdout().print(table)
