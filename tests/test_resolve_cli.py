@@ -1,0 +1,134 @@
+"""`imsdr resolve` / `imsdr verify` on the province sample: views, RFC 3263 chain, ENUM, exit codes.
+
+Expected values are derived from the inventory itself (which SBC serves which local network, the
+ring order, element sites and addresses), not copied from the command's output.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from imsdr.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+PROVINCE = ROOT / "inventories" / "province.yaml"
+RAW = yaml.safe_load(PROVINCE.read_text())
+ELEMENTS = {e["id"]: e for e in RAW["elements"]}
+runner = CliRunner()
+
+
+def run(*args: str) -> Any:
+    return runner.invoke(app, [*args])
+
+
+def resolve_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = run("resolve", str(PROVINCE), *args, "--format", "json")
+    return result.exit_code, json.loads(result.stdout)
+
+
+def ln(ln_id: str) -> dict[str, Any]:
+    return next(x for x in RAW["local_networks"] if x["id"] == ln_id)
+
+
+def sbc_of(ln_id: str) -> str:
+    return next(e["id"] for e in RAW["elements"] if e["type"] == "sbc" and ln_id in e.get("serves", []))
+
+
+def host_in(prefix: str, n: int = 5) -> str:
+    import ipaddress
+
+    return str(ipaddress.ip_network(prefix)[n])
+
+
+def test_sbc_discovery_is_local_first_dr_second_per_view() -> None:
+    order = RAW["redundancy"]["sbc_dr"]["order"]
+    for ln_id in ("harbour", "coast"):
+        backer = order[order.index(ln_id) - 1]  # ring: each local network backed up by the previous one
+        client = host_in(ln(ln_id)["prefixes"][0])
+        code, data = resolve_json(f"{RAW['network']['dns']['sbc_name']}.ims.example.net", "--from", client)
+        assert code == 0 and data["resolved"] and data["source"] == client
+        elements = [c["element"] for c in data["candidates"]]
+        assert elements == [sbc_of(ln_id), sbc_of(backer)]
+        first, second = data["candidates"]
+        assert first["priority"] < second["priority"]
+        assert first["p_first_exact"] == "1" and second["p_first_exact"] == "0"
+        assert first["addresses"][0] == ELEMENTS[sbc_of(ln_id)]["addresses"][0]
+        assert first["site"] == ELEMENTS[sbc_of(ln_id)]["site"]
+        assert first["transport"] == "udp" and first["port"] == ELEMENTS[sbc_of(ln_id)].get("port", 5060)
+
+
+def test_home_domain_same_site_first_from_a_core_subnet() -> None:
+    site_b = next(s for s in RAW["sites"] if s["id"] == "site-b")
+    client = host_in(site_b["core_subnets"][0])
+    code, data = resolve_json("ims.example.net", "--from", client, "--transport", "tcp")
+    assert code == 0
+    assert data["naptr"].split()[3] == '"SIP+D2T"' and data["srv_name"] == "_sip._tcp.ims.example.net"
+    first = data["candidates"][0]
+    assert first["site"] == "site-b" and first["p_first_exact"] == "1"
+    assert {c["site"] for c in data["candidates"][1:]} == {"site-a", "site-c"}
+    # from outside every view's prefixes: no site preference, equal chances
+    code, default = resolve_json("ims.example.net")
+    assert default["view"] == "default" and default["source"] is None
+    chances = [c["p_first_exact"] for c in default["candidates"]]
+    cscfs = [e for e in RAW["elements"] if e["type"] == "cscf"]
+    assert len(chances) == len(cscfs) and len(set(chances)) == 1
+
+
+def test_enum_number_then_sip_chain() -> None:
+    block = next(b for b in RAW["enum_blocks"] if b["style"] == "wildcard")
+    number = block["prefix"] + "1234"
+    code, data = resolve_json(number)
+    assert code == 0
+    assert data["enum_domain"] == ".".join(reversed(number.lstrip("+"))) + ".e164.arpa"
+    assert data["uri"] == f"sip:{number}@{block['domain']}"
+    assert "E2U+sip" in data["enum_naptr"]
+    assert data["resolved"] and all(c["element"].startswith("cscf") for c in data["candidates"])
+    trail = [(s["type"], s["qname"]) for s in data["steps"]]
+    assert trail[0] == ("NAPTR", data["enum_domain"]) and trail[1] == ("NAPTR", block["domain"])
+
+
+def test_unresolvable_names_exit_1_with_a_reason() -> None:
+    result = run("resolve", str(PROVINCE), "nosuch.ims.example.net")
+    assert result.exit_code == 1
+    assert "not resolved" in result.stderr
+    code, data = resolve_json("+8699999999")
+    assert code == 1 and data["resolved"] is False and "ENUM" in data["reason"]
+    # the I-CSCFs accept udp and tcp only: a TLS-only client finds nothing
+    code, data = resolve_json("ims.example.net", "--transport", "tls")
+    assert code == 1 and data["candidates"] == []
+
+
+def test_plain_address_lookup_and_table_output() -> None:
+    el = ELEMENTS["pcscf-b-2"]
+    code, data = resolve_json("pcscf-b-2.ims.example.net", "--type", "AAAA")
+    assert code == 0 and data["candidates"][0]["addresses"] == [a for a in el["addresses"] if ":" in a]
+    assert data["candidates"][0]["element"] == "pcscf-b-2" and data["candidates"][0]["site"] == el["site"]
+    table = run("resolve", str(PROVINCE), "pcscf1.ims.example.net", "--from", host_in("192.0.2.64/26"))
+    assert table.exit_code == 0
+    assert "pcscf-b-1.ims.example.net" in table.stdout and "P(first)" in table.stdout
+
+
+def test_bad_input_exits_2() -> None:
+    for args in (["--from", "not-an-ip"], ["--transport", "carrier-pigeon"]):
+        result = run("resolve", str(PROVINCE), "ims.example.net", *args)
+        assert result.exit_code == 2
+    result = run("resolve", str(PROVINCE), "sips:ims.example.net", "--transport", "udp")
+    assert result.exit_code == 2 and "TLS" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_unreachable_server_exits_2_with_a_clear_message() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = run("verify", str(PROVINCE), "--server", f"127.0.0.1:{port}", "--timeout", "0.2",
+                 "--retries", "0")
+    assert result.exit_code == 2
+    assert "unreachable" in result.stderr and "nothing was compared" in result.stderr
+    bad = run("verify", str(PROVINCE), "--server", "127.0.0.1:notaport")
+    assert bad.exit_code == 2 and "--server" in bad.stderr
