@@ -1,0 +1,277 @@
+"""Check-report formatters: JSON, SARIF 2.1.0, Markdown, GitHub workflow annotations, and the
+rule catalogue (Markdown / JSON). Pure functions from a report to text; the rich table for
+people lives in the CLI."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from imsdr import __version__
+from imsdr.diagnostics import Finding, Location, Severity
+from imsdr.output.jsonout import dumps
+
+if TYPE_CHECKING:
+    from imsdr.rules.base import Rule
+    from imsdr.rules.engine import CheckReport, FailOn
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+SEVERITY_TITLES = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
+
+
+def to_json(report: CheckReport, fail_on: FailOn = "error") -> str:
+    from imsdr.rules.engine import report_to_dict
+
+    return dumps(report_to_dict(report, fail_on))
+
+
+# --- SARIF --------------------------------------------------------------------------------------
+
+def _uri(file: str) -> str:
+    """A SARIF artifact URI: relative paths stay relative (resolved against the checkout)."""
+    path = PurePath(file)
+    quoted = urllib.parse.quote(path.as_posix(), safe="/:")
+    return "file://" + quoted if path.is_absolute() and not path.drive else quoted
+
+
+def _first_paragraph(doc: str) -> str:
+    return doc.strip().split("\n\n", 1)[0].replace("\n", " ")
+
+
+def _sarif_rule(rule: Rule, level: Severity, enabled: bool) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "name": rule.id.replace("-", ""),
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": _first_paragraph(rule.doc)},
+        "help": {"text": rule.doc, "markdown": rule.doc},
+        "defaultConfiguration": {"level": SARIF_LEVEL[level], "enabled": enabled},
+        "properties": {"tags": ["dr-design", rule.id.split("-")[0].lower()]},
+    }
+
+
+def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+    text = f.message + (f" Fix: {f.hint}" if f.hint else "")
+    result: dict[str, Any] = {
+        "ruleId": f.rule_id,
+        "level": SARIF_LEVEL[f.severity],
+        "message": {"text": text},
+        "properties": {"subjects": list(f.subjects), "hint": f.hint},
+    }
+    if f.rule_id in index:
+        result["ruleIndex"] = index[f.rule_id]
+    if f.location is not None:
+        result["locations"] = [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri(f.location.file)},
+                "region": {"startLine": f.location.line, "startColumn": f.location.column},
+            }
+        }]
+    return result
+
+
+def to_sarif(report: CheckReport) -> str:
+    """SARIF 2.1.0: one run; every catalogue rule as a reporting descriptor (level = effective
+    severity, enabled = not switched off); waived findings carry an accepted suppression."""
+    rules = [_sarif_rule(s.rule, s.severity, s.status == "on") for s in report.rules]
+    index = {s.rule.id: i for i, s in enumerate(report.rules)}
+    results = [_sarif_result(f, index) for f in report.findings]
+    for w in report.waived:
+        result = _sarif_result(w.finding, index)
+        result["suppressions"] = [{
+            "kind": "inSource",
+            "status": "accepted",
+            "justification": f"{w.reason} (waiver expires {w.expires.isoformat()})",
+        }]
+        results.append(result)
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "imsdr", "version": __version__, "semanticVersion": __version__,
+                            "rules": rules}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    if report.file:
+        run["artifacts"] = [{"location": {"uri": _uri(report.file)}}]
+    return dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]})
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _where(location: Location | None) -> str:
+    return f"`{location.file}:{location.line}`" if location else "-"
+
+
+def to_markdown(report: CheckReport, fail_on: FailOn = "error", heading_level: int = 2) -> str:
+    """A Markdown section for the runbook: verdict, findings by severity, waived findings."""
+    h = "#" * heading_level
+    counts = report.counts()
+    verdict = "passed" if report.passed(fail_on) else "failed"
+    lines = [
+        f"{h} DR design check" + (f": `{report.file}`" if report.file else ""),
+        "",
+        f"**Verdict: {verdict}** (fail on {fail_on}) — {counts['error']} error(s), {counts['warning']} "
+        f"warning(s), {counts['info']} info, {counts['waived']} waived; waivers evaluated on "
+        f"{report.today.isoformat()}.",
+        "",
+    ]
+    if not report.findings and not report.waived:
+        lines += ["No findings.", ""]
+    for severity in Severity:
+        found = [f for f in report.findings if f.severity is severity]
+        if not found:
+            continue
+        lines += [f"{h}# {SEVERITY_TITLES[severity]} ({len(found)})", "",
+                  "| Rule | Location | Finding | Fix |", "| --- | --- | --- | --- |"]
+        lines += [f"| {f.rule_id} | {_where(f.location)} | {_cell(f.message)} | {_cell(f.hint)} |"
+                  for f in found]
+        lines.append("")
+    if report.waived:
+        lines += [f"{h}# Waived ({len(report.waived)})", "",
+                  "| Rule | Location | Finding | Waiver reason | Expires |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {w.finding.rule_id} | {_where(w.finding.location)} | {_cell(w.finding.message)} | "
+                  f"{_cell(w.reason)} | {w.expires.isoformat()} |" for w in report.waived]
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --- GitHub workflow commands ---------------------------------------------------------------------
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_GH_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _gh_line(command: str, f: Finding, title: str, message: str) -> str:
+    props = []
+    if f.location is not None:
+        props += [f"file={_gh_prop(f.location.file)}", f"line={f.location.line}", f"col={f.location.column}"]
+    props.append(f"title={_gh_prop(title)}")
+    return f"::{command} {','.join(props)}::{_gh_data(message)}"
+
+
+def to_github(report: CheckReport, fail_on: FailOn = "error") -> str:
+    """GitHub Actions annotations (``::error file=…,line=…::…``); waived findings as notices."""
+    lines = []
+    for f in report.findings:
+        message = f.message + (f" Fix: {f.hint}" if f.hint else "")
+        lines.append(_gh_line(_GH_COMMAND[f.severity], f, f"{f.rule_id} {f.severity.value}", message))
+    for w in report.waived:
+        message = f"{w.finding.message} (waived until {w.expires.isoformat()}: {w.reason})"
+        lines.append(_gh_line("notice", w.finding, f"{w.finding.rule_id} waived", message))
+    counts = report.counts()
+    verdict = "passed" if report.passed(fail_on) else "failed"
+    lines.append(f"imsdr check {verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
+                 f"{counts['info']} info, {counts['waived']} waived")
+    return "\n".join(lines) + "\n"
+
+
+# --- rule catalogue ---------------------------------------------------------------------------------
+
+def rule_to_dict(rule: Rule) -> dict[str, Any]:
+    return {"id": rule.id, "severity": rule.severity.value, "summary": rule.summary,
+            "production_only": rule.production_only, "doc": rule.doc}
+
+
+def rules_json(rules: Iterable[Rule]) -> str:
+    return dumps({"rules": [rule_to_dict(r) for r in rules]})
+
+
+def rule_markdown(rule: Rule, heading_level: int = 3) -> str:
+    applies = "production deployments only" if rule.production_only else "all deployments"
+    return "\n".join([
+        f"{'#' * heading_level} {rule.id}: {rule.summary}",
+        "",
+        f"Default severity: **{rule.severity.value}**. Applies to: {applies}.",
+        "",
+        rule.doc.strip(),
+        "",
+    ])
+
+
+JSON_KEYS_DOC = """\
+## JSON output of `imsdr check --format json`
+
+The keys are stable; new keys may be added, existing ones keep their meaning.
+
+| Key | Meaning |
+| --- | --- |
+| `format` | always `imsdr.check/1` |
+| `file` | the inventory file checked |
+| `today` | the date waivers were evaluated on (ISO 8601; `--today`) |
+| `deployment` | `production` or `lab` (lab skips production-only rules) |
+| `fail_on` | the `--fail-on` level used for `passed` |
+| `passed` | `true` when no unwaived finding is at or above `fail_on` (exit 0), else `false` (exit 1) |
+| `counts` | `error`, `warning`, `info`: unwaived findings per severity; `waived`: waived findings |
+| `findings[]` | unwaived findings, sorted by severity, rule, line |
+| `findings[].rule` | rule id, e.g. `GEO-001` |
+| `findings[].severity` | `error`, `warning` or `info` (after re-levelling in `rules:`) |
+| `findings[].message` | what is wrong and why it matters |
+| `findings[].subjects` | ids of every element, site, group or local network involved |
+| `findings[].location` | `{file, line, column}` of the thing to fix, or `null` |
+| `findings[].hint` | how to fix it |
+| `waived[]` | findings suppressed by a waiver: the same keys plus `waiver` |
+| `waived[].waiver` | `{reason, expires, location}` of the waiver that matched |
+| `rules[]` | every rule: `id`, `severity` (effective), `default_severity`, `status` |
+| `rules[].status` | `on`, `off` (switched off in `rules:`), `not-applicable` (production-only rule, lab) |
+
+Other formats: `--format sarif` writes SARIF 2.1.0 (rules as reporting descriptors, waived findings
+with an accepted `inSource` suppression); `--format github` writes workflow annotations
+(`::error file=…,line=…,col=…,title=…::…`; info and waived findings as `::notice`);
+`--format markdown` writes the section embedded in runbooks.
+"""
+
+SETTINGS_DOC = """\
+## Switching rules off, re-levelling, waivers
+
+```yaml
+rules:
+  GEO-004: off        # never run this rule
+  DEP-002: info       # report at another severity (error, warning, info)
+waivers:
+  - rule: HSS-002
+    scope: [hss-pool]           # ids of elements, sites, groups or local networks; empty: everything
+    reason: daily backup accepted by the operator
+    expires: 2027-06-30         # valid up to and including this date
+```
+
+An unknown rule id in `rules:` or in a waiver is an input error (exit 2, with its file:line). A
+waiver matches a finding of its rule when its scope is empty or names at least one of the finding's
+subjects. Waived findings are still reported, with the reason and expiry; an expired waiver no
+longer suppresses anything and is reported itself (WAIVER-001). Rules marked "production
+deployments only" do not run for `network.deployment: lab` (one site, one region by design).
+"""
+
+
+def rules_markdown(rules: Sequence[Rule]) -> str:
+    """docs/rules.md: the whole catalogue, generated from the registry."""
+    lines = [
+        "# DR design rule catalogue",
+        "",
+        "<!-- Generated by `imsdr rules --format markdown > docs/rules.md`; do not edit by hand. -->",
+        "",
+        "`imsdr check INVENTORY` runs these rules. `imsdr rules` lists them and `imsdr rules ID` "
+        "explains one. Severities: **error** (the design does not survive a failure it must survive), "
+        "**warning** (it survives, with a cost or risk to state), **info** (worth knowing).",
+        "",
+        "| Rule | Severity | Summary |",
+        "| --- | --- | --- |",
+    ]
+    lines += [f"| [{r.id}](#{r.id.lower()}) | {r.severity.value} | {_cell(r.summary)} |" for r in rules]
+    lines += ["", SETTINGS_DOC, JSON_KEYS_DOC, "## Rules", ""]
+    for rule in rules:
+        lines.append(rule_markdown(rule))
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,175 @@
+"""Topology export for ``imsdr graph``: Mermaid flowchart or Graphviz DOT.
+
+Sites are groups (Mermaid subgraphs / DOT clusters) holding their elements; local networks sit
+in their own group. Edges: a local network's users reach its SBCs (access), the two members of
+a 1+1 pair are linked (redundancy), pool members link to a pool node, and a DR SBC points at
+each local network it backs up (DR). Output is deterministic: everything in inventory order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from imsdr.model.topology import Topology
+
+TYPE_LABELS = {
+    "enum_dns": "ENUM/DNS", "sbc": "SBC", "pcscf": "P-CSCF", "cscf": "CSCF", "hss": "HSS",
+    "slf": "SLF", "mgcf": "MGCF", "imgw": "IM-MGW", "as": "AS",
+}
+
+
+@dataclass
+class View:
+    """The part of the topology to draw (all of it, or one site and what it depends on)."""
+
+    sites: list[str] = field(default_factory=list)
+    elements: dict[str, list[str]] = field(default_factory=dict)  # site → element ids
+    local_networks: list[str] = field(default_factory=list)
+    access: list[tuple[str, str]] = field(default_factory=list)  # (ln, sbc)
+    pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (group, a, b)
+    pools: list[tuple[str, list[str]]] = field(default_factory=list)  # (group, members drawn)
+    dr: list[tuple[str, str]] = field(default_factory=list)  # (sbc, ln)
+
+
+def build_view(topo: Topology, site: str | None = None) -> View:
+    """Select what to draw. With ``site``: its elements, their pair/pool peers, the local networks
+    its SBCs serve or back up, and the DR SBCs of those local networks."""
+    els = topo.elements
+    if site is None:
+        chosen = set(els)
+        lns = set(topo.local_networks)
+    else:
+        here = {e.id for e in topo.by_site.get(site, [])}
+        chosen = set(here)
+        for el_id in here:
+            chosen.update(topo.peers(el_id))
+        lns = {ln_id for el_id in here for ln_id in els[el_id].serves}
+        lns.update(ln_id for ln_id, sbc in topo.dr_sbc.items() if sbc.id in here)
+        lns.update(ln_id for ln_id, ln in topo.local_networks.items() if site in ln.home_sites)
+        for ln_id in list(lns):
+            backer = topo.dr_sbc.get(ln_id)
+            if backer is not None:
+                chosen.add(backer.id)
+            chosen.update(s.id for s in topo.sbcs_of_ln.get(ln_id, []))
+    view = View()
+    for el in topo.inventory.elements:
+        if el.id in chosen:
+            view.elements.setdefault(el.site, []).append(el.id)
+    view.sites = [s for s in topo.sites if s in view.elements or s == site]
+    view.local_networks = [ln for ln in topo.local_networks if ln in lns]
+    for ln_id in view.local_networks:
+        for sbc in topo.sbcs_of_ln.get(ln_id, []):
+            if sbc.id in chosen:
+                view.access.append((ln_id, sbc.id))
+    for group in topo.groups.values():
+        members = [m for m in group.members if m in chosen and m in els]
+        if len(members) < 2 and not (site is None and members):
+            continue
+        if group.kind == "pair" and len(members) == 2:
+            view.pairs.append((group.id, members[0], members[1]))
+        else:
+            view.pools.append((group.id, members))
+    for ln_id, sbc in topo.dr_sbc.items():
+        if ln_id in lns and sbc.id in chosen:
+            view.dr.append((sbc.id, ln_id))
+    view.dr.sort(key=lambda x: view.local_networks.index(x[1]))
+    return view
+
+
+# --- Mermaid ---------------------------------------------------------------------------------
+
+def _mid(kind: str, ident: str) -> str:
+    return f"{kind}_{ident.replace('-', '_')}"
+
+
+def _mlabel(text: str) -> str:
+    """A quoted Mermaid label; '"' and '#' are written as entity codes."""
+    return '"' + text.replace("#", "#35;").replace('"', "#quot;") + '"'
+
+
+def to_mermaid(topo: Topology, site: str | None = None) -> str:
+    view = build_view(topo, site)
+    els = topo.elements
+    out = ["flowchart LR"]
+    for site_id in view.sites:
+        s = topo.sites[site_id]
+        title = _mlabel(f"{s.name} ({site_id}), region {s.region}")
+        out.append(f"  subgraph {_mid('site', site_id)}[{title}]")
+        for el_id in view.elements.get(site_id, []):
+            el = els[el_id]
+            out.append(f"    {_mid('el', el_id)}[{_mlabel(f'{el_id} ({TYPE_LABELS[el.type.value]})')}]")
+        out.append("  end")
+    if view.local_networks:
+        out.append(f"  subgraph local_networks[{_mlabel('local networks')}]")
+        for ln_id in view.local_networks:
+            ln = topo.local_networks[ln_id]
+            out.append(f"    {_mid('ln', ln_id)}([{_mlabel(f'{ln.name} ({ln_id})')}])")
+        out.append("  end")
+    for group_id, _members in view.pools:
+        spare = topo.groups[group_id].spare
+        out.append(f"  {_mid('pool', group_id)}{{{{{_mlabel(f'{group_id} (pool N+{spare})')}}}}}")
+    for ln_id, sbc_id in view.access:
+        out.append(f"  {_mid('ln', ln_id)} --> {_mid('el', sbc_id)}")
+    for group_id, a, b in view.pairs:
+        out.append(f"  {_mid('el', a)} <-->|{_mlabel(f'{group_id} 1+1')}| {_mid('el', b)}")
+    for group_id, members in view.pools:
+        for member in members:
+            out.append(f"  {_mid('el', member)} --- {_mid('pool', group_id)}")
+    for sbc_id, ln_id in view.dr:
+        out.append(f"  {_mid('el', sbc_id)} -.->|{_mlabel('DR')}| {_mid('ln', ln_id)}")
+    return "\n".join(out) + "\n"
+
+
+# --- DOT ----------------------------------------------------------------------------------------
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def to_dot(topo: Topology, site: str | None = None) -> str:
+    view = build_view(topo, site)
+    els = topo.elements
+    title = topo.network.name + (f" - site {site}" if site else "")
+    out = [
+        "digraph imsdr {",
+        f"  graph [rankdir=LR, label={_q(title)}, fontname=Helvetica];",
+        "  node [shape=box, fontname=Helvetica];",
+        "  edge [fontname=Helvetica];",
+    ]
+    for site_id in view.sites:
+        s = topo.sites[site_id]
+        out.append(f"  subgraph {_q('cluster_site_' + site_id)} {{")
+        out.append(f"    label={_q(f'{s.name} ({site_id})' + chr(10) + f'region {s.region}')};")
+        for el_id in view.elements.get(site_id, []):
+            el = els[el_id]
+            out.append(f"    {_q('el:' + el_id)} [label={_q(el_id + chr(10) + TYPE_LABELS[el.type.value])}, "
+                       f"class={_q(el.type.value)}];")
+        out.append("  }")
+    if view.local_networks:
+        out.append(f"  subgraph {_q('cluster_local_networks')} {{")
+        out.append(f"    label={_q('local networks')};")
+        for ln_id in view.local_networks:
+            ln = topo.local_networks[ln_id]
+            out.append(f"    {_q('ln:' + ln_id)} [shape=ellipse, label={_q(f'{ln.name} ({ln_id})')}, "
+                       "class=\"local_network\"];")
+        out.append("  }")
+    for group_id, _members in view.pools:
+        spare = topo.groups[group_id].spare
+        text = _q(f"{group_id}\npool N+{spare}")
+        out.append(f"  {_q('group:' + group_id)} [shape=hexagon, label={text}, class=\"pool\"];")
+    for ln_id, sbc_id in view.access:
+        out.append(f"  {_q('ln:' + ln_id)} -> {_q('el:' + sbc_id)} [class=\"access\"];")
+    for group_id, a, b in view.pairs:
+        out.append(f"  {_q('el:' + a)} -> {_q('el:' + b)} [dir=both, style=bold, label={_q(group_id)}, "
+                   "class=\"pair\"];")
+    for group_id, members in view.pools:
+        for member in members:
+            out.append(f"  {_q('el:' + member)} -> {_q('group:' + group_id)} [arrowhead=none, style=dotted, "
+                       "class=\"pool_member\"];")
+    for sbc_id, ln_id in view.dr:
+        out.append(f"  {_q('el:' + sbc_id)} -> {_q('ln:' + ln_id)} [style=dashed, color=red, label=\"DR\", "
+                   "class=\"dr\"];")
+    out.append("}")
+    return "\n".join(out) + "\n"
