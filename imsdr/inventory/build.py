@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import ipaddress
 import os
+import re
 import types
 import typing
 from collections.abc import Iterator
+from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from imsdr.diagnostics import Location, Problem
 from imsdr.errors import InventoryError
-from imsdr.inventory.loader import LoadedDocument, YamlPath, format_path, load_yaml_file, load_yaml_text
+from imsdr.inventory.loader import (
+    LoadedDocument,
+    YamlPath,
+    format_path,
+    load_yaml_file,
+    load_yaml_text,
+    shorten,
+)
 from imsdr.inventory.schema import ElementType, Inventory
 
 MAX_ENUM_BLOCK_NUMBERS = 100_000_000
@@ -57,21 +67,43 @@ class SourceMap:
 
 def load_inventory(path: str | os.PathLike[str]) -> tuple[Inventory, SourceMap]:
     """Load and validate an inventory file; raise InventoryError with every problem found."""
-    return validate_document(load_yaml_file(path))
+    return validate_document(load_yaml_file(path, tolerant=True))
 
 
 def load_inventory_text(text: str, file: str = "<string>") -> tuple[Inventory, SourceMap]:
-    return validate_document(load_yaml_text(text, file))
+    return validate_document(load_yaml_text(text, file, tolerant=True))
 
 
 def validate_document(doc: LoadedDocument) -> tuple[Inventory, SourceMap]:
+    """Validate ``doc`` and report every problem in one run.
+
+    Four passes, all run whatever the others find: what the loader found (duplicate keys,
+    forbidden tags), scalar types checked strictly (``true`` is not a port, ``"11"`` is not
+    a length), the pydantic schema, and cross-references checked tolerantly on the raw data
+    (duplicate ids, dangling references, overlaps) so they are reported even when the
+    schema fails elsewhere. A path already reported by an earlier pass is not reported
+    again by a later one.
+    """
+    problems = list(doc.problems)
+    claimed: set[YamlPath] = set(doc.poisoned)
+    for path, message in _strict_types(doc.data, Inventory, ()):
+        claimed.add(path)
+        problems.append(Problem(doc.locate(path), format_path(path), message))
+
+    def fresh(path: YamlPath) -> bool:
+        return not any(path[:i] in claimed for i in range(len(path) + 1))
+
+    inventory: Inventory | None = None
     try:
         inventory = Inventory.model_validate(doc.data)
     except ValidationError as exc:
-        problems = [_problem_from_pydantic(doc, err) for err in exc.errors(include_url=False)]
-        raise InventoryError(f"{doc.file}: invalid inventory", _sorted(problems)) from None
-    problems = list(_cross_check(inventory, doc))
-    if problems:
+        for err in exc.errors(include_url=False):
+            if fresh(tuple(p for p in err["loc"] if p != "[key]")):
+                problems.append(_problem_from_pydantic(doc, err))
+    for path, message in _cross_check(doc):
+        if fresh(path):
+            problems.append(Problem(doc.locate(path), format_path(path), message))
+    if problems or inventory is None:
         raise InventoryError(f"{doc.file}: invalid inventory", _sorted(problems))
     return inventory, SourceMap(doc, inventory)
 
@@ -82,6 +114,89 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
 
     unique = list(dict.fromkeys(problems))
     return sorted(unique, key=key)
+
+
+# --- strict scalar types ------------------------------------------------------------------------
+# pydantic's lax mode would read `port: true` as 1, `length: "11"` as 11 and `answers_options: 1`
+# as true. YAML already gives every value its type, so a mismatch is a mistake worth reporting.
+
+def _describe(value: Any) -> str:
+    """'the integer 86', 'the boolean true', 'the date 2024-01-01', 'text '86'' for messages."""
+    if value is None:
+        return "an empty value (null)"
+    if isinstance(value, bool):
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, int):
+        return f"the integer {shorten(value)}"
+    if isinstance(value, float):
+        return f"the number {shorten(value)}"
+    if isinstance(value, dt.datetime):
+        return f"the timestamp {value.isoformat()}"
+    if isinstance(value, dt.date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, str):
+        return f"the text {shorten(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def _yaml_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+_NUMBER = re.compile(r"^\s*[-+]?[0-9][0-9_]*(\.[0-9]*)?([eE][-+]?[0-9]+)?\s*$")
+MAX_TEXT = 1000  # no text field of the format is longer than 253 characters
+
+
+def _strict_types(value: Any, annotation: Any, path: YamlPath) -> Iterator[tuple[YamlPath, str]]:
+    """Walk raw data beside the model's annotations; yield (path, message) for scalars whose
+    YAML type is not the one expected. Everything else is left to pydantic."""
+    tp = _unwrap(annotation)
+    if value is None:
+        return
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if isinstance(value, dict):
+            for name, info in tp.model_fields.items():
+                if name in value:
+                    yield from _strict_types(value[name], info.annotation, (*path, name))
+        return
+    origin = typing.get_origin(tp)
+    if origin is list:
+        if isinstance(value, list):
+            (item,) = typing.get_args(tp)
+            for i, entry in enumerate(value):
+                yield from _strict_types(entry, item, (*path, i))
+        return
+    if origin is dict:
+        if isinstance(value, dict):
+            _key, item = typing.get_args(tp)
+            for name, entry in value.items():
+                yield from _strict_types(entry, item, (*path, name))
+        return
+    if origin is typing.Literal:
+        allowed = typing.get_args(tp)
+        if isinstance(value, bool) and not any(isinstance(a, bool) for a in allowed):
+            shown = ", ".join(repr(a) for a in allowed)
+            yield path, f"got {_describe(value)}, expected {shown}"
+        return
+    if tp is bool:
+        if not isinstance(value, bool):
+            yield path, f"got {_describe(value)}, expected true or false"
+    elif tp is int or tp is float:
+        if isinstance(value, bool | str):
+            expected = "a whole number" if tp is int else "a number"
+            hint = " (write it without quotes)" if isinstance(value, str) and _NUMBER.match(value) else ""
+            yield path, f"got {_describe(value)}, expected {expected}{hint}"
+    elif (tp is str or (isinstance(tp, type) and issubclass(tp, Enum))) and \
+            isinstance(value, str) and len(value) > MAX_TEXT:
+        yield path, f"got text of {len(value):,} characters, expected at most a few hundred"
 
 
 # --- pydantic errors → problems ---------------------------------------------------------------
@@ -123,16 +238,50 @@ def _item_type(tp: Any) -> Any:
     return None
 
 
+_EXPECTED = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "finite_number": "a finite number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping (field: value)",
+    "model_type": "a mapping (field: value)",
+    "model_attributes_type": "a mapping (field: value)",
+    "date_type": "a date (YYYY-MM-DD)",
+    "date_parsing": "a date (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "a date (YYYY-MM-DD)",
+    "date_from_datetime_inexact": "a date without a time (YYYY-MM-DD)",
+    "enum": None,
+    "literal_error": None,
+}
+_PATTERNS = {
+    "^[0-9]{3}$": "three digits in quotes, e.g. \"460\"",
+    "^[0-9]{2,3}$": "two or three digits in quotes, e.g. \"01\"",
+    "^[1-9][0-9]{0,2}$": "a country code of 1-3 digits in quotes, e.g. \"86\"",
+}
+MAX_MESSAGE = 400
+
+
 def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
-    loc: YamlPath = tuple(p for p in err["loc"] if p != "[key]")
+    raw_loc = tuple(err["loc"])
+    loc: YamlPath = tuple(p for p in raw_loc if p != "[key]")
     kind = err["type"]
     message = str(err["msg"])
+    value = err.get("input")
+    ctx = err.get("ctx") or {}
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
+    location = doc.locate_key(loc) if "[key]" in raw_loc else doc.locate(loc)
     if kind == "missing":
         field = loc[-1]
         location = doc.locate(loc[:-1])
-        message = f"required field '{field}' is missing"
+        loc = loc[:-1] + (field,)
+        message = f"required field {shorten(field)} is missing"
     elif kind == "extra_forbidden":
         location = doc.locate_key(loc)
         field = str(loc[-1])
@@ -141,197 +290,333 @@ def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
         close = difflib.get_close_matches(field, known, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         expected = f" (expected one of: {', '.join(known)})" if known else ""
-        message = f"unknown field '{field}'{hint}{expected}"
-    else:
-        location = doc.locate(loc)
-        value = err.get("input")
-        if kind not in ("value_error", "assertion_error") and not isinstance(value, (dict, list)):
-            message = f"{message} (got {value!r})"
-        elif kind in ("list_type", "dict_type", "model_type") or isinstance(value, (dict, list)):
-            message = f"{message} (got a {type(value).__name__})"
+        message = f"unknown field {shorten(field)}{hint}{expected}"
+    elif kind in _EXPECTED:
+        got = _describe(value)
+        expected = _EXPECTED[kind]
+        if expected is None:  # enum / literal: pydantic lists the choices
+            expected = message.removeprefix("Input should be ")
+            choices = [str(c) for c in ctx.get("expected", "").replace("'", "").split(", ")]
+            choices = [c.removeprefix("or ") for c in choices]
+            close = difflib.get_close_matches(str(value), choices, n=1) if isinstance(value, str) else []
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            message = f"got {got}, expected {expected}{hint}"
+        else:
+            message = f"got {got}, expected {expected}"
+            raw = doc.scalar_text.get(loc)
+            if kind == "string_type" and raw is not None:
+                message += f" (write it in quotes if it is meant as text: \"{raw}\")"
+    elif kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        expected = _PATTERNS.get(pattern, f"text matching {pattern}")
+        message = f"got {_describe(value)}, expected {expected}"
+    elif kind in ("too_short", "too_long"):
+        size = len(value) if isinstance(value, list | str | dict) else "?"
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        which = "at least" if kind == "too_short" else "at most"
+        message = f"got {size} item{'s' if size != 1 else ''}, expected {which} {bound}"
+    elif message.startswith("Input should be "):  # numeric bounds and the like
+        message = f"got {_describe(value)}, expected a value {message.removeprefix('Input should be ')}"
+    elif kind not in ("value_error", "assertion_error"):
+        message = f"{message} (got {_describe(value)})"
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
     return Problem(location, format_path(loc), message)
 
 
-# --- cross-references -------------------------------------------------------------------------------
+# --- cross-references, checked on the raw data ------------------------------------------------------
+# These run whatever the schema found, so one run reports duplicate ids and dangling references
+# next to type errors. Entries whose fields are unreadable are skipped (the schema reports them);
+# when an entry of a kind has no readable id, references to that kind are not reported as
+# dangling (they may well point at it).
 
-def _cross_check(inv: Inventory, doc: LoadedDocument) -> Iterator[Problem]:
-    def at(path: YamlPath, message: str) -> Problem:
-        return Problem(doc.locate(path), format_path(path), message)
+def _entries(data: Any, *path: str) -> list[tuple[YamlPath, dict[str, Any]]]:
+    """(path, mapping) of each mapping in the list at ``path``; non-mappings are skipped."""
+    node: Any = data
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, list):
+        return []
+    return [((*path, i), item) for i, item in enumerate(node) if isinstance(item, dict)]
 
+
+def _strs(entry: dict[str, Any], key: str) -> list[tuple[int, str]]:
+    items = entry.get(key)
+    if not isinstance(items, list):
+        return []
+    return [(j, item) for j, item in enumerate(items) if isinstance(item, str)]
+
+
+def _get(data: Any, *path: str) -> Any:
+    for part in path:
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+def _ip(text: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _net(text: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return ipaddress.ip_network(text, strict=True)
+    except ValueError:
+        return None
+
+
+_TYPES = {t.value for t in ElementType}
+Issue = tuple[YamlPath, str]
+
+
+def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
+    data = doc.data
+    if not isinstance(data, dict):
+        return
     owners: dict[str, tuple[str, YamlPath]] = {}
-
-    def claim(ident: str, kind: str, path: YamlPath) -> Iterator[Problem]:
-        if ident in owners:
-            other_kind, other_path = owners[ident]
-            other = doc.locate(other_path)
-            line = f" at line {other.line}" if other else ""
-            yield at((*path, "id"), f"duplicate id '{ident}' (already used by {other_kind}{line}); ids must be unique")
-        else:
-            owners[ident] = (kind, (*path, "id"))
-
-    for i, site in enumerate(inv.sites):
-        yield from claim(site.id, "site", ("sites", i))
-    for i, ln in enumerate(inv.local_networks):
-        yield from claim(ln.id, "local network", ("local_networks", i))
-    for i, el in enumerate(inv.elements):
-        yield from claim(el.id, "element", ("elements", i))
-    for i, pair in enumerate(inv.redundancy.pairs):
-        yield from claim(pair.id, "pair", ("redundancy", "pairs", i))
-    for i, pool in enumerate(inv.redundancy.pools):
-        yield from claim(pool.id, "pool", ("redundancy", "pools", i))
+    complete: dict[str, bool] = {}
+    kinds = (("site", ("sites",)), ("local network", ("local_networks",)), ("element", ("elements",)),
+             ("pair", ("redundancy", "pairs")), ("pool", ("redundancy", "pools")))
+    for kind, where in kinds:
+        collection = _get(data, *where)
+        entries = _entries(data, *where)
+        complete[kind] = (collection is None or isinstance(collection, list)) and all(
+            isinstance(item, dict) and isinstance(item.get("id"), str) for item in collection or [])
+        for path, entry in entries:
+            ident = entry.get("id")
+            if not isinstance(ident, str):
+                continue
+            if ident in owners:
+                other_kind, other_path = owners[ident]
+                other = doc.locate(other_path)
+                line = f" at line {other.line}" if other else ""
+                yield (*path, "id"), f"duplicate id {shorten(ident)} (already used by {other_kind}{line}); " \
+                                     "ids must be unique"
+            else:
+                owners[ident] = (kind, (*path, "id"))
     block_ids: set[str] = set()
-    for i, block in enumerate(inv.enum_blocks):
-        if block.id in block_ids:
-            yield at(("enum_blocks", i, "id"), f"duplicate ENUM block id '{block.id}'")
-        block_ids.add(block.id)
+    for path, block in _entries(data, "enum_blocks"):
+        ident = block.get("id")
+        if isinstance(ident, str):
+            if ident in block_ids:
+                yield (*path, "id"), f"duplicate ENUM block id {shorten(ident)}"
+            block_ids.add(ident)
 
-    sites = {s.id for s in inv.sites}
-    lns = {ln.id for ln in inv.local_networks}
-    elements = {e.id: e for e in inv.elements}
-    groups = {g.id for g in (*inv.redundancy.pairs, *inv.redundancy.pools)}
+    def ids(kind: str) -> set[str]:
+        return {i for i, (k, _p) in owners.items() if k == kind}
 
-    def ref(path: YamlPath, ident: str, known: set[str] | dict[str, Any], what: str) -> Iterator[Problem]:
-        if ident not in known:
+    sites, lns = ids("site"), ids("local network")
+    elements: dict[str, str | None] = {}
+    for _path, el in _entries(data, "elements"):
+        if isinstance(el.get("id"), str) and el["id"] not in elements:
+            elements[el["id"]] = el.get("type") if el.get("type") in _TYPES else None
+
+    def ref(path: YamlPath, ident: str, known: Any, what: str, kind: str) -> Iterator[Issue]:
+        if ident not in known and complete.get(kind, True):
             close = difflib.get_close_matches(ident, list(known), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            yield at(path, f"unknown {what} '{ident}'{hint}")
+            yield path, f"unknown {what} {shorten(ident)}{hint}"
 
-    for i, ln in enumerate(inv.local_networks):
-        for j, site_id in enumerate(ln.home_sites):
-            yield from ref(("local_networks", i, "home_sites", j), site_id, sites, "site")
+    def typed_ref(path: YamlPath, ident: str, want: str, what: str) -> Iterator[Issue]:
+        if ident not in elements:
+            yield from ref(path, ident, elements, "element", "element")
+        elif elements[ident] is not None and elements[ident] != want:
+            article = "an" if want[0] in "aeiou" or want == "sbc" else "a"
+            yield path, f"{what}{shorten(ident)} is a {elements[ident]}, not {article} {want}"
+
+    for path, ln in _entries(data, "local_networks"):
+        for j, site_id in _strs(ln, "home_sites"):
+            yield from ref((*path, "home_sites", j), site_id, sites, "site", "site")
 
     seen_addresses: dict[str, str] = {}
     seen_fqdns: dict[str, str] = {}
-    for i, el in enumerate(inv.elements):
-        base: YamlPath = ("elements", i)
-        yield from ref((*base, "site"), el.site, sites, "site")
-        if el.type is ElementType.CSCF and not el.roles:
-            yield at((*base, "roles"), "a cscf needs at least one role (icscf, scscf, ecscf, bgcf)")
-        if el.roles and el.type is not ElementType.CSCF:
-            yield at((*base, "roles"), f"roles apply to cscf elements only, not {el.type.value}")
-        if el.serves and el.type is not ElementType.SBC:
-            yield at((*base, "serves"), f"'serves' applies to sbc elements only, not {el.type.value}")
-        if el.pcscfs and el.type is not ElementType.SBC:
-            yield at((*base, "pcscfs"), f"'pcscfs' applies to sbc elements only, not {el.type.value}")
-        for j, ln_id in enumerate(el.serves):
-            yield from ref((*base, "serves", j), ln_id, lns, "local network")
-        for j, pcscf in enumerate(el.pcscfs):
-            if pcscf not in elements:
-                yield from ref((*base, "pcscfs", j), pcscf, elements, "element")
-            elif elements[pcscf].type is not ElementType.PCSCF:
-                yield at((*base, "pcscfs", j), f"'{pcscf}' is a {elements[pcscf].type.value}, not a pcscf")
-        for j, addr in enumerate(el.addresses):
-            if addr in seen_addresses:
-                yield at((*base, "addresses", j), f"address {addr} is already used by element '{seen_addresses[addr]}'")
-            seen_addresses.setdefault(addr, el.id)
-        if len(set(el.addresses)) != len(el.addresses):
-            yield at((*base, "addresses"), "an address is listed twice")
-        if el.fqdn:
-            if el.fqdn in seen_fqdns:
-                yield at((*base, "fqdn"), f"fqdn {el.fqdn} is already used by element '{seen_fqdns[el.fqdn]}'")
-            seen_fqdns.setdefault(el.fqdn, el.id)
+    for base, el in _entries(data, "elements"):
+        ident = el.get("id") if isinstance(el.get("id"), str) else "?"
+        etype = el.get("type") if el.get("type") in _TYPES else None
+        if isinstance(el.get("site"), str):
+            yield from ref((*base, "site"), el["site"], sites, "site", "site")
+        roles = el.get("roles")
+        if etype == ElementType.CSCF.value and not roles and (roles is None or isinstance(roles, list)):
+            yield (*base, "roles"), "a cscf needs at least one role (icscf, scscf, ecscf, bgcf)"
+        if etype is not None and etype != ElementType.CSCF.value and roles:
+            yield (*base, "roles"), f"roles apply to cscf elements only, not {etype}"
+        if etype is not None and etype != ElementType.SBC.value:
+            for key in ("serves", "pcscfs"):
+                if el.get(key):
+                    yield (*base, key), f"'{key}' applies to sbc elements only, not {etype}"
+        for j, ln_id in _strs(el, "serves"):
+            yield from ref((*base, "serves", j), ln_id, lns, "local network", "local network")
+        for j, pcscf in _strs(el, "pcscfs"):
+            yield from typed_ref((*base, "pcscfs", j), pcscf, ElementType.PCSCF.value, "")
+        normalised = []
+        for j, text in _strs(el, "addresses"):
+            addr = _ip(text)
+            if addr is None:
+                continue
+            where = (*base, "addresses", j)
+            yield from _address_issues(where, addr)
+            key = str(addr)
+            normalised.append(key)
+            if key in seen_addresses and seen_addresses[key] != ident:
+                yield where, f"address {key} is already used by element {shorten(seen_addresses[key])}"
+            seen_addresses.setdefault(key, ident)
+        if len(set(normalised)) != len(normalised):
+            yield (*base, "addresses"), "an address is listed twice"
+        fqdn = el.get("fqdn")
+        if isinstance(fqdn, str) and fqdn:
+            fqdn = fqdn[:-1] if fqdn.endswith(".") else fqdn
+            if fqdn in seen_fqdns:
+                yield (*base, "fqdn"), f"fqdn {shorten(fqdn)} is already used by element " \
+                                       f"{shorten(seen_fqdns[fqdn])}"
+            seen_fqdns.setdefault(fqdn, ident)
 
-    group_of: dict[str, str] = {}
-    for kind, items in (("pairs", inv.redundancy.pairs), ("pools", inv.redundancy.pools)):
-        for i, group in enumerate(items):
-            base = ("redundancy", kind, i)
-            for j, member in enumerate(group.members):
-                yield from ref((*base, "members", j), member, elements, "element")
-            if len(set(group.members)) != len(group.members):
-                yield at((*base, "members"), "a member is listed twice")
-            if kind == "pairs" and len(group.members) != 2:
-                yield at((*base, "members"), f"a 1+1 pair has exactly 2 members, got {len(group.members)} (use a pool for more)")
-            if group.sync == "periodic" and group.backup_interval is None:
-                yield at((*base, "backup_interval"), "periodic sync needs 'backup_interval' (seconds between copies)")
-            for member in group.members:
-                group_of.setdefault(member, group.id)
+    for kind in ("pairs", "pools"):
+        for base, group in _entries(data, "redundancy", kind):
+            members = _strs(group, "members")
+            for j, member in members:
+                yield from ref((*base, "members", j), member, elements, "element", "element")
+            names = [m for _j, m in members]
+            if len(set(names)) != len(names):
+                yield (*base, "members"), "a member is listed twice"
+            raw_members = group.get("members")
+            if kind == "pairs" and isinstance(raw_members, list) and raw_members and len(raw_members) != 2:
+                yield (*base, "members"), f"a 1+1 pair has exactly 2 members, got {len(raw_members)} " \
+                                          "(use a pool for more)"
+            if group.get("sync") == "periodic" and group.get("backup_interval") is None:
+                yield (*base, "backup_interval"), "periodic sync needs 'backup_interval' " \
+                                                  "(seconds between copies)"
 
-    dr = inv.redundancy.sbc_dr
-    if dr is not None:
-        if dr.layout == "ring":
-            if len(dr.order) < 2:
-                yield at(("redundancy", "sbc_dr", "order"), "a ring needs 'order' with at least 2 local networks")
-            for j, ln_id in enumerate(dr.order):
-                yield from ref(("redundancy", "sbc_dr", "order", j), ln_id, lns, "local network")
-        if dr.layout == "hub":
-            if dr.hub is None:
-                yield at(("redundancy", "sbc_dr"), "a hub layout needs 'hub' (the SBC that backs up the others)")
-            elif dr.hub not in elements:
-                yield from ref(("redundancy", "sbc_dr", "hub"), dr.hub, elements, "element")
-            elif elements[dr.hub].type is not ElementType.SBC:
-                yield at(("redundancy", "sbc_dr", "hub"), f"hub '{dr.hub}' is a {elements[dr.hub].type.value}, not an sbc")
+    dr = _get(data, "redundancy", "sbc_dr")
+    if isinstance(dr, dict):
+        base = ("redundancy", "sbc_dr")
+        order = dr.get("order")
+        if dr.get("layout") == "ring":
+            if not isinstance(order, list) or len(order) < 2:
+                yield (*base, "order"), "a ring needs 'order' with at least 2 local networks"
+            for j, ln_id in _strs(dr, "order"):
+                yield from ref((*base, "order", j), ln_id, lns, "local network", "local network")
+        if dr.get("layout") == "hub":
+            hub = dr.get("hub")
+            if hub is None:
+                yield base, "a hub layout needs 'hub' (the SBC that backs up the others)"
+            elif isinstance(hub, str):
+                yield from typed_ref((*base, "hub"), hub, ElementType.SBC.value, "hub ")
 
-    for j, ns in enumerate(inv.network.dns.nameservers):
-        if ns not in elements:
-            yield from ref(("network", "dns", "nameservers", j), ns, elements, "element")
-        elif elements[ns].type is not ElementType.ENUM_DNS:
-            yield at(("network", "dns", "nameservers", j), f"nameserver '{ns}' is a {elements[ns].type.value}, not an enum_dns")
+    dns = _get(data, "network", "dns")
+    if isinstance(dns, dict):
+        for j, ns in _strs(dns, "nameservers"):
+            yield from typed_ref(("network", "dns", "nameservers", j), ns, ElementType.ENUM_DNS.value,
+                                 "nameserver ")
 
-    all_ids = set(owners)
-    for i, waiver in enumerate(inv.waivers):
-        for j, ident in enumerate(waiver.scope):
-            yield from ref(("waivers", i, "scope", j), ident, all_ids, "id")
+    all_complete = all(complete.values())
+    for base, waiver in _entries(data, "waivers"):
+        for j, ident in _strs(waiver, "scope"):
+            if ident not in owners and all_complete:
+                yield from ref((*base, "scope", j), ident, owners, "id", "")
 
-    yield from _check_prefix_overlaps(inv, doc)
-    yield from _check_enum_blocks(inv, doc)
+    yield from _check_prefixes(data)
+    yield from _check_enum_blocks(data)
 
 
-def _check_prefix_overlaps(inv: Inventory, doc: LoadedDocument) -> Iterator[Problem]:
+def _address_issues(path: YamlPath, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> Iterator[Issue]:
+    """Addresses that parse but cannot be a signalling address published in DNS."""
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.scope_id:
+            yield path, f"address {addr} has a zone index (%{addr.scope_id}); a scoped IPv6 address " \
+                        "cannot be published in DNS (expected a global or unique-local address)"
+        if addr.ipv4_mapped is not None:
+            yield path, f"address {addr} is an IPv4-mapped IPv6 address; write the IPv4 address " \
+                        f"{addr.ipv4_mapped} instead (expected a plain IPv4 or IPv6 address)"
+    if addr.is_unspecified or addr.is_multicast or str(addr) == "255.255.255.255":
+        what = "unspecified" if addr.is_unspecified else "multicast" if addr.is_multicast else "broadcast"
+        yield path, f"address {addr} is a {what} address (expected the element's own unicast address)"
+
+
+def _check_prefixes(data: Any) -> Iterator[Issue]:
     """Two local networks claiming the same source addresses would make DNS views ambiguous."""
     entries = []
-    for i, ln in enumerate(inv.local_networks):
-        for j, prefix in enumerate(ln.prefixes):
-            net = ipaddress.ip_network(prefix)
-            entries.append((net.version, int(net.network_address), int(net.broadcast_address), ln.id, (i, j)))
-    entries.sort()
-    active: list[tuple[int, int, int, str, tuple[int, int]]] = []
+    for base, ln in _entries(data, "local_networks"):
+        ln_id = ln.get("id") if isinstance(ln.get("id"), str) else format_path(base)
+        for j, text in _strs(ln, "prefixes"):
+            net = _net(text)
+            if net is None:
+                continue
+            path = (*base, "prefixes", j)
+            if isinstance(net, ipaddress.IPv6Network) and net.network_address.ipv4_mapped is not None \
+                    and net.prefixlen >= 96:
+                yield path, f"prefix {net} is an IPv4-mapped IPv6 prefix; write the IPv4 prefix instead " \
+                            "(expected a plain IPv4 or IPv6 prefix)"
+            entries.append((net.version, int(net.network_address), int(net.broadcast_address),
+                            ln_id, text, path))
+    entries.sort(key=lambda e: e[:3])
+    active: list[tuple[int, int, int, str, str, YamlPath]] = []
     for entry in entries:
-        version, start, _end, ln_id, (i, j) = entry
+        version, start = entry[0], entry[1]
         active = [a for a in active if a[0] == version and a[2] >= start]
         for other in active:
-            if other[3] != ln_id:
-                path = ("local_networks", i, "prefixes", j)
-                yield Problem(doc.locate(path), format_path(path),
-                              f"prefix {inv.local_networks[i].prefixes[j]} overlaps a prefix of local network '{other[3]}'")
+            if other[3] != entry[3]:
+                yield entry[5], f"prefix {entry[4]} overlaps a prefix of local network {shorten(other[3])}"
         active.append(entry)
 
 
-def _check_enum_blocks(inv: Inventory, doc: LoadedDocument) -> Iterator[Problem]:
-    cc = inv.network.country_code
-    for i, block in enumerate(inv.enum_blocks):
-        base: YamlPath = ("enum_blocks", i)
+_DIGITS = re.compile(r"^\+?[0-9]{1,15}$")
 
-        def at(field: str, message: str, base: YamlPath = base) -> Problem:
-            return Problem(doc.locate((*base, field)), format_path((*base, field)), message)
 
-        if not block.prefix.startswith(cc):
-            yield at("prefix", f"prefix +{block.prefix} does not start with the country code {cc}")
-        if block.style == "wildcard":
-            if block.first or block.last or block.length:
-                yield at("style", "a wildcard block covers its whole prefix; 'first', 'last' and 'length' apply to style: numbers")
+def _digits(value: Any) -> str | None:
+    return value.lstrip("+") if isinstance(value, str) and _DIGITS.match(value) else None
+
+
+def _check_enum_blocks(data: Any) -> Iterator[Issue]:
+    cc = _get(data, "network", "country_code")
+    cc = cc if isinstance(cc, str) and re.fullmatch(r"[1-9][0-9]{0,2}", cc) else None
+    for base, block in _entries(data, "enum_blocks"):
+        prefix = _digits(block.get("prefix"))
+        if prefix is None:
             continue
-        if block.length is None:
-            yield at("length", "style: numbers needs 'length' (total digits of a number, country code included)")
+        if cc is not None and not prefix.startswith(cc):
+            yield (*base, "prefix"), f"prefix +{prefix} does not start with the country code {cc}"
+        style = block.get("style", "wildcard")
+        first_raw, last_raw, length = block.get("first"), block.get("last"), block.get("length")
+        if style == "wildcard":
+            if first_raw or last_raw or length:
+                yield (*base, "style"), "a wildcard block covers its whole prefix; 'first', 'last' and " \
+                                        "'length' apply to style: numbers"
             continue
-        if block.length <= len(block.prefix):
-            yield at("length", f"length {block.length} leaves no digits after prefix +{block.prefix}")
+        if style != "numbers":
             continue
-        free = block.length - len(block.prefix)
-        first = block.first or block.prefix + "0" * free
-        last = block.last or block.prefix + "9" * free
+        if length is None:
+            yield (*base, "length"), "style: numbers needs 'length' (total digits of a number, " \
+                                     "country code included)"
+            continue
+        if isinstance(length, bool) or not isinstance(length, int) or not 2 <= length <= 15:
+            continue  # the schema reports it
+        if length <= len(prefix):
+            yield (*base, "length"), f"length {length} leaves no digits after prefix +{prefix}"
+            continue
+        free = length - len(prefix)
+        first = _digits(first_raw) if first_raw is not None else prefix + "0" * free
+        last = _digits(last_raw) if last_raw is not None else prefix + "9" * free
         bad = False
-        for field, number in (("first", first), ("last", last)):
-            if len(number) != block.length or not number.startswith(block.prefix):
-                yield at(field, f"+{number} is not a {block.length}-digit number under +{block.prefix}")
+        for name, number in (("first", first), ("last", last)):
+            if number is None:
+                bad = True  # the schema reports it
+            elif len(number) != length or not number.startswith(prefix):
+                yield (*base, name), f"+{number} is not a {length}-digit number under +{prefix}"
                 bad = True
-        if bad:
+        if bad or first is None or last is None:
             continue
         count = int(last) - int(first) + 1
         if count <= 0:
-            yield at("last", f"last +{last} is before first +{first}")
+            yield (*base, "last"), f"last +{last} is before first +{first}"
         elif count > MAX_ENUM_BLOCK_NUMBERS:
-            yield at("length", f"block holds {count:,} numbers, more than {MAX_ENUM_BLOCK_NUMBERS:,} NAPTR records; "
-                               "use style: wildcard for blocks this large")
+            yield (*base, "length"), f"block holds {count:,} numbers, more than {MAX_ENUM_BLOCK_NUMBERS:,} " \
+                                     "NAPTR records; use style: wildcard for blocks this large"
 
 
 def block_range(block: Any) -> tuple[int, int, int]:

@@ -1,48 +1,90 @@
 """Safe YAML loading that remembers where every value came from.
 
-PyYAML composes the document into nodes (with marks); we construct plain Python values
-from those nodes ourselves so that we can refuse what a planner's inventory never needs
-(Python tags, duplicate keys, alias bombs, absurd nesting) and keep a location for every
-path, which later lets every problem and finding point at file:line:col.
+libyaml's parser turns the text into events; we compose those events into small nodes
+ourselves (iteratively, counting as we go) and then construct plain Python values from
+them, so that we can refuse what a planner's inventory never needs (Python tags,
+duplicate or non-text keys, alias bombs, absurd nesting, huge files) before it costs
+time or memory, and keep a location for every path, which later lets every problem
+and finding point at file:line:col.
+
+Hard limits (all refused with a located message, never a traceback):
+
+* files larger than ``MAX_FILE_BYTES`` (checked before reading, and while reading pipes);
+* more than ``MAX_NODES`` values, counting every alias expansion (a "billion laughs"
+  bomb is refused in milliseconds: expanded sizes are computed bottom-up while
+  composing, before anything is expanded);
+* nesting deeper than ``MAX_DEPTH``; recursive aliases; several documents in one file.
+
+Problems that leave the rest of the document readable (a duplicate key, a forbidden
+tag, a key that is not text) are collected rather than raised when ``tolerant=True``,
+so that the caller can go on validating and report everything in one run; the paths
+they affect are listed in ``LoadedDocument.poisoned``.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Hashable
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from imsdr.diagnostics import Location, Problem
 from imsdr.errors import InventoryError
 
-try:  # libyaml's composer is several times faster; identical semantics for safe loading
+try:  # libyaml's parser is several times faster; identical semantics for safe loading
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - libyaml is present in the usual wheels
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_NODES = 2_000_000  # constructed values, aliases expanded: stops "billion laughs" quickly
+# A national inventory (~5,000 elements, ~300 local networks, ENUM blocks as ranges) is a
+# few MB and a few hundred thousand values; these limits leave ample headroom while keeping
+# the worst case to seconds and a few hundred MB.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_NODES = 1_000_000  # values incl. keys, every alias expansion counted (national: ~100,000)
 MAX_DEPTH = 64
-MAX_ALIAS_REUSES = 10_000  # re-expansions of an anchored list/mapping; inventories use a handful
+MAX_INT_DIGITS = 30  # the largest bound in the format is 2**31 - 1; refuse before converting
+MAX_SHOWN = 60  # characters of a bad value quoted back in a message
 
 YamlPath = tuple[str | int, ...]
 
 _STR = "tag:yaml.org,2002:str"
-_SCALAR_TAGS = {
-    _STR,
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-    "tag:yaml.org,2002:timestamp",
-}
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+_SCALAR_TAGS = {_STR, _INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP}
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
+_KIND_NAMES = {_INT: "an integer", _FLOAT: "a number", _BOOL: "a boolean", _NULL: "null",
+               _TIMESTAMP: "a date"}
 _constructor = yaml.constructor.SafeConstructor()
+
+SCALAR, SEQ, MAP = 0, 1, 2
+
+
+def shorten(value: object, limit: int = MAX_SHOWN) -> str:
+    """``repr(value)`` cut to ``limit`` characters: messages quote bad values, never whole files."""
+    if isinstance(value, str) and len(value) > limit * 4:
+        value = value[: limit * 4]  # repr of a huge string is never built
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -53,6 +95,12 @@ class LoadedDocument:
     file: str
     locations: dict[YamlPath, Location] = field(default_factory=dict)
     key_locations: dict[YamlPath, Location] = field(default_factory=dict)
+    # problems found while loading that left the rest readable (tolerant loading only)
+    problems: list[Problem] = field(default_factory=list)
+    # paths whose value was dropped or replaced by None because of those problems
+    poisoned: set[YamlPath] = field(default_factory=set)
+    # the source text of plain scalars that YAML did not read as text (for "quote it" hints)
+    scalar_text: dict[YamlPath, str] = field(default_factory=dict)
 
     def locate(self, path: YamlPath) -> Location | None:
         """The location of ``path``, or of its nearest ancestor that has one."""
@@ -67,181 +115,371 @@ class LoadedDocument:
         """Where the key of ``path`` is written (for unknown-field errors), else the value."""
         return self.key_locations.get(path) or self.locate(path)
 
+    def is_poisoned(self, path: YamlPath) -> bool:
+        """True if ``path`` or one of its ancestors was dropped while loading."""
+        if not self.poisoned:
+            return False
+        return any(path[:i] in self.poisoned for i in range(len(path) + 1))
+
+
+def _plain_key(part: str) -> bool:
+    return bool(part) and all(ch.isalnum() or ch in "_-" for ch in part) and part.isascii()
+
 
 def format_path(path: YamlPath) -> str:
+    """``elements[3].addresses[0]``; keys that are not plain names are quoted and escaped."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif _plain_key(part):
+            out += f".{part}" if out else part
         else:
-            out += f".{part}" if out else str(part)
+            out += f"[{shorten(part)}]"
     return out
 
 
-def _mark(file: str, mark: yaml.Mark) -> Location:
-    return Location(file, mark.line + 1, mark.column + 1)
+class _Node:
+    """A composed YAML node: smaller than PyYAML's (no Mark objects), with its expanded size."""
+
+    __slots__ = ("kind", "tag", "value", "line", "col", "size", "plain")
+
+    def __init__(self, kind: int, tag: str, value: Any, line: int, col: int, plain: bool = False) -> None:
+        self.kind = kind
+        self.tag = tag
+        self.value = value  # str | list[_Node] | list[tuple[_Node, _Node]]
+        self.line = line
+        self.col = col
+        self.size = 1
+        self.plain = plain
+
+
+def _fatal(file: str, line: int, col: int, path: YamlPath, message: str, what: str) -> InventoryError:
+    return InventoryError(what, [Problem(Location(file, line, col), format_path(path), message)])
+
+
+def _too_many(file: str, mark: Any) -> InventoryError:
+    return _fatal(file, mark.line + 1, mark.column + 1, (), f"the document has more than {MAX_NODES:,} "
+                  "values; refusing to load it", "too many values")
+
+
+def _compose(text: str, file: str) -> _Node | None:
+    """Events → nodes, iteratively; counts values and depth and refuses bombs as they appear."""
+    loader = _Loader(text)
+    try:
+        return _compose_events(loader, text, file)
+    finally:
+        loader.dispose()
+
+
+def _compose_events(loader: Any, text: str, file: str) -> _Node | None:
+    anchors: dict[str, _Node] = {}
+    open_anchors: set[str] = set()
+    # stack of (node, anchor, pending key for mappings)
+    stack: list[list[Any]] = []
+    root: _Node | None = None
+    documents = 0
+    total = 0  # values so far, alias expansions included
+
+    def attach(node: _Node) -> None:
+        nonlocal root
+        if not stack:
+            root = node
+            return
+        top = stack[-1]
+        parent: _Node = top[0]
+        if parent.kind == SEQ:
+            parent.value.append(node)
+        elif top[2] is None:
+            top[2] = node
+        else:
+            parent.value.append((top[2], node))
+            top[2] = None
+        parent.size += node.size
+
+    while True:
+        event = loader.get_event()
+        cls = type(event)
+        if cls is ScalarEvent:  # the common case first
+            total += 1
+            mark = event.start_mark
+            if total > MAX_NODES:
+                raise _too_many(file, mark)
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = loader.resolve(ScalarNode, event.value, event.implicit)
+            node = _Node(SCALAR, tag, event.value, mark.line + 1, mark.column + 1, plain=not event.style)
+            if event.anchor is not None:
+                anchors[event.anchor] = node
+            attach(node)
+        elif cls is SequenceStartEvent or cls is MappingStartEvent:
+            total += 1
+            mark = event.start_mark
+            if total > MAX_NODES:
+                raise _too_many(file, mark)
+            if len(stack) >= MAX_DEPTH:
+                raise _fatal(file, mark.line + 1, mark.column + 1, (), f"nesting deeper than {MAX_DEPTH} "
+                             "levels; an inventory never needs that", "too deeply nested")
+            is_seq = cls is SequenceStartEvent
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = loader.resolve(SequenceNode if is_seq else MappingNode, None, event.implicit)
+            node = _Node(SEQ if is_seq else MAP, tag, [], mark.line + 1, mark.column + 1)
+            if event.anchor is not None:
+                open_anchors.add(event.anchor)
+            stack.append([node, event.anchor, None])
+        elif cls is SequenceEndEvent or cls is MappingEndEvent:
+            node, anchor, _pending = stack.pop()
+            if anchor is not None:
+                open_anchors.discard(anchor)
+                anchors[anchor] = node
+            attach(node)
+        elif cls is AliasEvent:
+            name = event.anchor
+            mark = event.start_mark
+            line, col = mark.line + 1, mark.column + 1
+            if name in open_anchors:
+                raise _fatal(file, line, col, (), f"alias *{name} refers to its own anchor "
+                             "(a recursive structure); refusing it", "recursive alias")
+            if name not in anchors:
+                raise _fatal(file, line, col, (), f"alias *{name} refers to no anchor &{name} "
+                             "defined before it", "undefined alias")
+            node = anchors[name]
+            total += node.size  # sizes are computed bottom-up: a bomb is caught before any expansion
+            if total > MAX_NODES:
+                raise _fatal(file, line, col, (), f"alias *{name} expands the document beyond "
+                             f"{MAX_NODES:,} values (an alias bomb?); refusing to load it", "alias bomb")
+            attach(node)
+        elif cls is DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                mark = event.start_mark
+                raise _fatal(file, mark.line + 1, mark.column + 1, (), "the file holds several YAML "
+                             "documents ('---'); an inventory is exactly one document", "several documents")
+        elif cls is StreamEndEvent:
+            break
+    return root
 
 
 class _Builder:
     def __init__(self, file: str) -> None:
         self.file = file
         self.doc = LoadedDocument(None, file)
-        self.problems: list[Problem] = []
-        self.count = 0
-        self.expanded: set[int] = set()
-        self.alias_reuses = 0
 
-    def problem(self, node: yaml.Node, path: YamlPath, message: str) -> None:
-        self.problems.append(Problem(_mark(self.file, node.start_mark), format_path(path), message))
+    def loc(self, node: _Node) -> Location:
+        return Location(self.file, node.line, node.col)
 
-    def build(self, node: yaml.Node, path: YamlPath, depth: int) -> Any:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise InventoryError(
-                "too many values",
-                [Problem(_mark(self.file, node.start_mark), format_path(path),
-                         f"document expands to more than {MAX_NODES:,} values "
-                         "(an alias bomb?); refusing to load it")],
-            )
-        if depth > MAX_DEPTH:
-            raise InventoryError(
-                "too deeply nested",
-                [Problem(_mark(self.file, node.start_mark), format_path(path),
-                         f"nesting deeper than {MAX_DEPTH} levels; an inventory never needs that")],
-            )
-        self.doc.locations.setdefault(path, _mark(self.file, node.start_mark))
-        if isinstance(node, yaml.CollectionNode):
-            if id(node) in self.expanded:
-                self.alias_reuses += 1
-                if self.alias_reuses > MAX_ALIAS_REUSES:
-                    raise InventoryError(
-                        "too many aliases",
-                        [Problem(_mark(self.file, node.start_mark), format_path(path),
-                                 f"more than {MAX_ALIAS_REUSES:,} alias expansions (an alias bomb?); "
-                                 "refusing to load it")],
-                    )
-            self.expanded.add(id(node))
-        if isinstance(node, yaml.MappingNode):
+    def problem(self, node: _Node, path: YamlPath, message: str) -> None:
+        self.doc.problems.append(Problem(self.loc(node), format_path(path), message))
+
+    def build(self, node: _Node, path: YamlPath) -> Any:
+        self.doc.locations.setdefault(path, self.loc(node))
+        if node.kind == MAP:
             if node.tag != _MAP:
-                self.problem(node, path, f"tag {node.tag!r} is not allowed (plain YAML mappings only)")
-                return None
-            return self._mapping(node, path, depth)
-        if isinstance(node, yaml.SequenceNode):
+                return self.poison(node, path, f"tag {shorten(node.tag)} is not allowed "
+                                   "(plain YAML mappings only)")
+            return self._mapping(node, path)
+        if node.kind == SEQ:
             if node.tag != _SEQ:
-                self.problem(node, path, f"tag {node.tag!r} is not allowed (plain YAML lists only)")
-                return None
-            return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
-        if node.tag not in _SCALAR_TAGS:
-            self.problem(node, path, f"tag {node.tag!r} is not allowed (plain YAML values only)")
-            return None
-        if node.tag == _STR:
-            return node.value
-        try:
-            return _constructor.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError) as exc:
-            self.problem(node, path, f"cannot read value {node.value!r}: {exc}")
-            return None
+                return self.poison(node, path, f"tag {shorten(node.tag)} is not allowed "
+                                   "(plain YAML lists only)")
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.scalar(node, path)
 
-    def _mapping(self, node: yaml.MappingNode, path: YamlPath, depth: int) -> dict[Any, Any]:
-        result: dict[Any, Any] = {}
-        self._flatten_merge_keys(node, path)
-        for key_node, value_node in node.value:
-            key = self.build(key_node, (*path, "<key>"), depth + 1)
-            if not isinstance(key, Hashable) or isinstance(key, (list, dict)):
-                self.problem(key_node, path, "mapping keys must be plain values")
+    def poison(self, node: _Node, path: YamlPath, message: str) -> None:
+        self.problem(node, path, message)
+        self.doc.poisoned.add(path)
+        return None
+
+    def scalar(self, node: _Node, path: YamlPath) -> Any:
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        if tag not in _SCALAR_TAGS:
+            return self.poison(node, path, f"tag {shorten(tag)} is not allowed (plain YAML values only)")
+        text = node.value
+        if tag == _INT and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0") \
+                and len(text) <= MAX_INT_DIGITS:  # the common case, without PyYAML's general constructor
+            if node.plain:
+                self.doc.scalar_text[path] = text
+            return int(text)
+        if tag == _INT and len(node.value) > MAX_INT_DIGITS:
+            digits = sum(ch.isdigit() for ch in node.value)
+            return self.poison(node, path, f"got an integer of {digits:,} digits, expected at most "
+                               f"{MAX_INT_DIGITS} digits (no value of an inventory is that large)")
+        try:
+            value = _constructor.yaml_constructors[tag](_constructor, ScalarNode(tag, node.value))
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            reason = str(exc).split(";")[0]
+            return self.poison(node, path, f"cannot read value {shorten(node.value)}: {reason}")
+        if isinstance(value, float) and not math.isfinite(value):
+            return self.poison(node, path, f"{node.value} is not a finite number (expected a number "
+                               "such as 0.5; NaN and infinity are not allowed)")
+        if node.plain:
+            self.doc.scalar_text[path] = node.value
+        return value
+
+    def _mapping(self, node: _Node, path: YamlPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in self._flatten_merge_keys(node, path, 0):
+            key = self._key(key_node, path)
+            if key is None:
                 continue
             key_path = (*path, key)
             if key in result:
                 first = self.doc.key_locations.get(key_path)
                 where = f" (first at line {first.line})" if first else ""
-                self.problem(key_node, key_path, f"duplicate key {key!r}{where}")
+                self.problem(key_node, key_path, f"duplicate key {shorten(key)}{where}")
                 continue
-            self.doc.key_locations[key_path] = _mark(self.file, key_node.start_mark)
-            result[key] = self.build(value_node, key_path, depth + 1)
-        self.doc.locations.pop((*path, "<key>"), None)
+            self.doc.key_locations[key_path] = self.loc(key_node)
+            result[key] = self.build(value_node, key_path)
         return result
 
-    def _flatten_merge_keys(self, node: yaml.MappingNode, path: YamlPath) -> None:
+    def _key(self, key_node: _Node, path: YamlPath) -> str | None:
+        """Keys are field names, ids or rule ids: always text. Anything else is refused."""
+        if key_node.kind != SCALAR:
+            self.problem(key_node, path, "a mapping key must be plain text, not a list or mapping")
+            return None
+        if key_node.tag == _STR:
+            return str(key_node.value)
+        raw = key_node.value
+        kind = _KIND_NAMES.get(key_node.tag)
+        if kind is None:
+            self.problem(key_node, path, f"tag {shorten(key_node.tag)} is not allowed on a key")
+        else:
+            self.problem(key_node, (*path, raw), f"key {shorten(raw)} is read by YAML as {kind}, "
+                         f"not text (expected a name; write it in quotes: \"{raw}\")")
+        self.doc.poisoned.add((*path, raw))
+        return None
+
+    def _flatten_merge_keys(self, node: _Node, path: YamlPath, depth: int) -> list[tuple[_Node, _Node]]:
         """Support ``<<: *defaults`` the way YAML 1.1 does: explicit keys win."""
-        merged: list[tuple[yaml.Node, yaml.Node]] = []
-        own: list[tuple[yaml.Node, yaml.Node]] = []
+        if depth > MAX_DEPTH:
+            raise _fatal(self.file, node.line, node.col, path,
+                         f"'<<' merges nested deeper than {MAX_DEPTH} levels", "too deep")
+        merged: list[tuple[_Node, _Node]] = []
+        own: list[tuple[_Node, _Node]] = []
         for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            if key_node.kind == SCALAR and key_node.tag == _MERGE:
+                sources = value_node.value if value_node.kind == SEQ else [value_node]
                 for source in sources:
-                    if not isinstance(source, yaml.MappingNode):
+                    if source.kind != MAP:
                         self.problem(source, path, "'<<' merges only mappings")
                         continue
-                    self._flatten_merge_keys(source, path)
-                    merged.extend(source.value)
+                    merged.extend(self._flatten_merge_keys(source, path, depth + 1))
             else:
                 own.append((key_node, value_node))
-        if merged:
-            own_keys = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
-            seen: set[str] = set()
-            kept = []
-            for k, v in merged:
-                if isinstance(k, yaml.ScalarNode) and (k.value in own_keys or k.value in seen):
-                    continue
+        if not merged:
+            return own
+        own_keys = {k.value for k, _ in own if k.kind == SCALAR}
+        seen: set[str] = set()
+        kept = []
+        for k, v in merged:
+            if k.kind == SCALAR and (k.value in own_keys or k.value in seen):
+                continue
+            if k.kind == SCALAR:
                 seen.add(k.value)
-                kept.append((k, v))
-            node.value = kept + own
+            kept.append((k, v))
+        return kept + own
 
 
-def load_yaml_text(text: str, file: str) -> LoadedDocument:
-    """Parse ``text`` safely; raise InventoryError carrying every problem found."""
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, text: str, file: str) -> InventoryError:
+    mark = exc.problem_mark or exc.context_mark
+    loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
+    what = (exc.problem or str(exc)).strip()
+    context = f"{exc.context.strip()}: " if exc.context else ""
+    message = f"YAML syntax error: {context}{what}"
+    if mark is not None:
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+        if "\t" in line[: mark.column + 1] or "\t" in what or "tab" in what.lower():
+            message += " (YAML does not allow tabs for indentation; use spaces)"
+    return InventoryError("YAML syntax error", [Problem(loc, "", message)])
+
+
+def load_yaml_text(text: str, file: str, *, tolerant: bool = False) -> LoadedDocument:
+    """Parse ``text`` safely.
+
+    Raises InventoryError for anything that makes the document unreadable. With
+    ``tolerant=False`` (the default) every other problem is raised too; with
+    ``tolerant=True`` those are returned in ``LoadedDocument.problems`` instead.
+    """
+    if len(text) > MAX_FILE_BYTES:
+        raise _fatal(file, 1, 1, (), f"the inventory is {len(text):,} characters; inventories larger "
+                     f"than {MAX_FILE_BYTES:,} bytes are refused", "too large")
     if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise InventoryError("NUL byte", [Problem(Location(file, line, 1), "", "file contains a NUL byte")])
+        line, col = _line_col(text, text.index("\x00"))
+        raise _fatal(file, line, col, (), "the file contains a NUL byte (is it a binary file?)", "NUL byte")
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        root = _compose(text, file)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = _mark(file, mark) if mark else None
-        what = exc.problem or str(exc)
-        at_tab = mark is not None and 0 <= mark.index < len(text) and text[mark.index] == "\t"
-        if at_tab or "\t" in what or "tab" in what.lower():
-            what += " (YAML does not allow tabs for indentation; use spaces)"
-        context = f" {exc.context}" if exc.context else ""
-        raise InventoryError("YAML syntax error", [Problem(loc, "", f"YAML syntax error:{context} {what}".replace(":  ", ": "))]) from None
+        raise _syntax_error(exc, text, file) from None
+    except yaml.reader.ReaderError as exc:
+        line, col = _line_col(text, exc.position) if isinstance(exc.position, int) else (1, 1)
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise _fatal(file, line, col, (), f"character {char!r} (U+{ord(char):04X}) is not allowed in YAML; "
+                     "remove it or write it as an escape in a double-quoted string",
+                     "bad character") from None
     except yaml.YAMLError as exc:
-        raise InventoryError("YAML error", [Problem(Location(file, 1, 1), "", f"YAML error: {exc}")]) from None
-    if node is None:
-        raise InventoryError("empty", [Problem(Location(file, 1, 1), "", "the file is empty; an inventory is a YAML mapping starting with 'version: 1'")])
+        raise _fatal(file, 1, 1, (), f"YAML error: {shorten(str(exc), 200)}", "YAML error") from None
+    except RecursionError:  # pragma: no cover - composing is iterative; belt and braces
+        raise _fatal(file, 1, 1, (), "nesting is too deep", "too deep") from None
+    if root is None:
+        raise _fatal(file, 1, 1, (), "the file is empty; an inventory is a YAML mapping starting with "
+                     "'version: 1'", "empty")
     builder = _Builder(file)
-    try:
-        data = builder.build(node, (), 0)
-    except RecursionError:
-        raise InventoryError("too deep", [Problem(Location(file, 1, 1), "", "nesting is too deep")]) from None
-    if builder.problems:
-        raise InventoryError("invalid YAML", builder.problems)
-    if not isinstance(data, dict):
-        kind = type(data).__name__ if data is not None else "null"
-        raise InventoryError("not a mapping", [Problem(_mark(file, node.start_mark), "", f"the document is a {kind}; an inventory must be a YAML mapping (expected 'version: 1', 'network:', 'sites:' ...)")])
-    builder.doc.data = data
-    return builder.doc
+    data = builder.build(root, ())
+    doc = builder.doc
+    if not isinstance(data, dict) and root.kind != MAP:
+        kind = "list" if root.kind == SEQ else type(data).__name__ if data is not None else "null"
+        raise _fatal(file, root.line, root.col, (), f"the document is a {kind}; an inventory must be a "
+                     "YAML mapping (expected 'version: 1', 'network:', 'sites:' ...)", "not a mapping")
+    if doc.problems and (not tolerant or not isinstance(data, dict)):
+        raise InventoryError("invalid YAML", doc.problems)
+    doc.data = data
+    return doc
 
 
-def load_yaml_file(path: str | os.PathLike[str]) -> LoadedDocument:
+def _read_limited(path: Path, file: str) -> bytes:
+    with path.open("rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+            raise _fatal(file, 1, 1, (), f"the file is {info.st_size:,} bytes; inventories larger than "
+                         f"{MAX_FILE_BYTES:,} bytes are refused", "too large")
+        raw = handle.read(MAX_FILE_BYTES + 1)  # pipes and growing files: never more than the limit
+        if len(raw) > MAX_FILE_BYTES:
+            raise _fatal(file, 1, 1, (), f"the input is larger than {MAX_FILE_BYTES:,} bytes; "
+                         "larger inventories are refused", "too large")
+        return raw
+
+
+def load_yaml_file(path: str | os.PathLike[str], *, tolerant: bool = False) -> LoadedDocument:
     file = str(path)
-    p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InventoryError("too large", [Problem(Location(file, 1, 1), "", f"file is {size:,} bytes; inventories larger than {MAX_FILE_BYTES:,} bytes are refused")])
-        raw = p.read_bytes()
+        raw = _read_limited(Path(path), file)
     except FileNotFoundError:
         raise InventoryError(f"{file}: no such file") from None
     except IsADirectoryError:
         raise InventoryError(f"{file}: is a directory, expected an inventory YAML file") from None
     except OSError as exc:
-        raise InventoryError(f"{file}: cannot read: {exc.strerror}") from None
+        raise InventoryError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # e.g. an embedded NUL in the path
+        raise InventoryError(f"{shorten(file)}: not a usable file name") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InventoryError("not UTF-8", [Problem(Location(file, line, col), "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the inventory as UTF-8")]) from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        col = len(raw[start:exc.start].decode("utf-8", "replace")) + 1
+        raise _fatal(file, line, col, (), f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the "
+                     "inventory as UTF-8", "not UTF-8") from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    return load_yaml_text(text, file)
+    return load_yaml_text(text, file, tolerant=tolerant)
