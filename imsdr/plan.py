@@ -61,7 +61,82 @@ def _check(topo: Topology, today: dt.date | None, fail_on: str) -> tuple[Any, di
 
 
 def _capacity(pipe: Pipeline) -> None:
-    """Capacity report → the capacity appendix (adapter; filled when imsdr.capacity lands)."""
+    """Capacity report → the capacity appendix and the per-site capacity after failover."""
+    from imsdr.capacity import capacity_report, capacity_to_dict
+
+    pipe.capacity_report = capacity_report(pipe.topology)
+    raw = capacity_to_dict(pipe.capacity_report)
+    pipe.raw["capacity"] = raw
+    pipe.analyses.capacity_appendix = capacity_appendix(raw)
+    passed = raw["verdict"] == "ok"
+    pipe.analyses.verdicts["capacity"] = ("pass" if passed else "fail") + f" ({raw['failures']} shortfalls)"
+    pipe.raw["capacity_summary"] = {
+        "passed": passed,
+        "verdict": raw["verdict"],
+        "failures": raw["failures"],
+        "details": (f"{raw['failures']} shortfalls; {len(raw['pools'])} pools, {len(raw['pairs'])} pairs, "
+                    f"{len(raw['hss'])} HSS, {len(raw['trunks'])} trunk groups, "
+                    f"{len(raw['sites'])} site checks"),
+    }
+
+
+def capacity_appendix(raw: dict[str, Any]) -> dict[str, Any]:
+    """Normalise the capacity JSON into sections of (subject, calculation, result, verdict) rows."""
+
+    def lines(formula: Any) -> str:
+        return "; ".join(formula) if isinstance(formula, (list, tuple)) else str(formula)
+
+    def group_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"subject": f"{g['id']} ({g['element_type']}: {', '.join(g['members'])})",
+                 "calculation": lines(g["formula"]), "result": g["message"], "verdict": g["verdict"]}
+                for g in items]
+
+    sections = [
+        {"title": "N+K pools",
+         "formula": "spare per member = share × K / (N − K); survivors carry L / (N − K)",
+         "rows": group_rows(raw["pools"])},
+        {"title": "1+1 pairs", "formula": "each side carries the pair's whole load L alone",
+         "rows": group_rows(raw["pairs"])},
+        {"title": "HSS sizing with dynamic restoration data",
+         "formula": ("required = subscribers × (1 + overhead) "
+                     "+ users of the largest S-CSCF × (failover cost − 1)"),
+         "rows": [{"subject": f"{h['id']} ({', '.join(h['members'])})", "calculation": lines(h["formula"]),
+                   "result": h["message"], "verdict": h["verdict"]} for h in raw["hss"]]},
+        {"title": "CSCF load with restoration data",
+         "formula": "factor = 1 + registration share × (restoration cost − 1)",
+         "rows": [{"subject": f"{c['id']} ({', '.join(c['members'])})", "calculation": lines(c["formula"]),
+                   "result": f"load {c['load']:,.0f} users (factor {c['factor']})", "verdict": "info"}
+                  for c in raw["cscf"]]},
+        {"title": "Trunks (Erlang B)",
+         "formula": "B(A,0) = 1; B(A,n) = A·B(A,n−1) / (n + A·B(A,n−1)); circuits = smallest n with B ≤ GoS",
+         "rows": [{"subject": f"{t['id']} ({t['element_type']}, {t['erlangs']:,.0f} Erl)",
+                   "calculation": lines(t["formula"]), "result": t["message"], "verdict": t["verdict"]}
+                  for t in raw["trunks"]]},
+        {"title": "DR takeovers (SBC and P-CSCF)",
+         "formula": ("load after = own load + load moved from the failed element; "
+                     "utilisation = load after / capacity"),
+         "rows": [{"subject": f"{t['failed']} ({t['element_type']}) fails",
+                   "calculation": lines(t["formula"]),
+                   "result": t["message"], "verdict": t["verdict"]} for t in raw["takeovers"]]},
+        {"title": "Site survivability",
+         "formula": "utilisation = load to carry / capacity surviving the loss of the site",
+         "rows": [{"subject": f"{s['site']} lost: {s['element_type']}", "calculation": lines(s["formula"]),
+                   "result": s["message"], "verdict": s["verdict"]} for s in raw["sites"]]},
+    ]
+    if raw["elements"]:
+        sections.append({"title": "Element load", "formula": "utilisation = load / capacity",
+                         "rows": [{"subject": f"{e['id']} ({e['element_type']})", "calculation": e["kind"],
+                                   "result": e["message"], "verdict": e["kind"]} for e in raw["elements"]]})
+    return {
+        "available": True,
+        "verdict": raw["verdict"],
+        "failures": raw["failures"],
+        "subscribers": raw["subscribers"],
+        "busy_hour_erlangs": raw["busy_hour_erlangs"],
+        "max_utilisation": raw["max_utilisation"],
+        "sections": sections,
+        "sites": raw["sites"],
+    }
 
 
 def _scenarios(pipe: Pipeline) -> None:
@@ -69,8 +144,37 @@ def _scenarios(pipe: Pipeline) -> None:
 
 
 def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
-    """Zones, views and dispatcher lists of the DNS plan into ``directory`` (adapter)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Zones, views and dispatcher lists into ``directory`` (``imsdr render dns``'s renderer).
+
+    The DNS renderer keeps the SOA serial of a zone whose content did not change, reading the
+    previous zone file at the same path: the previous tree is hard-linked (copied across file
+    systems) into ``directory`` first, and the renderer then replaces it whole.
+    """
+    from imsdr.dns.render import render_dns
+
+    if previous is not None and previous.is_dir():
+        _link_tree(previous, directory)
+    report = render_dns(pipe.topology, directory, Path(pipe.inventory_path).name)
+    zones = [f for f in report.files if f.kind == "zone"]
+    pipe.raw["dns_summary"] = {
+        "views": list(report.views),
+        "zone_files": len(zones),
+        "files": len(report.files),
+        "notes": list(report.notes),
+        "details": f"{len(zones)} zone files, {len(report.views)} views",
+    }
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    for path in sorted(src.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        target = dst / path.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
 
 
 def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | None = None) -> dict[str, Any]:
@@ -258,7 +362,10 @@ def check_plan(
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
     pipe = analyse(path, today=today, fail_on=fail_on)
     out = Path(out)
-    tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
+    try:  # beside OUT when possible, so the previous zone files can be hard-linked, not copied
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.check-", dir=out.parent if str(out.parent) else "."))
+    except OSError:
+        tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:
         fresh = tmp / "plan"
         fresh.mkdir()
