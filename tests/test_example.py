@@ -161,3 +161,16 @@ def test_small_national_plans_cleanly(small_file: Path, command: list[str]) -> N
     result = runner.invoke(app, [command[0], str(small_file), *command[1:], "--format", "json"])
     assert result.exit_code == 0, result.stdout[-3000:] + result.stderr[-2000:]
     json.loads(result.stdout)
+
+
+def test_core_adjacencies_stay_inside_a_province() -> None:
+    from imsdr.model.topology import Topology
+
+    inv, source = load_inventory_text(national_yaml(SMALL), "small.yaml")
+    topo = Topology(inv, source)
+    province = {e.id: topo.sites[e.site].province for e in inv.elements}
+    core = [(u, v) for u, v, k in topo.graph.edges(data="kind") if k in ("signalling", "diameter", "dns")]
+    assert core
+    assert all(province[u[3:]] == province[v[3:]] for u, v in core)
+    with_dns = {u for u, v, k in topo.graph.edges(data="kind") if k == "dns"}
+    assert with_dns == {f"el:{e.id}" for e in inv.elements if e.type.value != "enum_dns"}

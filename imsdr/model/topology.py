@@ -165,32 +165,56 @@ class Topology:
         self._add_core_adjacencies(g)
         return g
 
-    def _add_core_adjacencies(self, g: nx.MultiDiGraph) -> None:
-        def matching(type_: str, role: str) -> list[Element]:
-            return self.with_role(role) if role else list(self.by_type[type_])
+    def scope(self, element: Element | str) -> str:
+        """The IMS core an element belongs to: its site's province ('' when the site names none).
 
-        for src_type, src_role, dst_type, dst_role in _SIGNALLING:
-            if src_type == "sbc":
-                for sbc in self.by_type["sbc"]:
-                    if not sbc.pcscfs:  # no explicit list: any P-CSCF
-                        for dst in matching(dst_type, dst_role):
-                            g.add_edge(f"el:{sbc.id}", f"el:{dst.id}", kind="signalling")
-                continue
-            for src in matching(src_type, src_role):
-                for dst in matching(dst_type, dst_role):
-                    if src.id != dst.id:
-                        g.add_edge(f"el:{src.id}", f"el:{dst.id}", kind="signalling")
-        databases = self.by_type["hss"] + self.by_type["slf"]
-        for client_type, role in _DIAMETER_CLIENTS:
-            clients = self.with_role(role) if role else self.by_type[client_type]
-            for client in clients:
-                for db in databases:
-                    g.add_edge(f"el:{client.id}", f"el:{db.id}", kind="diameter")
+        Core adjacencies (signalling, Diameter, DNS) are drawn only inside one scope, so a national
+        inventory of many provincial cores does not become an all-to-all graph (millions of edges).
+        """
+        el = self.elements[element] if isinstance(element, str) else element
+        return self.sites[el.site].province or ""
+
+    def _add_core_adjacencies(self, g: nx.MultiDiGraph) -> None:
+        by_type: dict[tuple[str, str], list[Element]] = defaultdict(list)
+        by_role: dict[tuple[str, str], list[Element]] = defaultdict(list)
+        members: dict[str, list[Element]] = defaultdict(list)
         for el in self.elements.values():
-            if el.type.value == "enum_dns":
-                continue
-            for dns in self.by_type["enum_dns"]:
-                g.add_edge(f"el:{el.id}", f"el:{dns.id}", kind="dns")
+            scope = self.scope(el)
+            members[scope].append(el)
+            by_type[(scope, el.type.value)].append(el)
+            for role in el.roles:
+                by_role[(scope, role.value)].append(el)
+
+        def matching(scope: str, type_: str, role: str) -> list[Element]:
+            return by_role.get((scope, role), []) if role else by_type.get((scope, type_), [])
+
+        def in_scope_or_all(scope: str, types: tuple[str, ...]) -> list[Element]:
+            found = [el for t in types for el in by_type.get((scope, t), [])]
+            return found or [el for t in types for el in self.by_type[t]]
+
+        edges: list[tuple[str, str, dict[str, str]]] = []
+        signalling = {"kind": "signalling"}
+        for scope in members:
+            for src_type, src_role, dst_type, dst_role in _SIGNALLING:
+                if src_type == "sbc":
+                    targets = in_scope_or_all(scope, ("pcscf",))
+                    for sbc in by_type.get((scope, "sbc"), []):
+                        if not sbc.pcscfs:  # no explicit list: any P-CSCF of its core
+                            edges.extend((f"el:{sbc.id}", f"el:{dst.id}", signalling) for dst in targets)
+                    continue
+                dsts = matching(scope, dst_type, dst_role)
+                for src in matching(scope, src_type, src_role):
+                    edges.extend((f"el:{src.id}", f"el:{dst.id}", signalling)
+                                 for dst in dsts if src.id != dst.id)
+            databases = in_scope_or_all(scope, ("hss", "slf"))
+            for client_type, role in _DIAMETER_CLIENTS:
+                for client in matching(scope, client_type, role):
+                    edges.extend((f"el:{client.id}", f"el:{db.id}", {"kind": "diameter"}) for db in databases)
+            servers = in_scope_or_all(scope, ("enum_dns",))
+            for el in members[scope]:
+                if el.type.value != "enum_dns":
+                    edges.extend((f"el:{el.id}", f"el:{dns.id}", {"kind": "dns"}) for dns in servers)
+        g.add_edges_from(edges)
 
     def edges_of_kind(self, kind: str) -> list[tuple[str, str]]:
         return [(u, v) for u, v, k in self.graph.edges(data="kind") if k == kind]

@@ -1,0 +1,567 @@
+#!/usr/bin/env python3
+"""imsdr benchmarks at national scale — one command: ``python benchmarks/run.py``.
+
+Every measurement runs the real ``imsdr`` command line in a fresh subprocess, several times, and
+reports the median wall time and the median peak resident set size (from ``os.wait4``'s
+rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr example`` into
+``benchmarks/.work/`` (git-ignored):
+
+1. ``imsdr --help`` cold start;
+2. ``validate``, ``check``, ``capacity`` on the national inventory (31 provinces x 4 sites,
+   310 local networks, ~5,000 elements, 10 million ENUM numbers);
+3. ``scenarios --depth 1`` and ``--depth 2`` on it;
+4. ``render dns`` of a 100,000- and a 1,000,000-number ENUM block, and of the whole national
+   plan (bytes written per second);
+5. the same records (A/AAAA, SRV, NAPTR; ~10k and ~50k) written as BIND zone files by
+   ``imsdr render dns`` and by octoDNS (``octodns-sync`` with a YamlProvider source and the
+   ``octodns_bind.ZoneFileProvider`` target), in octoDNS's own virtualenv
+   ``benchmarks/.venv-octodns`` (created on first use; never an imsdr dependency).
+
+Commands that do not exist (yet) are reported as "not available". Options: ``--runs N``
+(default 5), ``--heavy-runs N`` for the multi-gigabyte national render and octoDNS (default 3),
+``--only NAME …`` to pick benchmarks (help, plan, scenarios, enum, national-dns, octodns),
+``--markdown FILE`` to also write the table as Markdown, ``--json FILE`` for raw numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "benchmarks" / ".work"
+VENV = ROOT / "benchmarks" / ".venv-octodns"
+OCTODNS_REQUIREMENTS = ["octodns>=1.22,<1.23", "octodns-bind>=1.1,<1.2"]
+TIMEOUT = 900.0
+
+
+def imsdr_argv() -> list[str]:
+    script = Path(sys.executable).parent / "imsdr"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("imsdr")
+    return [found] if found else [sys.executable, "-m", "imsdr"]
+
+
+# --- running one measured subprocess ---------------------------------------------------------
+
+
+@dataclass
+class Run:
+    wall: float
+    rss_kib: int
+    exit_code: int
+    timed_out: bool = False
+
+
+def run_once(argv: Sequence[str], stdout: Path, stderr: Path, cwd: Path | None = None,
+             env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Run:
+    """Spawn, wait with os.wait4 and return wall time, the child's peak RSS and its exit code."""
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, str(stdout), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+        (os.POSIX_SPAWN_OPEN, 2, str(stderr), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+    ]
+    old_cwd = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        start = time.perf_counter()
+        pid = os.posix_spawnp(argv[0], list(argv), env if env is not None else dict(os.environ),
+                              file_actions=actions)
+    finally:
+        os.chdir(old_cwd)
+    expired = threading.Event()
+
+    def kill() -> None:
+        expired.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        _pid, status, usage = os.wait4(pid, 0)
+    finally:
+        timer.cancel()
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    return Run(wall, int(usage.ru_maxrss), code, expired.is_set())
+
+
+@dataclass
+class Result:
+    group: str
+    name: str
+    command: str
+    runs: list[Run] = field(default_factory=list)
+    status: str = "ok"
+    note: str = ""
+    target: str = ""
+    verdict: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def wall(self) -> float | None:
+        ok = [r.wall for r in self.runs]
+        return statistics.median(ok) if ok else None
+
+    @property
+    def rss_mib(self) -> float | None:
+        ok = [r.rss_kib for r in self.runs]
+        return statistics.median(ok) / 1024 if ok else None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"group": self.group, "name": self.name, "command": self.command, "status": self.status,
+                "note": self.note, "target": self.target, "verdict": self.verdict,
+                "median_wall_s": self.wall, "median_peak_rss_mib": self.rss_mib,
+                "runs": [r.__dict__ for r in self.runs], **self.extra}
+
+
+class Bench:
+    def __init__(self, runs: int, heavy_runs: int) -> None:
+        self.runs = runs
+        self.heavy_runs = heavy_runs
+        self.imsdr = imsdr_argv()
+        self.results: list[Result] = []
+        self._help_cache: dict[tuple[str, ...], str | None] = {}
+        WORK.mkdir(parents=True, exist_ok=True)
+
+    # which commands exist --------------------------------------------------------------------
+
+    def help_text(self, *sub: str) -> str | None:
+        if sub not in self._help_cache:
+            proc = subprocess.run([*self.imsdr, *sub, "--help"], capture_output=True, text=True,
+                                  env={**os.environ, "COLUMNS": "200"})
+            self._help_cache[sub] = proc.stdout if proc.returncode == 0 else None
+        return self._help_cache[sub]
+
+    def available(self, *sub: str) -> bool:
+        return self.help_text(*sub) is not None
+
+    def json_flag(self, *sub: str) -> list[str]:
+        text = self.help_text(*sub) or ""
+        return ["--format", "json"] if "--format" in text and "json" in text else []
+
+    # measuring -----------------------------------------------------------------------------------
+
+    def measure(self, group: str, name: str, argv: Sequence[str], runs: int, *,
+                needs: tuple[str, ...] | None = None, ok_codes: tuple[int, ...] = (0,),
+                before: Callable[[], None] | None = None, cwd: Path | None = None,
+                env: dict[str, str] | None = None, shown: str | None = None) -> Result:
+        result = Result(group, name, shown or " ".join(_short(a) for a in argv))
+        self.results.append(result)
+        if needs is not None and not self.available(*needs):
+            result.status = "not available"
+            print(f"  {name}: not available", file=sys.stderr)
+            return result
+        out, err = WORK / f"{_slug(name)}.stdout", WORK / f"{_slug(name)}.stderr"
+        for i in range(runs):
+            if before is not None:
+                before()
+            run = run_once(argv, out, err, cwd=cwd, env=env)
+            if run.timed_out:
+                result.status = f"timeout after {TIMEOUT:.0f} s"
+                break
+            if run.exit_code not in ok_codes:
+                result.status = f"failed (exit {run.exit_code})"
+                tail = err.read_text(errors="replace").strip().splitlines()[-3:]
+                result.note = " | ".join(tail)[:300]
+                break
+            if run.exit_code != 0:
+                result.note = f"exit {run.exit_code} (findings)"
+            result.runs.append(run)
+            print(f"  {name} run {i + 1}/{runs}: {run.wall:.3f} s, {run.rss_kib / 1024:.1f} MiB",
+                  file=sys.stderr)
+        if result.status != "ok":
+            result.runs.clear()
+            print(f"  {name}: {result.status} {result.note}", file=sys.stderr)
+        return result
+
+
+def _short(arg: str) -> str:
+    for base, label in ((str(WORK) + "/", ""), (str(ROOT) + "/", ""), (str(VENV) + "/bin/", "")):
+        if arg.startswith(base):
+            return label + arg[len(base):]
+    if arg.endswith("/imsdr") or arg == sys.executable:
+        return Path(arg).name
+    return arg
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def count_records(path: Path, rdtype: str | None = None) -> int:
+    """Resource records in the zone files under ``path`` (one record per line, as imsdr writes)."""
+    total = 0
+    pattern = re.compile(rf"\sIN\s+{rdtype}\s" if rdtype else r"\sIN\s+[A-Z]+\s")
+    for p in path.rglob("*"):
+        if p.is_file() and p.suffix in (".zone", ".db", "") and not p.name.endswith(".conf"):
+            with p.open(errors="replace") as fh:
+                for line in fh:
+                    if not line.startswith((";", "$")) and pattern.search(line):
+                        total += 1
+    return total
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+def generate(bench: Bench, name: str, args: list[str]) -> Path:
+    path = WORK / f"{name}.yaml"
+    with path.open("w") as fh:
+        subprocess.run([*bench.imsdr, "example", *args], stdout=fh, check=True)
+    return path
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "nproc": os.cpu_count(),
+            "cpu": cpu, "ram_mib": mem, "python": platform.python_version(), "commit": commit,
+            "platform": platform.platform()}
+
+
+# --- the benchmarks ---------------------------------------------------------------------------------
+
+
+def bench_help(b: Bench) -> None:
+    r = b.measure("start-up", "imsdr --help", [*b.imsdr, "--help"], max(b.runs, 10))
+    r.target = "< 0.3 s"
+    if r.wall is not None:
+        r.verdict = "met" if r.wall < 0.3 else "missed"
+
+
+def bench_plan(b: Bench, national: Path) -> None:
+    total: float | None = 0.0
+    rss = 0.0
+    for cmd in ("validate", "check", "capacity"):
+        r = b.measure("national plan", f"{cmd} national", [*b.imsdr, cmd, str(national), *b.json_flag(cmd)],
+                      b.runs, needs=(cmd,), ok_codes=(0, 1))
+        if r.wall is None or total is None:
+            total = None
+        else:
+            total += r.wall
+            rss = max(rss, r.rss_mib or 0)
+    r = Result("national plan", "validate+check+capacity", "sum of the three medians")
+    r.target = "< 3 s together"
+    if total is None:
+        r.status = "incomplete"
+    else:
+        r.runs = [Run(total, int(rss * 1024), 0)]
+        r.verdict = "met" if total < 3 else "missed"
+    b.results.append(r)
+
+
+def bench_scenarios(b: Bench, national: Path) -> None:
+    for depth in ("1", "2"):
+        r = b.measure("scenarios", f"scenarios --depth {depth}",
+                      [*b.imsdr, "scenarios", str(national), "--depth", depth, *b.json_flag("scenarios")],
+                      b.runs if depth == "1" else max(1, min(b.runs, b.heavy_runs)),
+                      needs=("scenarios",), ok_codes=(0, 1))
+        if depth == "2":
+            r.target = "< 10 s"
+            if r.wall is not None:
+                r.verdict = "met" if r.wall < 10 else "missed"
+
+
+def bench_render(b: Bench, name: str, inventory: Path, runs: int, group: str) -> Result:
+    out = WORK / f"out-{_slug(name)}"
+
+    def clean() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+
+    r = b.measure(group, name, [*b.imsdr, "render", "dns", str(inventory), "--out", str(out)], runs,
+                  needs=("render", "dns"), before=clean)
+    if r.wall is not None and out.exists():
+        size = dir_bytes(out)
+        naptr = count_records(out, "NAPTR")
+        r.extra.update(bytes_written=size, naptr_records=naptr, records=count_records(out))
+        r.note = (f"{size / 1e6:,.1f} MB, {naptr:,} NAPTR; {size / r.wall / 1e6:,.1f} MB/s, "
+                  f"{naptr / r.wall:,.0f} NAPTR/s")
+    return r
+
+
+def bench_enum(b: Bench) -> None:
+    results = []
+    for numbers, label in ((100_000, "100k"), (1_000_000, "1M")):
+        inv = generate(b, f"enum-{label}", ["province", "--enum-numbers", str(numbers),
+                                            "--enum-block-size", str(numbers), "--no-wildcards",
+                                            "--local-networks-per-province", "4"])
+        r = bench_render(b, f"render dns {label}-number ENUM block", inv, b.runs, "ENUM rendering")
+        results.append(r)
+    r = results[-1]
+    r.target = ">= 500k NAPTR/s, RSS < 150 MiB, flat"
+    if r.wall is not None and results[0].rss_mib is not None:
+        rate = r.extra.get("naptr_records", 0) / r.wall
+        flat = abs((r.rss_mib or 0) - results[0].rss_mib) < 0.25 * results[0].rss_mib
+        ok = rate >= 500_000 and (r.rss_mib or 0) < 150 and flat
+        r.verdict = "met" if ok else f"missed ({rate:,.0f}/s, {r.rss_mib:.0f} MiB{'' if flat else ', grows'})"
+
+
+def bench_national_dns(b: Bench, national: Path) -> None:
+    bench_render(b, "render dns national plan", national, b.heavy_runs, "ENUM rendering")
+
+
+# --- octoDNS side by side --------------------------------------------------------------------------------
+
+
+def octodns_python() -> Path | None:
+    python = VENV / "bin" / "python"
+    sync = VENV / "bin" / "octodns-sync"
+    if not sync.exists():
+        print(f"creating {VENV} with {' '.join(OCTODNS_REQUIREMENTS)}", file=sys.stderr)
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+            subprocess.run([str(python), "-m", "pip", "install", "-q", *OCTODNS_REQUIREMENTS], check=True)
+        except (subprocess.CalledProcessError, OSError) as exc:
+            print(f"cannot install octoDNS: {exc}", file=sys.stderr)
+            return None
+    return python if sync.exists() else None
+
+
+def zones_to_octodns(zone_dir: Path, config_dir: Path) -> tuple[list[str], int]:
+    """Convert imsdr's zone files (one per zone name; views' copies skipped) to octoDNS YAML."""
+    import dns.rdatatype
+    import dns.zone
+    import yaml
+
+    config_dir.mkdir(parents=True, exist_ok=True)
+    seen: dict[str, Path] = {}
+    for path in sorted(zone_dir.rglob("*.zone")) + sorted(zone_dir.rglob("*.db")):
+        with path.open() as fh:
+            head = fh.read(4096)
+        m = re.search(r"^\$ORIGIN\s+(\S+)", head, re.M)
+        if m and m.group(1) not in seen:
+            seen[m.group(1)] = path
+    total = 0
+    names = []
+    for origin, path in sorted(seen.items()):
+        zone = dns.zone.from_file(str(path), origin=origin, relativize=True, check_origin=False)
+        data: dict[str, list[dict[str, Any]]] = {}
+        for name, node in zone.nodes.items():
+            label = "" if str(name) == "@" else str(name)
+            records = []
+            for rdataset in node.rdatasets:
+                rdtype = dns.rdatatype.to_text(rdataset.rdtype)
+                if rdtype == "SOA":
+                    continue
+                values = [_octodns_value(rdtype, rd, zone.origin) for rd in rdataset]
+                records.append({"type": rdtype, "ttl": rdataset.ttl, "values": values})
+                total += len(values)
+            if records:
+                data[label] = records if len(records) > 1 else records[0]  # type: ignore[assignment]
+        text = yaml.safe_dump(dict(sorted(data.items())), sort_keys=True, default_flow_style=False)
+        (config_dir / f"{origin}yaml").write_text("---\n" + text)
+        names.append(origin)
+    return names, total
+
+
+def _octodns_value(rdtype: str, rd: Any, origin: Any) -> Any:
+    if rdtype in ("A", "AAAA"):
+        return rd.address
+    if rdtype in ("NS", "CNAME", "PTR"):
+        return rd.target.derelativize(origin).to_text()
+    if rdtype == "SRV":
+        return {"priority": rd.priority, "weight": rd.weight, "port": rd.port,
+                "target": rd.target.derelativize(origin).to_text()}
+    if rdtype == "NAPTR":
+        # octoDNS writes the regexp verbatim between quotes: a back-reference \1 must be \\1 here
+        return {"order": rd.order, "preference": rd.preference, "flags": rd.flags.decode(),
+                "service": rd.service.decode(), "regexp": rd.regexp.decode().replace("\\", "\\\\"),
+                "replacement": rd.replacement.derelativize(origin).to_text()}
+    if rdtype == "TXT":
+        return "".join(s.decode() for s in rd.strings).replace(";", "\\;")
+    raise ValueError(f"record type {rdtype} not converted")
+
+
+def bench_octodns(b: Bench) -> None:
+    python = octodns_python()
+    for target, provinces in ((10_000, 4), (50_000, 16)):
+        label = f"{target // 1000}k"
+        group = "vs octoDNS"
+        if not b.available("render", "dns"):
+            b.results.append(Result(group, f"imsdr {label} records", "imsdr render dns",
+                                    status="not available"))
+            continue
+        # size the ENUM block so the unique zones hold about `target` records in all
+        base_args = ["national", "--provinces", str(provinces), "--local-networks-per-province", "5",
+                     "--enum-block-size", "1000000"]
+        probe = generate(b, f"octo-{label}-probe", [*base_args, "--enum-numbers", "0", "--no-wildcards"])
+        probe_out = WORK / f"octo-{label}-probe-out"
+        shutil.rmtree(probe_out, ignore_errors=True)
+        subprocess.run([*b.imsdr, "render", "dns", str(probe), "--out", str(probe_out)], check=True,
+                       stdout=subprocess.DEVNULL)
+        cfg_probe = WORK / f"octo-{label}-probe-config"
+        shutil.rmtree(cfg_probe, ignore_errors=True)
+        _names, base = zones_to_octodns(probe_out, cfg_probe)
+        inv = generate(b, f"octo-{label}", [*base_args, "--enum-numbers", str(max(0, target - base)),
+                                            "--no-wildcards"])
+        r = bench_render(b, f"imsdr {label} records", inv, b.heavy_runs, group)
+        if r.wall is None:
+            continue
+        out = WORK / f"out-{_slug(r.name)}"
+        octo = WORK / f"octo-{label}"
+        shutil.rmtree(octo, ignore_errors=True)
+        zones, records = zones_to_octodns(out, octo / "config")
+        r.extra["octodns_records"] = records
+        r.note = f"{records:,} records in {len(zones)} zones; " + r.note
+        if python is None:
+            b.results.append(Result(group, f"octoDNS {label} records", "octodns-sync",
+                                    status="not available"))
+            continue
+        config = {
+            "providers": {
+                "config": {"class": "octodns.provider.yaml.YamlProvider", "directory": "./config",
+                           "default_ttl": 3600, "enforce_order": True},
+                "zonefile": {"class": "octodns_bind.ZoneFileProvider", "directory": "./zones",
+                             "file_extension": ".zone"},
+            },
+            "zones": {z: {"sources": ["config"], "targets": ["zonefile"]} for z in zones},
+        }
+        (octo / "config.yaml").write_text(json.dumps(config, indent=2))
+
+        def clean(octo: Path = octo) -> None:
+            shutil.rmtree(octo / "zones", ignore_errors=True)
+            (octo / "zones").mkdir()
+
+        o = b.measure(group, f"octoDNS {label} records",
+                      [str(VENV / "bin" / "octodns-sync"), "--config-file", "config.yaml", "--doit",
+                       "--quiet"], b.heavy_runs, before=clean, cwd=octo,
+                      shown="octodns-sync --config-file config.yaml --doit")
+        if o.wall is not None:
+            written = count_records(octo / "zones")
+            o.extra.update(bytes_written=dir_bytes(octo / "zones"), records=written)
+            o.note = f"{written:,} records written"
+        if o.wall is not None and r.wall is not None:
+            speed = o.wall / r.wall
+            mem = (r.rss_mib or 0) / (o.rss_mib or 1)
+            ratio = Result(group, f"ratio at {label}", "octoDNS time / imsdr time; imsdr RSS / octoDNS RSS")
+            ratio.note = f"{speed:.1f}x faster, {mem:.2f} of octoDNS's peak memory"
+            ratio.extra.update(speedup=speed, memory_ratio=mem)
+            if target == 50_000:
+                ratio.target = ">= 20x faster, < 1/4 memory"
+                ratio.verdict = "met" if speed >= 20 and mem < 0.25 else "missed"
+            b.results.append(ratio)
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def table_rows(results: list[Result]) -> list[list[str]]:
+    rows = []
+    for r in results:
+        wall = f"{r.wall:.3f}" if r.wall is not None else "-"
+        rss = f"{r.rss_mib:.1f}" if r.rss_mib is not None else "-"
+        status = r.status if r.status != "ok" else (r.verdict or "")
+        rows.append([r.group, r.name, str(len(r.runs)) if r.runs else "-", wall, rss, r.target or "", status,
+                     r.note])
+    return rows
+
+
+HEADERS = ["group", "benchmark", "runs", "median wall s", "peak RSS MiB", "target", "verdict", "notes"]
+
+
+def print_table(results: list[Result]) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover
+        for row in table_rows(results):
+            print(" | ".join(row))
+        return
+    table = Table(title="imsdr benchmarks (median of runs)")
+    for h in HEADERS:
+        table.add_column(h, justify="right" if h in ("runs", "median wall s", "peak RSS MiB") else "left")
+    for row in table_rows(results):
+        table.add_row(*row)
+    Console(width=200).print(table)
+
+
+def markdown(results: list[Result], info: dict[str, Any]) -> str:
+    lines = [f"Measured {info['date']} at commit {info['commit']} on {info['nproc']} CPUs ({info['cpu']}), "
+             f"{info['ram_mib']:,} MiB RAM, Python {info['python']}.", "",
+             "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    for r, row in zip(results, table_rows(results), strict=True):
+        if r.command and not r.command.startswith(("sum", "octoDNS time")):
+            row[1] = f"`{r.command}`"
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
+    parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
+    parser.add_argument("--only", nargs="*", choices=["help", "plan", "scenarios", "enum", "national-dns",
+                                                      "octodns"], help="benchmarks to run (default: all)")
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
+    parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
+    args = parser.parse_args(argv)
+    only = set(args.only or ["help", "plan", "scenarios", "enum", "national-dns", "octodns"])
+    bench = Bench(args.runs, args.heavy_runs)
+    info = machine()
+    print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
+          f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
+    national = None
+    if only & {"plan", "scenarios", "national-dns"}:
+        national = generate(bench, "national", ["national"])
+    if "help" in only:
+        bench_help(bench)
+    if "plan" in only and national:
+        bench_plan(bench, national)
+    if "scenarios" in only and national:
+        bench_scenarios(bench, national)
+    if "enum" in only:
+        bench_enum(bench)
+    if "national-dns" in only and national:
+        bench_national_dns(bench, national)
+    if "octodns" in only:
+        bench_octodns(bench)
+    print_table(bench.results)
+    if args.markdown:
+        args.markdown.write_text(markdown(bench.results, info))
+    if args.json:
+        args.json.write_text(json.dumps({"machine": info, "results": [r.as_json() for r in bench.results]},
+                                        indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
