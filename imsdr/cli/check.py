@@ -1,0 +1,204 @@
+"""`imsdr check`, `imsdr rules` and `imsdr graph`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from imsdr.cli.common import InventoryArg, handle_errors, load, stdout, write_stdout
+
+if TYPE_CHECKING:
+    from imsdr.rules.engine import CheckReport
+
+
+class CheckFormat(str, Enum):  # noqa: UP042 - same pattern as common.Format
+    table = "table"
+    json = "json"
+    sarif = "sarif"
+    markdown = "markdown"
+    github = "github"
+
+
+class RulesFormat(str, Enum):  # noqa: UP042
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class GraphFormat(str, Enum):  # noqa: UP042
+    mermaid = "mermaid"
+    dot = "dot"
+
+
+class FailOn(str, Enum):  # noqa: UP042
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+def _parse_date(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a date (expected YYYY-MM-DD)") from None
+    return value
+
+
+CheckFormatOpt = Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")]
+FailOnOpt = Annotated[FailOn, typer.Option(
+    "--fail-on", help="Exit 1 when an unwaived finding at or above this level exists ('never': always 0).")]
+TodayOpt = Annotated[str | None, typer.Option(
+    "--today", callback=_parse_date, metavar="YYYY-MM-DD", show_default=False,
+    help="Evaluate waiver expiry as of this date (default: today).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
+    app.command("rules")(rules)
+    app.command("graph")(graph)
+
+
+@handle_errors
+def check(inventory: InventoryArg, fmt: CheckFormatOpt = CheckFormat.table,
+          fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None) -> None:
+    """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input."""
+    from imsdr.model.topology import Topology
+    from imsdr.output import findings as out
+    from imsdr.rules.engine import run_checks
+
+    inv, source = load(inventory)
+    report = run_checks(Topology(inv, source), today=dt.date.fromisoformat(today) if today else None)
+    level = fail_on.value
+    if fmt is CheckFormat.json:
+        write_stdout(out.to_json(report, level))  # type: ignore[arg-type]
+    elif fmt is CheckFormat.sarif:
+        write_stdout(out.to_sarif(report))
+    elif fmt is CheckFormat.markdown:
+        write_stdout(out.to_markdown(report, level))  # type: ignore[arg-type]
+    elif fmt is CheckFormat.github:
+        write_stdout(out.to_github(report, level))  # type: ignore[arg-type]
+    else:
+        _print_table(report, level)
+    raise typer.Exit(report.exit_code(level))  # type: ignore[arg-type]
+
+
+def _print_table(report: CheckReport, fail_on: str) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from imsdr.diagnostics import Severity
+
+    console = stdout()
+    styles = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+    titles = {Severity.ERROR: "ERRORS", Severity.WARNING: "WARNINGS", Severity.INFO: "INFO"}
+
+    def cell(message: str, extra: str) -> Text:
+        text = Text(message)
+        if extra:
+            text.append("\n" + extra, style="dim")
+        return text
+
+    def new_table(title: str, style: str) -> Table:
+        table = Table(title=title, title_style=style, title_justify="left", show_lines=True, expand=False)
+        table.add_column("rule", no_wrap=True)
+        table.add_column("line", justify="right", no_wrap=True)
+        table.add_column("finding")
+        return table
+
+    for severity in Severity:
+        found = [f for f in report.findings if f.severity is severity]
+        if not found:
+            continue
+        table = new_table(f"{titles[severity]} ({len(found)})", styles[severity])
+        for f in found:
+            table.add_row(f.rule_id, str(f.location.line) if f.location else "-",
+                          cell(f.message, f"fix: {f.hint}" if f.hint else ""))
+        console.print(table)
+    if report.waived:
+        table = new_table(f"WAIVED ({len(report.waived)})", "dim")
+        for w in report.waived:
+            loc = w.finding.location
+            table.add_row(w.finding.rule_id, str(loc.line) if loc else "-",
+                          cell(w.finding.message, f"waived: {w.reason} (expires {w.expires.isoformat()})"))
+        console.print(table)
+    counts = report.counts()
+    passed = report.passed(fail_on)  # type: ignore[arg-type]
+    verdict = Text("passed", style="green") if passed else Text("failed", style="bold red")
+    ran = sum(1 for s in report.rules if s.status == "on")
+    summary = Text(f"{report.file}: ")
+    summary.append(verdict)
+    summary.append(f" (fail on {fail_on}): {counts['error']} error(s), {counts['warning']} warning(s), "
+                   f"{counts['info']} info, {counts['waived']} waived; {ran} rules run")
+    console.print(summary)
+
+
+RuleIdArg = Annotated[str | None, typer.Argument(
+    help="A rule id (e.g. GEO-001) to explain.", show_default=False)]
+RulesFormatOpt = Annotated[RulesFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+@handle_errors
+def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table) -> None:
+    """List the rule catalogue, or explain one rule (its reason and a failing and a passing example)."""
+    from imsdr.errors import ImsdrError
+    from imsdr.output import findings as out
+    from imsdr.rules.registry import all_rules, get_rule, suggest
+
+    if rule_id is not None:
+        rule = get_rule(rule_id)
+        if rule is None:
+            close = suggest(rule_id)
+            hint = f"; did you mean {close}?" if close else ""
+            raise ImsdrError(f"unknown rule id {rule_id!r}{hint} (`imsdr rules` lists them)")
+        if fmt is RulesFormat.json:
+            from imsdr.output.jsonout import dumps
+
+            write_stdout(dumps(out.rule_to_dict(rule)))
+        else:
+            write_stdout(out.rule_markdown(rule, heading_level=1 if fmt is RulesFormat.table else 3))
+        return
+    catalogue = all_rules()
+    if fmt is RulesFormat.json:
+        write_stdout(out.rules_json(catalogue))
+    elif fmt is RulesFormat.markdown:
+        write_stdout(out.rules_markdown(catalogue))
+    else:
+        from rich.table import Table
+
+        table = Table(title=f"{len(catalogue)} DR design rules", title_justify="left")
+        table.add_column("rule", no_wrap=True)
+        table.add_column("severity", no_wrap=True)
+        table.add_column("summary")
+        table.add_column("applies")
+        for r in catalogue:
+            table.add_row(r.id, r.severity.value, r.summary, "production" if r.production_only else "all")
+        stdout().print(table)
+
+
+GraphFormatOpt = Annotated[GraphFormat, typer.Option("--format", "-f", help="Diagram format.")]
+SiteOpt = Annotated[str | None, typer.Option(
+    "--site", show_default=False,
+    help="Only this site's elements, their pair/pool peers and the local networks and DR SBCs they touch.")]
+
+
+@handle_errors
+def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, site: SiteOpt = None) -> None:
+    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid or DOT."""
+    import difflib
+
+    from imsdr.errors import ImsdrError
+    from imsdr.model.topology import Topology
+    from imsdr.output.topology import to_dot, to_mermaid
+
+    inv, source = load(inventory)
+    topo = Topology(inv, source)
+    if site is not None and site not in topo.sites:
+        close = difflib.get_close_matches(site, list(topo.sites), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (sites: {', '.join(topo.sites)})"
+        raise ImsdrError(f"{inventory}: unknown site {site!r}{hint}")
+    write_stdout(to_mermaid(topo, site) if fmt is GraphFormat.mermaid else to_dot(topo, site))
