@@ -144,17 +144,18 @@ def _scenarios(pipe: Pipeline) -> None:
 
 
 def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
-    """Zones, views and dispatcher lists into ``directory`` (``imsdr render dns``'s renderer).
+    """Zones, views and dispatcher lists into ``directory`` (``imsdr render dns``'s writer).
 
-    The DNS renderer keeps the SOA serial of a zone whose content did not change, reading the
-    previous zone file at the same path: the previous tree is hard-linked (copied across file
-    systems) into ``directory`` first, and the renderer then replaces it whole.
+    The plan is linted first (a lint error raises, nothing is written). ``previous`` is the DNS
+    tree being replaced: the renderer keeps the SOA serial of every zone whose content is unchanged.
     """
-    from imsdr.dns.render import render_dns
+    from imsdr.dns.render import check_plan as lint_dns_plan
+    from imsdr.dns.render import write_dns_files
 
-    if previous is not None and previous.is_dir():
-        _link_tree(previous, directory)
-    report = render_dns(pipe.topology, directory, Path(pipe.inventory_path).name)
+    lint_dns_plan(pipe.topology, pipe.dns_plan)
+    directory.mkdir(parents=True, exist_ok=True)
+    report = write_dns_files(pipe.topology, pipe.dns_plan, directory, previous,
+                             Path(pipe.inventory_path).name)
     zones = [f for f in report.files if f.kind == "zone"]
     pipe.raw["dns_summary"] = {
         "views": list(report.views),
@@ -163,18 +164,6 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
         "notes": list(report.notes),
         "details": f"{len(zones)} zone files, {len(report.views)} views",
     }
-
-
-def _link_tree(src: Path, dst: Path) -> None:
-    for path in sorted(src.rglob("*")):
-        if not path.is_file() or path.is_symlink():
-            continue
-        target = dst / path.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(path, target)
-        except OSError:
-            shutil.copyfile(path, target)
 
 
 def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | None = None) -> dict[str, Any]:
@@ -362,10 +351,7 @@ def check_plan(
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
     pipe = analyse(path, today=today, fail_on=fail_on)
     out = Path(out)
-    try:  # beside OUT when possible, so the previous zone files can be hard-linked, not copied
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.check-", dir=out.parent if str(out.parent) else "."))
-    except OSError:
-        tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
+    tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:
         fresh = tmp / "plan"
         fresh.mkdir()
