@@ -1,0 +1,248 @@
+"""`render dns`: files parse with dnspython and pass BIND's strict checks; determinism; serials;
+lint refusals leave the previous output untouched; the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import dns.zone
+import pytest
+from typer.testing import CliRunner
+
+from imsdr.cli.app import app
+from imsdr.dns.lint import lint_plan
+from imsdr.dns.plan import build_dns_plan
+from imsdr.dns.records import CNAME, SRV, RRset
+from imsdr.dns.render import render_dns
+from imsdr.errors import RenderError
+from imsdr.inventory.build import load_inventory
+from imsdr.model.topology import Topology
+
+ROOT = Path(__file__).resolve().parent.parent
+PROVINCE = ROOT / "inventories" / "province.yaml"
+STRICT = [
+    "-k",
+    "fail",
+    "-n",
+    "fail",
+    "-S",
+    "fail",
+    "-M",
+    "fail",
+    "-r",
+    "fail",
+    "-m",
+    "fail",
+    "-i",
+    "local",
+    "-W",
+    "warn",
+]
+needs_bind = pytest.mark.skipif(shutil.which("named-checkzone") is None, reason="bind9utils not installed")
+
+
+def topo(path: Path = PROVINCE) -> Topology:
+    inv, source = load_inventory(path)
+    return Topology(inv, source)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("render") / "dns"
+    render_dns(topo(), out, "province.yaml", serial=2026010100)
+    return out
+
+
+def zone_files(out: Path) -> list[Path]:
+    return sorted(out.joinpath("zones").rglob("*.zone"))
+
+
+def test_layout_and_readme_lists_every_file(rendered: Path) -> None:
+    files = tree(rendered)
+    assert "named.conf.imsdr" in files and "README.md" in files
+    assert "kamailio/dispatcher-sbc-pcscf.list" in files and "kamailio/dispatcher-pcscf-icscf.list" in files
+    assert "zones/ims.example.net.zone" in files and "zones/users-capital/ims.example.net.zone" in files
+    readme = files["README.md"].decode()
+    for name in files:
+        assert f"`{name}`" in readme, name
+    assert "rrset-order" in readme and "in-view" in readme
+
+
+def test_every_zone_parses_with_dnspython(rendered: Path) -> None:
+    for path in zone_files(rendered):
+        origin = path.name[: -len(".zone")]
+        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True)
+        assert zone.get_soa().serial == 2026010100
+
+
+@needs_bind
+def test_every_zone_passes_named_checkzone_strict(rendered: Path) -> None:
+    for path in zone_files(rendered):
+        origin = path.name[: -len(".zone")]
+        result = subprocess.run(
+            ["named-checkzone", *STRICT, origin, str(path)], capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, f"{path}: {result.stdout}{result.stderr}"
+        assert "warning" not in result.stdout.lower(), result.stdout
+
+
+@needs_bind
+def test_named_conf_passes_named_checkconf_z(rendered: Path, tmp_path: Path) -> None:
+    wrapper = tmp_path / "named.conf"
+    wrapper.write_text(
+        f'options {{ directory "{rendered}"; pid-file "{tmp_path}/named.pid"; '
+        f"listen-on port 53530 {{ 127.0.0.1; }}; listen-on-v6 {{ none; }}; recursion no; }};\n"
+        f'include "{rendered}/named.conf.imsdr";\n'
+    )
+    result = subprocess.run(
+        ["named-checkconf", "-z", str(wrapper)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    conf = (rendered / "named.conf.imsdr").read_text()
+    assert conf.count('\nview "') == 10 and "match-clients { any; }" in conf
+    assert 'in-view "users-capital"' in conf  # ENUM zones loaded once, shared by the other views
+
+
+def test_zone_files_are_reviewable(rendered: Path) -> None:
+    text = (rendered / "zones/users-capital/ims.example.net.zone").read_text()
+    lines = text.splitlines()
+    directives = [i for i, line in enumerate(lines) if line.startswith("$")]
+    assert lines[directives[0]].startswith("$ORIGIN ims.example.net.") and lines[directives[1]].startswith(
+        "$TTL"
+    )
+    assert all(line.startswith(";") for line in lines[: directives[0]])  # header comment only
+    assert "; inventory: province.yaml (Example Province IMS)" in lines
+    assert "view: users-capital" in text and "BIND does not keep this A/AAAA order" in text
+    owners = [line.split()[0] for line in lines[directives[1] + 1 :] if line and not line.startswith(";")]
+    assert owners.index("pcscf1") < owners.index("_sip._tcp.pcscf1") < owners.index("pcscf2")
+    assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", text)  # no dates or times written
+    enum = (rendered / "zones/0.0.5.5.5.0.1.6.8.e164.arpa.zone").read_text()
+    assert '\n*\t3600\tIN\tNAPTR\t100 10 "u" "E2U+sip" "!^(.*)$!sip:\\\\1@ims.example.net!" .\n' in enum
+
+
+def test_render_twice_is_byte_identical(tmp_path: Path) -> None:
+    render_dns(topo(), tmp_path / "a", "province.yaml")
+    first = tree(tmp_path / "a")
+    render_dns(topo(), tmp_path / "a", "province.yaml")  # over the previous output: serials kept
+    render_dns(topo(), tmp_path / "b", "province.yaml")
+    assert tree(tmp_path / "a") == first == tree(tmp_path / "b")
+
+
+def test_serial_kept_when_unchanged_bumped_when_changed(
+    tmp_path: Path, make_inventory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01
+    out = tmp_path / "dns"
+    render_dns(topo(), out, "province.yaml")
+
+    def serial(rel: str) -> int:
+        return (
+            dns.zone.from_file(str(out / rel), origin=Path(rel).name[:-5], relativize=False).get_soa().serial
+        )
+
+    assert serial("zones/ims.example.net.zone") == 2026010100
+
+    def mutate(d: dict[str, Any]) -> None:
+        d["elements"][0]["addresses"][0] = "192.0.2.55"  # dns-a-1 moves: home zones change, ENUM do not
+
+    render_dns(topo(make_inventory(mutate)), out, "province.yaml")
+    assert serial("zones/ims.example.net.zone") == 2026010101
+    assert serial("zones/users-capital/ims.example.net.zone") == 2026010101
+    assert serial("zones/0.0.5.5.5.0.1.6.8.e164.arpa.zone") == 2026010100
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767657600")  # 2026-01-06
+    render_dns(topo(), out, "province.yaml")
+    assert serial("zones/ims.example.net.zone") == 2026010600
+
+
+def refuse(path: Path, out: Path) -> RenderError:
+    with pytest.raises(RenderError) as info:
+        render_dns(topo(path), out, "x.yaml")
+    return info.value
+
+
+def test_lint_refuses_srv_target_without_address_and_keeps_previous_output(
+    tmp_path: Path, make_inventory: Any
+) -> None:
+    out = tmp_path / "dns"
+    render_dns(topo(), out, "province.yaml")
+    before = tree(out)
+
+    def mutate(d: dict[str, Any]) -> None:
+        d["elements"][10]["fqdn"] = "pcscf-a-1.elsewhere.org"  # SRV target outside every zone
+
+    err = refuse(make_inventory(mutate), out)
+    text = str(err)
+    assert "pcscf-a-1.elsewhere.org has no A/AAAA record in the plan" in text
+    assert ".yaml:" in text and "elements[10].fqdn" in text  # located at the inventory line
+    assert tree(out) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+
+def test_lint_refuses_srv_target_that_is_a_cname() -> None:
+    plan = build_dns_plan(topo())
+    zone = plan.zones["ims.example.net"]
+    name = "cscf-a-1.ims.example.net"
+    del zone.rrsets[(name, "A")], zone.rrsets[(name, "AAAA")]
+    zone.rrsets[(name, "CNAME")] = RRset(name, "CNAME", 60, (CNAME("cscf-b-1.ims.example.net"),))
+    messages = [i.message for i in lint_plan(plan)]
+    assert any("SRV target cscf-a-1.ims.example.net is a CNAME" in m for m in messages)
+
+
+def test_lint_refuses_naptr_without_srv_and_bad_records() -> None:
+    plan = build_dns_plan(topo())
+    zone = plan.zones["ims.example.net"]
+    del zone.rrsets[("_sip._tcp.ims.example.net", "SRV")]
+    zone.rrsets[("_sip._udp.pcscf1.ims.example.net", "SRV")] = RRset(
+        "_sip._udp.pcscf1.ims.example.net", "SRV", 60, (SRV(10, 100, 0, "pcscf-a-1.ims.example.net"),)
+    )
+    messages = " | ".join(i.message for i in lint_plan(plan))
+    assert "points at _sip._tcp.ims.example.net, which has no SRV records" in messages
+    assert "SRV port 0" in messages
+
+
+def test_lint_refuses_duplicate_enum_prefix_and_missing_nameservers(
+    tmp_path: Path, make_inventory: Any
+) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        d["enum_blocks"].append(
+            {"id": "again", "prefix": "+861055500", "style": "wildcard", "domain": "ims.example.net"}
+        )
+        d["network"]["dns"]["nameservers"] = []
+        d["elements"] = [e for e in d["elements"] if e["type"] != "enum_dns"]
+        d["redundancy"]["pairs"] = [p for p in d["redundancy"]["pairs"] if p["id"] != "enum-dns-pair"]
+
+    text = str(refuse(make_inventory(mutate), tmp_path / "dns"))
+    assert "same prefix +861055500" in text and "no nameserver" in text
+    assert not (tmp_path / "dns").exists()
+
+
+def test_cli_render_dns(tmp_path: Path, make_inventory: Any) -> None:
+    runner = CliRunner()
+    out = tmp_path / "dns"
+    result = runner.invoke(
+        app, ["render", "dns", str(PROVINCE), "--out", str(out), "--serial", "7", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"out", "views", "files", "notes"}
+    zones = [f for f in data["files"] if f["kind"] == "zone"]
+    assert zones and all(f["serial"] == 7 for f in zones)
+    assert {f["path"] for f in data["files"]} == set(tree(out))
+    table = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out)])
+    assert table.exit_code == 0 and "named.conf.imsdr" in table.stdout
+
+    def mutate(d: dict[str, Any]) -> None:
+        d["elements"][10]["fqdn"] = "pcscf-a-1.elsewhere.org"
+
+    bad = runner.invoke(app, ["render", "dns", str(make_inventory(mutate)), "--out", str(out)])
+    assert bad.exit_code == 2 and "refusing" not in bad.stdout
+    assert "has no A/AAAA record in the plan" in bad.stderr and "Traceback" not in bad.output
