@@ -174,3 +174,10 @@ def test_core_adjacencies_stay_inside_a_province() -> None:
     assert all(province[u[3:]] == province[v[3:]] for u, v in core)
     with_dns = {u for u, v, k in topo.graph.edges(data="kind") if k == "dns"}
     assert with_dns == {f"el:{e.id}" for e in inv.elements if e.type.value != "enum_dns"}
+
+
+def test_without_enum_numbers_or_wildcards_the_list_is_empty_not_null() -> None:
+    params = NationalParams(provinces=1, sites_per_province=2, local_networks_per_province=2,
+                            enum_numbers=0, wildcard_blocks=False)
+    inv, _source = load_inventory_text(national_yaml(params), "empty-enum.yaml")
+    assert inv.enum_blocks == []

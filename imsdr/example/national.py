@@ -470,14 +470,9 @@ def write_yaml(params: NationalParams, out: IO[str]) -> dict[str, Any]:
     chunk: list[str] = list(_header(params, doc))
     for key in ("version", "network"):
         chunk.extend(_block({key: doc[key]}, 0))
-    for key in ("sites", "local_networks", "elements"):
-        chunk.append(f"\n{key}:\n")
-        chunk.extend(f"  - {_flow(item)}\n" for item in doc[key])
-    chunk.append("\nredundancy:\n")
-    chunk.extend(_block(doc["redundancy"], 2))
-    chunk.append("\nenum_blocks:\n")
-    chunk.extend(f"  - {_flow(item)}\n" for item in doc["enum_blocks"])
-    chunk.append("\nwaivers: []\n")
+    for key in ("sites", "local_networks", "elements", "redundancy", "enum_blocks", "waivers"):
+        chunk.append("\n")
+        chunk.extend(_block({key: doc[key]}, 0))
     out.write("".join(chunk))
     return doc
 
