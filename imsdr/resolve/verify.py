@@ -168,14 +168,16 @@ def compare(exp: Expectation, live: LiveAnswer) -> list[Drift]:
     out: list[Drift] = []
     if expected and not got:
         what = "NXDOMAIN" if live.rcode == "NXDOMAIN" else "no records"
-        return [drift("missing", f"{len(expected)} planned record(s), live answer: {what}",
+        return [drift("missing", f"planned {rd.to_text()} not served (live answer: {what})",
                       rd.to_text(), None) for rd in sorted(expected, key=lambda r: r.to_text())]
     exp_by = {_key(rd): rd for rd in expected}
     live_by = {_key(rd): rd for rd in got}
     for key in sorted(exp_by.keys() - live_by.keys()):
-        out.append(drift("missing", "planned record not served", exp_by[key].to_text(), None))
+        text = exp_by[key].to_text()
+        out.append(drift("missing", f"planned {text} not served", text, None))
     for key in sorted(live_by.keys() - exp_by.keys()):
-        out.append(drift("extra", "served record not in the plan", None, live_by[key].to_text()))
+        text = live_by[key].to_text()
+        out.append(drift("extra", f"served {text} is not in the plan", None, text))
     for key in sorted(exp_by.keys() & live_by.keys()):
         e, g = exp_by[key], live_by[key]
         fields = _FIELDS.get(exp.rdtype)
@@ -184,7 +186,7 @@ def compare(exp: Expectation, live: LiveAnswer) -> list[Drift]:
         for f in fields:
             ev, lv = _field_text(e, f), _field_text(g, f)
             if ev != lv:
-                target = " ".join(key)
+                target = " ".join(k.rstrip(".") for k in key)
                 out.append(drift("changed", f"{f} of {target}: plan {ev}, live {lv}", ev, lv, f))
     if exp.expected is not None and live.rrset is not None and exp.expected.ttl != live.rrset.ttl:
         out.append(drift("ttl", f"TTL: plan {exp.expected.ttl}, live {live.rrset.ttl}",
@@ -365,4 +367,9 @@ def verify(questions: Iterable[Expectation], querier: LiveQuerier, *, workers: i
             tcp += used_tcp
             if progress is not None:
                 progress(1)
+    rank: dict[str | None, int] = {}
+    for q in items:
+        rank.setdefault(q.source, len(rank))
+    drift.sort(key=lambda d: (rank.get(d.source, 0), d.name, d.rdtype, d.kind, d.expected or "",
+                              d.live or ""))
     return drift, len(items), tcp
