@@ -132,3 +132,15 @@ def test_verify_unreachable_server_exits_2_with_a_clear_message() -> None:
     assert "unreachable" in result.stderr and "nothing was compared" in result.stderr
     bad = run("verify", str(PROVINCE), "--server", "127.0.0.1:notaport")
     assert bad.exit_code == 2 and "--server" in bad.stderr
+
+
+def test_verify_refuses_a_source_it_cannot_send_from() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # an IPv6 source cannot reach an IPv4 server: a clear error, exit 2, no traceback
+    result = run("verify", str(PROVINCE), "--server", f"127.0.0.1:{port}", "--from", "::1",
+                 "--timeout", "0.2")
+    assert result.exit_code == 2 and "cannot send" in result.stderr, result.output
+    bad = run("verify", str(PROVINCE), "--server", f"127.0.0.1:{port}", "--names", "a..b")
+    assert bad.exit_code == 2 and "--names" in bad.stderr

@@ -158,6 +158,9 @@ def verify(
 
     Exit 0 when every answer matches the plan, 1 on drift, 2 on invalid input or an unreachable server.
     """
+    import dns.exception as dns_exception
+    import dns.name as dns_name
+
     from imsdr.errors import ImsdrError
     from imsdr.resolve.enum import enum_domain, is_e164
     from imsdr.resolve.planview import PlanSource
@@ -181,8 +184,14 @@ def verify(
         wanted = []
         for item in names:
             for n in (part.strip() for part in item.split(",")):
-                if n:
-                    wanted.append(enum_domain(n, plan.enum_suffix) if is_e164(n) else n)
+                if not n:
+                    continue
+                name = enum_domain(n, plan.enum_suffix) if is_e164(n) else n
+                try:
+                    dns_name.from_text(name)
+                except dns_exception.DNSException as exc:
+                    raise ImsdrError(f"--names: {n!r} is not a DNS name: {exc}") from None
+                wanted.append(name.rstrip("."))
     clients: list[str | None] = []
     for src in sources or []:
         import ipaddress

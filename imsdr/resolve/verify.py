@@ -85,10 +85,11 @@ class Drift:
 
 @dataclass
 class LiveAnswer:
-    rcode: str  # NOERROR, NXDOMAIN, ..., or TIMEOUT
+    rcode: str  # NOERROR, NXDOMAIN, ..., or TIMEOUT / REFUSED-CONNECTION / NETWORK-ERROR / BAD-RESPONSE
     rrset: dns.rrset.RRset | None = None
     tcp: bool = False
     authoritative: bool = False
+    error: str | None = None
 
 
 @dataclass
@@ -162,7 +163,8 @@ def compare(exp: Expectation, live: LiveAnswer) -> list[Drift]:
     if live.rcode == "TIMEOUT":
         return [drift("timeout", "no answer after every retry")]
     if live.rcode not in ("NOERROR", "NXDOMAIN"):
-        return [drift("rcode", f"server answered {live.rcode}", "NOERROR", live.rcode)]
+        why = f" ({live.error})" if live.error else ""
+        return [drift("rcode", f"server answered {live.rcode}{why}", "NOERROR", live.rcode)]
     expected = list(exp.expected) if exp.expected is not None else []
     got = list(live.rrset) if live.rrset is not None else []
     out: list[Drift] = []
@@ -294,6 +296,12 @@ class LiveQuerier:
                 last_error = exc
                 time.sleep(min(0.05, self.timeout))
                 continue
+            except OSError as exc:  # e.g. the source address is not configured on this host
+                return LiveAnswer("NETWORK-ERROR", error=exc.strerror or str(exc))
+            except ValueError as exc:  # e.g. an IPv6 source for an IPv4 server
+                return LiveAnswer("NETWORK-ERROR", error=str(exc))
+            except dns.exception.DNSException as exc:  # a malformed or mismatched response
+                return LiveAnswer("BAD-RESPONSE", error=str(exc))
             rrset = None
             for answer in response.answer:
                 if answer.name == qname and answer.rdtype == rdtype:
@@ -308,8 +316,9 @@ class LiveQuerier:
     def probe(self, source: str | None, qname: dns.name.Name) -> None:
         """Raise :class:`ServerUnreachable` unless the server answers something from ``source``."""
         answer = self.ask(qname, dns.rdatatype.SOA, source)
-        if answer.rcode in ("TIMEOUT", "REFUSED-CONNECTION"):
-            why = "no answer" if answer.rcode == "TIMEOUT" else "connection refused"
+        if answer.rcode in ("TIMEOUT", "REFUSED-CONNECTION", "NETWORK-ERROR"):
+            why = {"TIMEOUT": "no answer", "REFUSED-CONNECTION": "connection refused"}.get(
+                answer.rcode, f"cannot send: {answer.error}")
             src = f" from {source}" if source else ""
             raise ServerUnreachable(
                 f"DNS server {self.server} port {self.port} is unreachable{src}: {why} after "
