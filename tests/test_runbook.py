@@ -66,6 +66,24 @@ def test_linter_catches_a_broken_page() -> None:
     assert lint("# Title\nText right under\n")
 
 
+@pytest.mark.parametrize("which", ["province", "lab"])
+def test_every_mermaid_block_is_valid(which, province, lab_pages) -> None:
+    from imsdr.output.mermaid_check import mermaid_blocks, mermaid_errors
+
+    pages = province[1] if which == "province" else lab_pages
+    blocks = [(name, line, body) for name, text in pages.items() for line, body in mermaid_blocks(text)]
+    assert len(blocks) >= 1 + sum(1 for name in pages if name.startswith("site-") and "No simulation" not in
+                                  pages[name])
+    for name, line, body in blocks:
+        assert mermaid_errors(body, require_declared=True) == [], f"{name}:{line}"
+
+
+def test_mermaid_validator_rejects_a_broken_diagram() -> None:
+    from imsdr.output.mermaid_check import mermaid_errors
+
+    assert mermaid_errors("flowchart LR\n  subgraph a[\"x\"]\n  el_a[\"a\"] --> el_b\n", require_declared=True)
+
+
 def test_internal_links_point_at_rendered_pages(province) -> None:
     _, pages = province
     for name, text in pages.items():
