@@ -81,7 +81,8 @@ def test_every_mermaid_block_is_valid(which, province, lab_pages) -> None:
 def test_mermaid_validator_rejects_a_broken_diagram() -> None:
     from imsdr.output.mermaid_check import mermaid_errors
 
-    assert mermaid_errors("flowchart LR\n  subgraph a[\"x\"]\n  el_a[\"a\"] --> el_b\n", require_declared=True)
+    broken = "flowchart LR\n  subgraph a[\"x\"]\n  el_a[\"a\"] --> el_b\n"  # no 'end', el_b undeclared
+    assert mermaid_errors(broken, require_declared=True)
 
 
 def test_internal_links_point_at_rendered_pages(province) -> None:
