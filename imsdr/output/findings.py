@@ -193,9 +193,9 @@ def rules_json(rules: Iterable[Rule]) -> str:
 def rule_markdown(rule: Rule, heading_level: int = 3) -> str:
     applies = "production deployments only" if rule.production_only else "all deployments"
     return "\n".join([
-        f"{'#' * heading_level} {rule.id}: {rule.summary}",
+        f"{'#' * heading_level} {rule.id}",
         "",
-        f"Default severity: **{rule.severity.value}**. Applies to: {applies}.",
+        f"**{rule.summary}.** Default severity: **{rule.severity.value}**. Applies to: {applies}.",
         "",
         rule.doc.strip(),
         "",

@@ -218,7 +218,9 @@ RULES: list[Rule] = [
         "A site hosting members of a cross-site group has no coordinates",
         make_doc(
             """
-            Without `lat`/`lon` the minimum-distance rule (GEO-004) cannot check the site.
+            Sites of one pair or pool must be far enough apart not to share regional risks;
+            without `lat`/`lon` on a site the minimum-distance rule (GEO-004) cannot check it,
+            so the plan silently assumes the distance is fine.
             """,
             """
             sites:
