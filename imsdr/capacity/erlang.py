@@ -44,15 +44,31 @@ def circuits_needed(traffic: float, grade_of_service: float) -> int:
 def carried_traffic(circuits: int, grade_of_service: float) -> float:
     """The largest offered traffic (Erlangs) ``circuits`` circuits carry within the grade of service.
 
-    B(A, n) grows with A, so a bisection on A finds it; accurate to 1e-6 E.
+    B(A, n) grows with A, so the root of B(A, n) = GoS is bracketed in [0, n/(1 − GoS) + 1]
+    (carried traffic A·(1 − B) never exceeds n) and found by the Illinois variant of regula falsi;
+    the result is the bracket's lower end (never above the target), within 1e-4 E.
     """
     if circuits <= 0:
         return 0.0
-    lo, hi = 0.0, float(circuits) * 2 + 10
-    while hi - lo > 1e-6 * max(1.0, hi):
-        mid = (lo + hi) / 2
-        if erlang_b(mid, circuits) <= grade_of_service:
-            lo = mid
+    lo, hi = 0.0, circuits / (1 - grade_of_service) + 1.0
+    f_lo = erlang_b(lo, circuits) - grade_of_service  # < 0
+    f_hi = erlang_b(hi, circuits) - grade_of_service  # > 0
+    side = 0
+    for _ in range(200):
+        if hi - lo <= 1e-4:
+            break
+        mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        f_mid = erlang_b(mid, circuits) - grade_of_service
+        if f_mid <= 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi /= 2
+            side = -1
         else:
-            hi = mid
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo /= 2
+            side = 1
     return lo

@@ -24,10 +24,10 @@ users hands them to that SBC's P-CSCF list.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.erlang import carried_traffic
 from imsdr.capacity.formulas import cscf_restoration_factor, exact
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Group, Topology
 
 USERS = "users"
+UnitUsers = tuple["Group | None", list[str], Fraction, tuple[tuple[str, Fraction], ...]]
 ERLANGS = "erlangs"
 
 #: element type → service label used in reports
@@ -71,19 +72,19 @@ class Flow:
         return self.tiers[0][0] if self.tiers and self.tiers[0] else None
 
 
-def element_capacity(el: Element, gos: float) -> Fraction | None:
+def element_capacity(el: Element, gos: float, num: Callable[[Any], Any] = exact) -> Fraction | None:
     """Capacity in the unit the load model uses for the element's type (None: not modelled)."""
     cap = el.capacity
     t = el.type.value
     if t in ("sbc", "pcscf", "cscf"):
-        return exact(cap.registered_users) if cap.registered_users else None
+        return num(cap.registered_users) if cap.registered_users else None
     if t in ("hss", "slf"):
         value = cap.subscribers or cap.registered_users
-        return exact(value) if value else None
+        return num(value) if value else None
     if t in ("mgcf", "imgw"):
         if cap.circuits:
-            return exact(round(carried_traffic(cap.circuits, gos), 3))
-        return exact(cap.busy_hour_erlangs) if cap.busy_hour_erlangs else None
+            return num(round(carried_traffic(cap.circuits, gos), 3))
+        return num(cap.busy_hour_erlangs) if cap.busy_hour_erlangs else None
     return None
 
 
@@ -94,8 +95,11 @@ def is_scscf(el: Element) -> bool:
 class LoadModel:
     """Flows, capacities and normal loads of one topology (built once, read by every analysis)."""
 
-    def __init__(self, topology: Topology) -> None:
+    def __init__(self, topology: Topology, exact_numbers: bool = True) -> None:
+        """``exact_numbers``: Fractions (audit-exact, for the capacity report) or floats (fast, for
+        scenario sweeps)."""
         self.topology = topology
+        self.num: Callable[[Any], Any] = exact if exact_numbers else _to_float
         net = topology.network
         self.cm = net.capacity_model
         self.flows: list[Flow] = []
@@ -109,20 +113,20 @@ class LoadModel:
                 for m in group.members:
                     self.gos.setdefault(m, gos)
                 if pool.busy_hour_erlangs:  # type: ignore[union-attr]
-                    self.trunk_erlangs[group.id] = exact(pool.busy_hour_erlangs)  # type: ignore[union-attr]
+                    self.trunk_erlangs[group.id] = self.num(pool.busy_hour_erlangs)  # type: ignore[union-attr]
         self.capacity: dict[str, Fraction | None] = {
-            el.id: element_capacity(el, self.gos.get(el.id, self.cm.grade_of_service))
+            el.id: element_capacity(el, self.gos.get(el.id, self.cm.grade_of_service), self.num)
             for el in topology.elements.values()
         }
         self.subscribers = sum((ln.subscribers for ln in topology.local_networks.values()), 0)
         self.erlangs_total = sum(
-            (exact(ln.busy_hour_erlangs) for ln in topology.local_networks.values()), Fraction(0)
+            (self.num(ln.busy_hour_erlangs) for ln in topology.local_networks.values()), self.num(0)
         )
         self._sub_weights = self._weights(
-            {ln.id: exact(ln.subscribers) for ln in topology.local_networks.values()}
+            {ln.id: self.num(ln.subscribers) for ln in topology.local_networks.values()}
         )
         self._erl_weights = self._weights(
-            {ln.id: exact(ln.busy_hour_erlangs) for ln in topology.local_networks.values()}
+            {ln.id: self.num(ln.busy_hour_erlangs) for ln in topology.local_networks.values()}
         )
         self.restoration = any(
             is_scscf(e) and e.has(_feature("restoration_data")) for e in topology.elements.values()
@@ -131,6 +135,8 @@ class LoadModel:
             self.cm.registration_share, self.cm.restoration_registration_cost
         )
         self.pcscf_tiers: dict[str, tuple[tuple[str, ...], ...]] = {}
+        #: service → [(group, members, users served, local-network weights)]
+        self.unit_users: dict[str, list[UnitUsers]] = defaultdict(list)
         self._build_access()
         self._build_scscf()
         self._build_units("hss", USERS)
@@ -144,9 +150,8 @@ class LoadModel:
 
     # --- helpers ------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _weights(values: dict[str, Fraction]) -> tuple[tuple[str, Fraction], ...]:
-        total = sum(values.values(), Fraction(0))
+    def _weights(self, values: dict[str, Fraction]) -> tuple[tuple[str, Fraction], ...]:
+        total = sum(values.values(), self.num(0))
         if not total:
             n = len(values)
             return tuple((k, Fraction(1, n)) for k in sorted(values)) if n else ()
@@ -161,9 +166,9 @@ class LoadModel:
         members = list(members)
         caps = [self.capacity.get(m) for m in members]
         if members and all(c for c in caps):
-            total = sum(caps, Fraction(0))  # type: ignore[arg-type]
+            total = sum(caps, self.num(0))  # type: ignore[arg-type]
             return {m: c / total for m, c in zip(members, caps, strict=True)}  # type: ignore[operator]
-        return {m: Fraction(1, len(members)) for m in members} if members else {}
+        return {m: self.num(1) / len(members) for m in members} if members else {}
 
     def member_tiers(self, group: Group | None, member: str) -> tuple[tuple[str, ...], ...]:
         """Who takes over ``member``'s load, tier by tier, following its group's design."""
@@ -200,14 +205,16 @@ class LoadModel:
         for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
             local = [s.id for s in topo.sbcs_of_ln.get(ln.id, [])]
             dr = topo.dr_sbc.get(ln.id)
-            weights = ((ln.id, Fraction(1)),)
+            weights = ((ln.id, self.num(1)),)
             if not local:
                 tiers = ((dr.id,),) if dr is not None else ()
                 self.flows.append(
-                    Flow(f"access:{ln.id}", "sbc", USERS, exact(ln.subscribers), tiers, weights, stage2=True)
+                    Flow(
+                        f"access:{ln.id}", "sbc", USERS, self.num(ln.subscribers), tiers, weights, stage2=True
+                    )
                 )
                 continue
-            share = exact(ln.subscribers) / len(local)
+            share = self.num(ln.subscribers) / len(local)
             for sbc_id in local:
                 tiers: tuple[tuple[str, ...], ...] = ((sbc_id,),)
                 others = tuple(s for s in local if s != sbc_id)
@@ -246,21 +253,65 @@ class LoadModel:
             return None
         if group is not None and group.kind == "pair":
             return min(caps)  # type: ignore[type-var]
-        return sum(caps, Fraction(0))  # type: ignore[arg-type]
+        return sum(caps, self.num(0))  # type: ignore[arg-type]
 
-    def _split(self, units: list[tuple[Group | None, list[str]]], total: Fraction) -> list[Fraction]:
+    def allocate(
+        self, units: list[tuple[Group | None, list[str]]], values: dict[str, Fraction]
+    ) -> list[tuple[Fraction, tuple[tuple[str, Fraction], ...]]]:
+        """Share each local network's traffic among the units in its scope, by unit capacity.
+
+        A unit is in a local network's scope when one of its members sits in a province of one of
+        the local network's home sites; without provinces (or without any unit in scope) every
+        unit is. Returns, per unit, its amount and how that amount splits over local networks.
+        """
+        topo = self.topology
         caps = [self.unit_capacity(g, ms) for g, ms in units]
-        if all(caps) and units:
-            denom = sum(caps, Fraction(0))  # type: ignore[arg-type]
-            return [total * c / denom for c in caps]  # type: ignore[operator]
-        return [total / len(units) for _ in units] if units else []
+        use_caps = all(caps)
+        provinces = [{topo.sites[topo.elements[m].site].province for m in ms} - {None} for _g, ms in units]
+        by_province: dict[str, list[int]] = defaultdict(list)
+        for k, provs in enumerate(provinces):
+            for prov in provs:
+                by_province[prov].append(k)
+        everyone = tuple(range(len(units)))
+        ratio_cache: dict[tuple[int, ...], list[Fraction]] = {}
+        amounts = [self.num(0)] * len(units)
+        contrib: list[dict[str, Fraction]] = [{} for _ in units]
+        for ln_id in sorted(values):
+            value = values[ln_id]
+            if not value or not units:
+                continue
+            ln = topo.local_networks[ln_id]
+            ln_provs = {topo.sites[h].province for h in ln.home_sites if h in topo.sites} - {None}
+            cand = tuple(sorted({k for prov in ln_provs for k in by_province.get(prov, [])})) or everyone
+            ratios = ratio_cache.get(cand)
+            if ratios is None:
+                if use_caps:
+                    denom = sum((caps[k] for k in cand), self.num(0))  # type: ignore[misc]
+                    ratios = [caps[k] / denom for k in cand]  # type: ignore[operator]
+                else:
+                    ratios = [self.num(1) / len(cand)] * len(cand)
+                ratio_cache[cand] = ratios
+            for k, ratio in zip(cand, ratios, strict=True):
+                share = value * ratio
+                amounts[k] += share
+                contrib[k][ln_id] = contrib[k].get(ln_id, self.num(0)) + share
+        out = []
+        for amount, parts in zip(amounts, contrib, strict=True):
+            weights = tuple((ln, v / amount) for ln, v in sorted(parts.items())) if amount else ()
+            out.append((amount, weights))
+        return out
+
+    def _subscriber_values(self) -> dict[str, Fraction]:
+        return {ln.id: self.num(ln.subscribers) for ln in self.topology.local_networks.values()}
 
     def _build_scscf(self) -> None:
         members = [e.id for e in self.topology.by_type["cscf"] if is_scscf(e)]
         units = self.units_of(members)
-        total = exact(self.subscribers)
-        for (group, ms), amount in zip(units, self._split(units, total), strict=True):
-            self._emit_unit("scscf", group, ms, amount, USERS, self._sub_weights)
+        for (group, ms), (amount, weights) in zip(
+            units, self.allocate(units, self._subscriber_values()), strict=True
+        ):
+            self.unit_users["scscf"].append((group, ms, amount, weights))
+            self._emit_unit("scscf", group, ms, amount, USERS, weights)
 
     def _build_units(self, type_: str, unit: str, structural: bool = False) -> None:
         topo = self.topology
@@ -269,28 +320,32 @@ class LoadModel:
             return
         units = self.units_of(members)
         if unit == ERLANGS:
-            for group, ms in units:
+            erl = {ln.id: self.num(ln.busy_hour_erlangs) for ln in topo.local_networks.values()}
+            for (group, ms), (_amount, weights) in zip(units, self.allocate(units, erl), strict=True):
                 if group is not None and group.id in self.trunk_erlangs:
                     self._emit_unit(
-                        type_, group, ms, self.trunk_erlangs[group.id], ERLANGS, self._erl_weights
+                        type_, group, ms, self.trunk_erlangs[group.id], ERLANGS, weights or self._erl_weights
                     )
                 else:
                     for m in ms:
                         self.unit[m] = ERLANGS
             return
-        total = exact(self.subscribers)
+        factor = self.num(1)
         if type_ == "hss" and self.restoration:
-            total *= 1 + exact(self.cm.hss_restoration_overhead)
-        for (group, ms), amount in zip(units, self._split(units, total), strict=True):
+            factor += self.num(self.cm.hss_restoration_overhead)
+        for (group, ms), (amount, weights) in zip(
+            units, self.allocate(units, self._subscriber_values()), strict=True
+        ):
+            self.unit_users[type_].append((group, ms, amount, weights))
             self._emit_unit(
                 type_,
                 group,
                 ms,
-                amount,
+                amount * factor,
                 unit,
-                self._sub_weights,
+                weights,
                 structural=structural,
-                users_per_unit=exact(self.subscribers) / total if total else Fraction(1),
+                users_per_unit=1 / factor,
             )
 
     def _emit_unit(
@@ -303,7 +358,7 @@ class LoadModel:
         weights: tuple[tuple[str, Fraction], ...],
         *,
         structural: bool = False,
-        users_per_unit: Fraction = Fraction(1),
+        users_per_unit: Fraction | float = 1,
     ) -> None:
         for m in members:
             self.unit[m] = unit
@@ -323,7 +378,9 @@ class LoadModel:
             )
             return
         shares = (
-            self.share_weights(members) if not structural else {m: Fraction(1, len(members)) for m in members}
+            self.share_weights(members)
+            if not structural
+            else {m: self.num(1) / len(members) for m in members}
         )
         for m in members:
             flow_amount = amount * shares[m]
@@ -353,7 +410,7 @@ class LoadModel:
         first = self._first_tier(flow.tiers, failed)
         if first is None:
             return out, flow.amount
-        unserved = Fraction(0)
+        unserved = self.num(0)
         for el_id, amt in self._spread(first, flow.amount):
             out.append((el_id, amt))
             if flow.stage2 and el_id in self.pcscf_tiers:
@@ -378,8 +435,8 @@ class LoadModel:
         return [(m, amount * w) for m, w in self.share_weights(members).items()]
 
     def _normal(self) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
-        load: dict[str, Fraction] = defaultdict(Fraction)
-        unserved: dict[str, Fraction] = defaultdict(Fraction)
+        load: dict[str, Fraction] = defaultdict(lambda: self.num(0))
+        unserved: dict[str, Fraction] = defaultdict(lambda: self.num(0))
         for flow in self.flows:
             parts, lost = self.assign(flow, ())
             for el_id, amt in parts:
@@ -387,6 +444,10 @@ class LoadModel:
             if lost:
                 unserved[flow.service] += lost
         return dict(load), dict(unserved)
+
+
+def _to_float(value: Any) -> float:
+    return float(value)
 
 
 def _feature(name: str):  # type: ignore[no-untyped-def]

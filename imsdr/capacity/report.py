@@ -300,46 +300,33 @@ def _group_check(topology: Topology, model: LoadModel, group: Group, u: Fraction
 # --- HSS and CSCF ------------------------------------------------------------------------------------------
 
 
-def _largest_scscf(topology: Topology, model: LoadModel) -> tuple[str | None, Fraction]:
-    """The S-CSCF whose failure moves most users: its capacity, capped at the subscriber count."""
+def _largest_scscf(topology: Topology, model: LoadModel, lns: set[str]) -> tuple[str | None, Fraction]:
+    """The S-CSCF (serving any of ``lns``) whose failure moves most users: its capacity (else its
+    normal load), at most the users it could possibly hold."""
     best: tuple[str | None, Fraction] = (None, Fraction(0))
-    for el in topology.by_type["cscf"]:
-        if not is_scscf(el):
+    for _group, members, users, weights in model.unit_users.get("scscf", []):
+        if lns and not any(ln in lns for ln, _w in weights):
             continue
-        cap = model.capacity.get(el.id)
-        users = cap if cap else model.normal_load.get(el.id, Fraction(0))
-        users = min(users, exact(model.subscribers))
-        if best[0] is None or users > best[1]:
-            best = (el.id, users)
+        for m in members:
+            cap = model.capacity.get(m)
+            held = min(cap if cap else users, exact(model.subscribers))
+            if best[0] is None or held > best[1]:
+                best = (m, held)
     return best
 
 
 def _hss_checks(topology: Topology, model: LoadModel) -> list[HssCheck]:
-    members = [e.id for e in topology.by_type["hss"]]
-    if not members:
-        return []
     cm = model.cm
-    units = model.units_of(members)
-    caps = [
-        model.unit_capacity(g, ms)
-        if not (g is not None and g.kind == "pool")
-        else _pool_surviving(model, g, ms)
-        for g, ms in units
-    ]
-    total_subs = exact(model.subscribers)
-    if all(caps):
-        denom = sum(caps, Fraction(0))  # type: ignore[arg-type]
-        fractions_ = [c / denom for c in caps]  # type: ignore[operator]
-    else:
-        fractions_ = [Fraction(1, len(units))] * len(units)
-    largest, largest_users = _largest_scscf(topology, model)
     out: list[HssCheck] = []
     restoration = model.restoration
     overhead = exact(cm.hss_restoration_overhead)
     cost = exact(cm.failover_cost_per_moved_user)
-    for (group, ms), cap, share in zip(units, caps, fractions_, strict=True):
-        subs = total_subs * share
-        moved = largest_users * share
+    for group, ms, subs, weights in model.unit_users.get("hss", []):
+        if group is not None and group.kind == "pool":
+            cap = _pool_surviving(model, group, ms)
+        else:
+            cap = model.unit_capacity(group, ms)
+        largest, moved = _largest_scscf(topology, model, {ln for ln, _w in weights})
         required = hss_required(subs, overhead, moved, cost, restoration)
         ident = group.id if group is not None else ms[0]
         oh = f"(1 + {pct(overhead)})" if restoration else "(no restoration data: + 0%)"

@@ -43,6 +43,7 @@ class Outcome:
     unserved_erlangs: dict[str, float] = field(default_factory=dict)  # local network → Erlangs
     service_unserved: dict[str, float] = field(default_factory=dict)  # service → users or Erlangs
     no_takeover: dict[str, float] = field(default_factory=dict)  # failed element → load nothing takes over
+    overflow: dict[str, float] = field(default_factory=dict)  # survivor → load above its capacity
     receivers: dict[str, dict[str, float]] = field(default_factory=dict)  # failed element → taker → amount
     switchover_s: int = 0
     worst_switchover_from: str | None = None
@@ -56,12 +57,25 @@ class Outcome:
         return sum(self.unserved_erlangs.values())
 
 
+Result = tuple[list[tuple[int, float]], float]  # (element index, amount) parts, unserved amount
+
+
+@dataclass
+class _SiteState:
+    failed: set[int]
+    results: dict[int, Result]
+    delta: dict[int, float]
+    lossy: list[int]
+
+
 class Engine:
     """The compiled model of one topology. Build it once; call :meth:`evaluate` per scenario."""
 
-    def __init__(self, topology: Topology, model: LoadModel | None = None) -> None:
+    def __init__(
+        self, topology: Topology, model: LoadModel | None = None, exact_numbers: bool = True
+    ) -> None:
         self.topology = topology
-        self.model = model or LoadModel(topology)
+        self.model = model or LoadModel(topology, exact_numbers=exact_numbers)
         m = self.model
         self.max_util = float(m.cm.max_utilisation)
         self.ids: list[str] = list(topology.elements)
@@ -78,7 +92,17 @@ class Engine:
         self.f_erlangs = [f.unit == ERLANGS for f in flows]
         self.f_amount = [float(f.amount) for f in flows]
         self.f_upu = [float(f.users_per_unit) for f in flows]
-        self.f_weights = [tuple((ln, float(w)) for ln, w in f.ln_weights) for f in flows]
+        # local-network weights are shared objects (one per kind): compile each once
+        self.weight_sets: list[tuple[tuple[str, float], ...]] = []
+        seen: dict[int, int] = {}
+        self.f_wkey: list[int] = []
+        for f in flows:
+            key = seen.get(id(f.ln_weights))
+            if key is None:
+                key = seen[id(f.ln_weights)] = len(self.weight_sets)
+                self.weight_sets.append(tuple((ln, float(w)) for ln, w in f.ln_weights))
+            self.f_wkey.append(key)
+        self._site_cache: dict[str, _SiteState] = {}
         self.f_tiers = [tuple(tuple(ix[x] for x in tier) for tier in f.tiers) for f in flows]
         self.f_stage2 = [f.stage2 for f in flows]
         self.f_origin = [self.f_tiers[i][0][0] if self.f_tiers[i] else -1 for i in range(len(flows))]
@@ -159,82 +183,165 @@ class Engine:
             out.update(self.by_site.get(s, ()))
         return out
 
-    def evaluate(self, failed_ids: Iterable[str] | set[int], *, detail: bool = False) -> Outcome:
-        failed = {self.index[x] for x in failed_ids} if not isinstance(failed_ids, set) else failed_ids
-        failed = {x if isinstance(x, int) else self.index[x] for x in failed}
-        outcome = Outcome(tuple(sorted(self.ids[x] for x in failed)))
-        affected: set[int] = set()
+    def affected_flows(self, failed: Iterable[int]) -> set[int]:
+        out: set[int] = set()
         for x in failed:
-            affected.update(self.flows_of[x])
+            out.update(self.flows_of[x])
+        return out
+
+    def site_state(self, site: str) -> _SiteState:
+        """What losing ``site`` does to each flow, computed once and reused by every site pair."""
+        state = self._site_cache.get(site)
+        if state is None:
+            failed = set(self.by_site.get(site, ()))
+            results = {i: self._assign(i, failed) for i in self.affected_flows(failed)}
+            delta, lossy = self._delta(results)
+            state = _SiteState(failed, results, delta, lossy)
+            self._site_cache[site] = state
+        return state
+
+    def _delta(self, results: dict[int, Result]) -> tuple[dict[int, float], list[int]]:
         delta: dict[int, float] = defaultdict(float)
-        new_assign: dict[int, list[tuple[int, float]]] = {}
-        lost_users: dict[str, dict[str, float]] = defaultdict(
-            lambda: defaultdict(float)
-        )  # service → ln → users
-        lost_erl: dict[str, float] = defaultdict(float)
-        verdict = NO_LOSS
-        for i in sorted(affected):
-            parts, unserved = self._assign(i, failed)
-            old_parts, old_unserved = self.normal_assign[i]
-            new_assign[i] = parts
+        lossy: list[int] = []
+        normal_assign = self.normal_assign
+        for i, (parts, unserved) in results.items():
+            old_parts, old_unserved = normal_assign[i]
             for x, amt in old_parts:
                 delta[x] -= amt
             for x, amt in parts:
                 delta[x] += amt
-            extra = unserved - old_unserved
-            if extra > 1e-9:
-                verdict = OUTAGE
-                service = self.f_service[i]
-                outcome.service_unserved[service] = outcome.service_unserved.get(service, 0.0) + extra
-                origin = self.f_origin[i]
-                if origin >= 0 and origin in failed:
-                    name = self.ids[origin]
-                    outcome.no_takeover[name] = outcome.no_takeover.get(name, 0.0) + extra
-                if self.f_erlangs[i]:
-                    for ln, w in self.f_weights[i]:
-                        lost_erl[ln] += extra * w
-                else:
-                    users = extra * self.f_upu[i]
-                    per_ln = lost_users[service]
-                    for ln, w in self.f_weights[i]:
-                        per_ln[ln] += users * w
-            if detail:
-                self._receivers(old_parts, parts, failed, outcome)
+            if unserved - old_unserved > 1e-9:
+                lossy.append(i)
+        return delta, lossy
+
+    def evaluate_sites(self, sites: Iterable[str], *, detail: bool = False) -> Outcome:
+        """Lose whole sites. Flows touching one lost site only reuse that site's cached result and
+        its load deltas; only flows touching several lost sites are evaluated afresh."""
+        states = [self.site_state(s) for s in dict.fromkeys(sites)]
+        if len(states) == 1:
+            st = states[0]
+            return self._finish(st.failed, st.results, dict(st.delta), st.lossy, detail)
+        failed: set[int] = set().union(*(st.failed for st in states))
+        results: dict[int, Result] = {}
+        delta: dict[int, float] = defaultdict(float)
+        count: dict[int, int] = defaultdict(int)
+        for st in states:
+            for x, d in st.delta.items():
+                delta[x] += d
+            for i in st.results:
+                count[i] += 1
+            results.update(st.results)
+        shared = [i for i, c in count.items() if c > 1]
+        normal_assign = self.normal_assign
+        for i in shared:
+            old_parts = normal_assign[i][0]
+            for st in states:
+                if i in st.results:
+                    for x, amt in st.results[i][0]:
+                        delta[x] -= amt
+                    for x, amt in old_parts:
+                        delta[x] += amt
+            fresh = self._assign(i, failed)
+            results[i] = fresh
+            for x, amt in fresh[0]:
+                delta[x] += amt
+            for x, amt in old_parts:
+                delta[x] -= amt
+        shared_set = set(shared)
+        lossy = [i for st in states for i in st.lossy if i not in shared_set]
+        lossy.extend(i for i in shared if results[i][1] - normal_assign[i][1] > 1e-9)
+        return self._finish(failed, results, delta, lossy, detail)
+
+    def evaluate(self, failed_ids: Iterable[str] | Iterable[int], *, detail: bool = False) -> Outcome:
+        """Evaluate one scenario: ``failed_ids`` are element ids or indices."""
+        failed = {x if isinstance(x, int) else self.index[x] for x in failed_ids}
+        results = {i: self._assign(i, failed) for i in self.affected_flows(failed)}
+        delta, lossy = self._delta(results)
+        return self._finish(failed, results, delta, lossy, detail)
+
+    def _finish(
+        self,
+        failed: set[int],
+        results: dict[int, Result],
+        delta: dict[int, float],
+        lossy: list[int],
+        detail: bool,
+    ) -> Outcome:
+        outcome = Outcome(tuple(sorted(self.ids[x] for x in failed)))
+        lost_users: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))  # service → wkey
+        lost_erl: dict[int, float] = defaultdict(float)  # wkey → Erlangs
+        verdict = NO_LOSS
+        normal_assign = self.normal_assign
+        for i in sorted(lossy):
+            extra = results[i][1] - normal_assign[i][1]
+            verdict = OUTAGE
+            service = self.f_service[i]
+            outcome.service_unserved[service] = outcome.service_unserved.get(service, 0.0) + extra
+            origin = self.f_origin[i]
+            if origin >= 0 and origin in failed:
+                name = self.ids[origin]
+                outcome.no_takeover[name] = outcome.no_takeover.get(name, 0.0) + extra
+            if self.f_erlangs[i]:
+                lost_erl[self.f_wkey[i]] += extra
+            else:
+                lost_users[service][self.f_wkey[i]] += extra * self.f_upu[i]
+        if detail:
+            for i in sorted(results):
+                self._receivers(normal_assign[i][0], results[i][0], failed, outcome)
+        new_assign = {i: r[0] for i, r in results.items()}
         # overload of the survivors whose load changed
+        loads = outcome.loads
+        ids = self.ids
         for x, d in delta.items():
-            if abs(d) < 1e-9 and x not in failed:
+            if -1e-9 < d < 1e-9 and (x not in failed or self.normal[x] == 0):
                 continue
             load = self.normal[x] + d
             if load < 1e-6:
                 load = 0.0
-            outcome.loads[self.ids[x]] = load
+            loads[ids[x]] = load
             cap = self.cap[x]
-            if cap == math.inf or x in failed or d <= 1e-9:
+            if d <= 1e-9 or cap == math.inf or x in failed:
                 continue
             if load > cap * self.max_util + 1e-9:
                 verdict = worse(verdict, DEGRADED)
             if load > cap + 1e-9:
                 verdict = OUTAGE
-                self._attribute_overflow(x, load, cap, failed, new_assign, lost_users, lost_erl, outcome)
-        for per_ln in lost_users.values():
-            for ln, users in per_ln.items():
-                if users > outcome.unserved_users.get(ln, 0.0):
-                    outcome.unserved_users[ln] = users
-        for ln, users in outcome.unserved_users.items():
-            subs = self.ln_subs.get(ln, 0.0)
-            if subs:
-                lost_erl[ln] = max(lost_erl.get(ln, 0.0), self.ln_erl.get(ln, 0.0) * min(1.0, users / subs))
-        outcome.unserved_erlangs = {ln: v for ln, v in lost_erl.items() if v > 1e-9}
-        outcome.unserved_users = {
-            ln: min(v, self.ln_subs.get(ln, v)) for ln, v in outcome.unserved_users.items() if v > 1e-9
-        }
+                self._attribute_overflow(x, load, cap, new_assign, lost_users, lost_erl, outcome)
+        if lost_users or lost_erl:
+            self._per_local_network(outcome, lost_users, lost_erl)
         outcome.verdict = verdict
         best, who = 0, None
         for x in failed:
-            if self.normal[x] > 0 and self.ids[x] not in outcome.no_takeover and self.switchover_s[x] > best:
-                best, who = self.switchover_s[x], self.ids[x]
+            if self.normal[x] > 0 and self.switchover_s[x] > best and ids[x] not in outcome.no_takeover:
+                best, who = self.switchover_s[x], ids[x]
         outcome.switchover_s, outcome.worst_switchover_from = best, who
         return outcome
+
+    def _per_local_network(
+        self, outcome: Outcome, lost_users: dict[str, dict[int, float]], lost_erl: dict[int, float]
+    ) -> None:
+        """Spread unserved amounts over local networks; a user counts once (the worst service)."""
+        users_ln: dict[str, float] = {}
+        for per_key in lost_users.values():
+            per_ln: dict[str, float] = defaultdict(float)
+            for key, amount in per_key.items():
+                for ln, w in self.weight_sets[key]:
+                    per_ln[ln] += amount * w
+            for ln, v in per_ln.items():
+                if v > users_ln.get(ln, 0.0):
+                    users_ln[ln] = v
+        erl_ln: dict[str, float] = defaultdict(float)
+        for key, amount in lost_erl.items():
+            for ln, w in self.weight_sets[key]:
+                erl_ln[ln] += amount * w
+        for ln, users in users_ln.items():
+            subs = self.ln_subs.get(ln, 0.0)
+            if subs:
+                erl_ln[ln] = max(erl_ln.get(ln, 0.0), self.ln_erl.get(ln, 0.0) * min(1.0, users / subs))
+        outcome.unserved_users = {
+            ln: min(v, self.ln_subs.get(ln, v)) for ln, v in sorted(users_ln.items()) if v > 1e-9
+        }
+        outcome.unserved_erlangs = {ln: v for ln, v in sorted(erl_ln.items()) if v > 1e-9}
 
     def _receivers(
         self,
@@ -269,17 +376,18 @@ class Engine:
         x: int,
         load: float,
         cap: float,
-        failed: set[int],
         new_assign: dict[int, list[tuple[int, float]]],
-        lost_users: dict[str, dict[str, float]],
-        lost_erl: dict[str, float],
+        lost_users: dict[str, dict[int, float]],
+        lost_erl: dict[int, float],
         outcome: Outcome,
     ) -> None:
+        """Traffic above 100% of a survivor's capacity is refused, in proportion to each flow on it."""
         ratio = (load - cap) / load
         service = self.type_of[x]
         if service == "cscf" and x in self.scscf_idx:
             service = "scscf"
         outcome.service_unserved[service] = outcome.service_unserved.get(service, 0.0) + (load - cap)
+        outcome.overflow[self.ids[x]] = load - cap
         for i in self.flows_of[x]:
             parts = new_assign[i] if i in new_assign else self.normal_assign[i][0]
             on_x = sum(a for y, a in parts if y == x)
@@ -287,12 +395,9 @@ class Engine:
                 continue
             over = on_x * ratio
             if self.f_erlangs[i]:
-                for ln, w in self.f_weights[i]:
-                    lost_erl[ln] += over * w
+                lost_erl[self.f_wkey[i]] += over
             else:
-                per_ln = lost_users[service]
-                for ln, w in self.f_weights[i]:
-                    per_ln[ln] += over * self.f_upu[i] * w
+                lost_users[service][self.f_wkey[i]] += over * self.f_upu[i]
 
     def utilisation(self, element_id: str, load: float) -> float | None:
         cap = self.cap[self.index[element_id]]

@@ -1,0 +1,282 @@
+"""`scenarios`: every single-site and single-element failure (depth 1), every site pair (depth 2).
+
+One compiled :class:`Engine` serves every scenario; a site's failure is evaluated once and reused
+by every site pair that contains it (only flows touching both sites are recomputed).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from imsdr.errors import ImsdrError
+from imsdr.scenarios.engine import _RANK, NO_LOSS, Engine, Outcome, worse
+
+if TYPE_CHECKING:
+    from imsdr.model.topology import Topology
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    id: str  # site:<id> | element:<id> | sites:<a>+<b>
+    kind: str  # site | element | site-pair
+    depth: int
+    failed: tuple[str, ...]  # sites or the element
+    verdict: str
+    switchover_s: int
+    switchover_from: str | None
+    unserved_users: float
+    unserved_erlangs: float
+    busiest: str | None
+    busiest_utilisation: float | None
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    subject: str  # group id or element type
+    kind: str  # pool | pair | type
+    utilisation: float | None  # highest utilisation of a survivor
+    element: str | None
+    scenario: str | None
+    unserved: float  # most of this subject's service left unserved in one scenario
+    unserved_scenario: str | None
+
+
+@dataclass(frozen=True)
+class ScenariosReport:
+    network: str
+    depth: int
+    rows: tuple[ScenarioRow, ...]
+    worst: tuple[WorstCase, ...]
+    counts: tuple[tuple[str, int], ...]
+    depth1_loses_traffic: bool
+
+
+def run_scenarios(
+    topology: Topology, depth: int = 1, progress: Progress | None = None, engine: Engine | None = None
+) -> ScenariosReport:
+    if depth not in (1, 2):
+        raise ImsdrError(f"--depth must be 1 or 2, got {depth}")
+    eng = engine or Engine(topology, exact_numbers=False)
+    sites = sorted(topology.sites)
+    pairs = list(itertools.combinations(sites, 2)) if depth == 2 else []
+    total = len(sites) + len(eng.ids) + len(pairs)
+    tracker = _Worst(topology, eng)
+    rows: list[ScenarioRow] = []
+    done = 0
+    step = max(1, total // 200)
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None and (done % step == 0 or done == total):
+            progress(done, total)
+
+    site_rows: dict[str, ScenarioRow] = {}
+    site_outcomes: dict[str, Outcome] = {}
+    for site in sites:
+        sid = f"site:{site}"
+        outcome = eng.evaluate_sites([site])
+        site_outcomes[site] = outcome
+        site_rows[site] = _row(eng, sid, "site", 1, (site,), outcome, tracker)
+        rows.append(site_rows[site])
+        tick()
+    for el_id in sorted(eng.ids):
+        sid = f"element:{el_id}"
+        outcome = eng.evaluate({eng.index[el_id]})
+        rows.append(_row(eng, sid, "element", 1, (el_id,), outcome, tracker))
+        tick()
+    for a, b in pairs:
+        sid = f"sites:{a}+{b}"
+        if independent(eng, site_outcomes[a], site_outcomes[b], a, b):
+            rows.append(_combined_row(sid, (a, b), site_rows[a], site_rows[b]))
+        else:
+            outcome = eng.evaluate_sites([a, b])
+            rows.append(_row(eng, sid, "site-pair", 2, (a, b), outcome, tracker))
+        tick()
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    return ScenariosReport(
+        network=topology.network.name,
+        depth=depth,
+        rows=tuple(rows),
+        worst=tracker.result(),
+        counts=tuple(sorted(counts.items(), key=lambda kv: _RANK[kv[0]])),
+        depth1_loses_traffic=any(r.depth == 1 and r.verdict != NO_LOSS for r in rows),
+    )
+
+
+def _row(
+    eng: Engine, sid: str, kind: str, depth: int, failed: tuple[str, ...], outcome: Outcome, tracker: _Worst
+) -> ScenarioRow:
+    busiest, busiest_u = tracker.observe(sid, outcome)
+    return ScenarioRow(
+        id=sid,
+        kind=kind,
+        depth=depth,
+        failed=failed,
+        verdict=outcome.verdict,
+        switchover_s=outcome.switchover_s,
+        switchover_from=outcome.worst_switchover_from,
+        unserved_users=round(outcome.users, 1),
+        unserved_erlangs=round(outcome.erlangs, 3),
+        busiest=busiest,
+        busiest_utilisation=None if busiest_u is None else round(busiest_u, 4),
+    )
+
+
+def independent(eng: Engine, oa: Outcome, ob: Outcome, a: str, b: str) -> bool:
+    """True when losing ``a`` and ``b`` together is just both single-site losses side by side: no flow
+    reaches both sites, no element's load is changed by both, no local network loses traffic to both.
+    Then the pair's verdict, switchover and unserved traffic follow from the two single-site results
+    and every survivor's utilisation equals one already observed."""
+    sa, sb = eng.site_state(a), eng.site_state(b)
+    return (
+        sa.results.keys().isdisjoint(sb.results)
+        and sa.delta.keys().isdisjoint(sb.delta)
+        and oa.unserved_users.keys().isdisjoint(ob.unserved_users)
+        and oa.unserved_erlangs.keys().isdisjoint(ob.unserved_erlangs)
+    )
+
+
+def _combined_row(sid: str, failed: tuple[str, ...], ra: ScenarioRow, rb: ScenarioRow) -> ScenarioRow:
+    sw = max((ra.switchover_s, ra.switchover_from or ""), (rb.switchover_s, rb.switchover_from or ""))
+    busy = max(
+        ((r.busiest_utilisation, r.busiest) for r in (ra, rb) if r.busiest_utilisation is not None),
+        default=(None, None),
+    )
+    return ScenarioRow(
+        id=sid,
+        kind="site-pair",
+        depth=2,
+        failed=failed,
+        verdict=worse(ra.verdict, rb.verdict),
+        switchover_s=sw[0],
+        switchover_from=sw[1] or None,
+        unserved_users=round(ra.unserved_users + rb.unserved_users, 1),
+        unserved_erlangs=round(ra.unserved_erlangs + rb.unserved_erlangs, 3),
+        busiest=busy[1],
+        busiest_utilisation=busy[0],
+    )
+
+
+class _Worst:
+    """Highest survivor utilisation per group and element type over every scenario seen."""
+
+    def __init__(self, topology: Topology, eng: Engine) -> None:
+        self.eng = eng
+        self.subjects: dict[str, tuple[str, str]] = {}  # key → (subject, kind)
+        for group in topology.groups.values():
+            self.subjects[f"group:{group.id}"] = (group.id, group.kind)
+        for t in sorted({eng.type_of[x] for x in range(len(eng.ids))}):
+            self.subjects[f"type:{t}"] = (t, "type")
+        self.groups_of = [[f"group:{g}" for g in gs] for gs in eng.groups_of_idx]
+        self.members: dict[str, list[int]] = {}
+        for x in range(len(eng.ids)):
+            for key in (*self.groups_of[x], f"type:{eng.type_of[x]}"):
+                self.members.setdefault(key, []).append(x)
+        self.best: dict[str, tuple[float, str, str]] = {}
+        self.unserved: dict[str, tuple[float, str]] = {}
+
+    def observe(self, sid: str, outcome: Outcome) -> tuple[str | None, float | None]:
+        eng = self.eng
+        failed = set(outcome.failed)
+        top: tuple[float, str] | None = None
+        best = self.best
+        for el_id, load in outcome.loads.items():
+            if el_id in failed:
+                continue
+            x = eng.index[el_id]
+            cap = eng.cap[x]
+            if cap == math.inf or load <= 0:
+                continue
+            u = load / cap
+            if top is None or u > top[0]:
+                top = (u, el_id)
+            for key in (*self.groups_of[x], f"type:{eng.type_of[x]}"):
+                cur = best.get(key)
+                if cur is None or u > cur[0] + 1e-12:
+                    best[key] = (u, el_id, sid)
+        for service, amount in outcome.service_unserved.items():
+            key = f"type:{'cscf' if service == 'scscf' else service}"
+            cur = self.unserved.get(key)
+            if cur is None or amount > cur[0] + 1e-9:
+                self.unserved[key] = (amount, sid)
+        return (None, None) if top is None else (top[1], top[0])
+
+    def result(self) -> tuple[WorstCase, ...]:
+        out = []
+        for key, (subject, kind) in self.subjects.items():
+            u = self.best.get(key)
+            lost = self.unserved.get(key)
+            if u is None:
+                # never carried extra load in any scenario: report its normal peak
+                members = self._members(key)
+                normal = [
+                    (self.eng.normal[x] / self.eng.cap[x], self.eng.ids[x])
+                    for x in members
+                    if self.eng.cap[x] != math.inf and self.eng.normal[x] > 0
+                ]
+                if normal:
+                    nu, nel = max(normal)
+                    u = (nu, nel, "normal")
+            out.append(
+                WorstCase(
+                    subject=subject,
+                    kind=kind,
+                    utilisation=None if u is None else round(u[0], 4),
+                    element=None if u is None else u[1],
+                    scenario=None if u is None else u[2],
+                    unserved=0.0 if lost is None else round(lost[0], 3),
+                    unserved_scenario=None if lost is None else lost[1],
+                )
+            )
+        order = {"pool": 0, "pair": 1, "type": 2}
+        return tuple(sorted(out, key=lambda w: (order[w.kind], w.subject)))
+
+    def _members(self, key: str) -> list[int]:
+        return self.members.get(key, [])
+
+
+def scenarios_to_dict(report: ScenariosReport) -> dict[str, Any]:
+    """JSON data of a scenarios run (keys documented in docs/capacity.md)."""
+    return {
+        "network": report.network,
+        "depth": report.depth,
+        "counts": dict(report.counts),
+        "depth1_loses_traffic": report.depth1_loses_traffic,
+        "scenarios": [
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "depth": r.depth,
+                "failed": list(r.failed),
+                "verdict": r.verdict,
+                "switchover_s": r.switchover_s,
+                "switchover_from": r.switchover_from,
+                "unserved_users": r.unserved_users,
+                "unserved_erlangs": r.unserved_erlangs,
+                "busiest": r.busiest,
+                "busiest_utilisation": r.busiest_utilisation,
+            }
+            for r in report.rows
+        ],
+        "worst": [
+            {
+                "subject": w.subject,
+                "kind": w.kind,
+                "utilisation": w.utilisation,
+                "element": w.element,
+                "scenario": w.scenario,
+                "unserved": w.unserved,
+                "unserved_scenario": w.unserved_scenario,
+            }
+            for w in report.worst
+        ],
+    }

@@ -1,0 +1,465 @@
+"""`simulate`: fail sites and/or elements, and report what the design does about it."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from imsdr.capacity.formulas import fmt, pct
+from imsdr.capacity.load import is_scscf
+from imsdr.errors import ImsdrError
+from imsdr.scenarios.engine import NO_LOSS, Engine, Outcome
+from imsdr.scenarios.timing import Switchover, switchover
+
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+TYPE_LABEL = {
+    "sbc": "SBC",
+    "pcscf": "P-CSCF",
+    "cscf": "CSCF",
+    "hss": "HSS",
+    "slf": "SLF",
+    "mgcf": "MGCF",
+    "imgw": "IM-MGW",
+    "enum_dns": "ENUM/DNS",
+    "as": "AS",
+}
+
+
+@dataclass(frozen=True)
+class FailedElement:
+    id: str
+    element_type: str
+    site: str
+    load: float
+    unit: str
+    takeover: tuple[str, ...]  # surviving elements that take its load, busiest first
+    takeover_how: str
+    unserved: float  # load nothing takes over (its unit)
+    switchover: Switchover | None  # None: nothing takes over
+    impact: tuple[str, ...]
+    failback: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoadRow:
+    id: str
+    element_type: str
+    unit: str
+    load_before: float
+    load_after: float
+    capacity: float | None
+    utilisation: float | None
+    status: str  # ok | over limit | over capacity
+
+
+@dataclass(frozen=True)
+class LocalNetworkImpact:
+    id: str
+    subscribers: int
+    unserved_users: float
+    busy_hour_erlangs: float
+    unserved_erlangs: float
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    network: str
+    requested: tuple[str, ...]
+    failed_sites: tuple[str, ...]
+    failed: tuple[FailedElement, ...]
+    survivors: tuple[tuple[str, tuple[str, ...]], ...]  # group id → surviving members
+    loads: tuple[LoadRow, ...]
+    local_networks: tuple[LocalNetworkImpact, ...]
+    unserved_by_service: tuple[tuple[str, float], ...]
+    unserved_users: float
+    unserved_erlangs: float
+    switchover_s: int
+    switchover_from: str | None
+    verdict: str
+
+
+def resolve_ids(topology: Topology, ids: list[str]) -> tuple[list[str], set[str]]:
+    """Split ``ids`` into sites and elements; unknown ids are a usage error (exit 2)."""
+    if not ids:
+        raise ImsdrError("nothing to fail: give at least one --fail SITE_OR_ELEMENT")
+    sites: list[str] = []
+    elements: set[str] = set()
+    unknown: list[str] = []
+    for ident in ids:
+        if ident in topology.sites:
+            if ident not in sites:
+                sites.append(ident)
+            elements.update(e.id for e in topology.by_site.get(ident, []))
+        elif ident in topology.elements:
+            elements.add(ident)
+        else:
+            unknown.append(ident)
+    if unknown:
+        known = list(topology.sites) + list(topology.elements)
+        msgs = []
+        for ident in unknown:
+            close = difflib.get_close_matches(ident, known, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            msgs.append(f"--fail {ident}: not a site or element id of this inventory{hint}")
+        raise ImsdrError("\n".join(msgs))
+    return sites, elements
+
+
+def simulate(topology: Topology, failed_ids: list[str], engine: Engine | None = None) -> SimulationReport:
+    """Fail ``failed_ids`` (sites and/or elements) and report takeover, capacity, time and impact."""
+    eng = engine or Engine(topology, exact_numbers=False)
+    sites, elements = resolve_ids(topology, list(failed_ids))
+    outcome = eng.evaluate(elements, detail=True)
+    failed = tuple(
+        _failed_element(topology, eng, outcome, topology.elements[e])
+        for e in sorted(elements, key=lambda x: (_type_order(topology.elements[x]), x))
+    )
+    survivors = []
+    for group in topology.groups.values():
+        if any(m in elements for m in group.members):
+            survivors.append((group.id, tuple(m for m in group.members if m not in elements)))
+    loads = []
+    for el_id, after in sorted(outcome.loads.items()):
+        if el_id in elements:
+            continue
+        x = eng.index[el_id]
+        cap = None if eng.cap[x] == math.inf else eng.cap[x]
+        util = None if cap is None else after / cap
+        status = "ok"
+        if util is not None and util > 1 + 1e-9:
+            status = "over capacity"
+        elif util is not None and util > eng.max_util + 1e-9:
+            status = "over limit"
+        loads.append(
+            LoadRow(
+                el_id,
+                eng.type_of[x],
+                eng.model.unit.get(el_id, "users"),
+                round(eng.normal[x], 3),
+                round(after, 3),
+                None if cap is None else round(cap, 3),
+                None if util is None else round(util, 4),
+                status,
+            )
+        )
+    lns = []
+    for ln_id in sorted(set(outcome.unserved_users) | set(outcome.unserved_erlangs)):
+        ln = topology.local_networks[ln_id]
+        lns.append(
+            LocalNetworkImpact(
+                ln_id,
+                ln.subscribers,
+                round(outcome.unserved_users.get(ln_id, 0.0), 1),
+                float(ln.busy_hour_erlangs),
+                round(outcome.unserved_erlangs.get(ln_id, 0.0), 3),
+            )
+        )
+    return SimulationReport(
+        network=topology.network.name,
+        requested=tuple(failed_ids),
+        failed_sites=tuple(sites),
+        failed=failed,
+        survivors=tuple(survivors),
+        loads=tuple(loads),
+        local_networks=tuple(lns),
+        unserved_by_service=tuple(sorted((k, round(v, 3)) for k, v in outcome.service_unserved.items())),
+        unserved_users=round(outcome.users, 1),
+        unserved_erlangs=round(outcome.erlangs, 3),
+        switchover_s=outcome.switchover_s,
+        switchover_from=outcome.worst_switchover_from,
+        verdict=outcome.verdict,
+    )
+
+
+_ORDER = ("sbc", "pcscf", "cscf", "hss", "slf", "enum_dns", "mgcf", "imgw", "as")
+
+
+def _type_order(el: Element) -> int:
+    t = el.type.value
+    return _ORDER.index(t) if t in _ORDER else len(_ORDER)
+
+
+def _failed_element(topology: Topology, eng: Engine, outcome: Outcome, el: Element) -> FailedElement:
+    x = eng.index[el.id]
+    t = el.type.value
+    load = eng.normal[x]
+    unit = eng.model.unit.get(el.id, "users")
+    got = outcome.receivers.get(el.id, {})
+    takers = tuple(sorted(got, key=lambda k: (-got[k], k)))
+    unserved = outcome.no_takeover.get(el.id, 0.0)
+    how = _how(topology, el, takers)
+    if load <= 0:
+        how = "carries no load normally (standby or unused): nothing needs to take over"
+    sw = switchover(topology, el) if (takers or load <= 0) and unserved <= 1e-9 else None
+    impact, failback = _texts(topology, eng, outcome, el, takers, got)
+    return FailedElement(
+        el.id, t, el.site, round(load, 3), unit, takers, how, round(unserved, 3), sw, impact, failback
+    )
+
+
+def _how(topology: Topology, el: Element, takers: tuple[str, ...]) -> str:
+    t = el.type.value
+    names = ", ".join(takers) if takers else "nothing"
+    if not takers:
+        return "nothing takes over: no surviving peer in the design"
+    if t == "sbc":
+        dr = {s.id for s in topology.dr_sbc.values()}
+        layout = (
+            topology.inventory.redundancy.sbc_dr.layout if topology.inventory.redundancy.sbc_dr else "none"
+        )
+        kinds = [
+            "DR SBC (" + layout + ")" if s in dr and s not in _local_peers(topology, el) else "local SBC"
+            for s in takers
+        ]
+        return "UEs move to " + ", ".join(f"{s} [{k}]" for s, k in zip(takers, kinds, strict=True))
+    if t == "pcscf":
+        return f"the SBCs send users to the next P-CSCF in their lists: {names}"
+    if t == "cscf":
+        sel = [g.spec.selection for g in topology.groups_of.get(el.id, []) if g.kind == "pool"]  # type: ignore[union-attr]
+        how = f"pool peers by {sel[0]} selection" if sel else "peers"
+        return f"{how}: {names}"
+    if t in ("hss", "slf"):
+        return f"its mate takes over: {names}"
+    if t == "enum_dns":
+        return f"the other ENUM/DNS set answers: {names}"
+    return f"peers take over: {names}"
+
+
+def _local_peers(topology: Topology, el: Element) -> set[str]:
+    out: set[str] = set()
+    for ln in el.serves:
+        out.update(s.id for s in topology.sbcs_of_ln.get(ln, []))
+    return out
+
+
+def _timer(topology: Topology, el: Element, name: str) -> int:
+    value = getattr(el.timers, name, None)
+    return int(value if value is not None else getattr(topology.network.timers, name))
+
+
+def _texts(
+    topology: Topology,
+    eng: Engine,
+    outcome: Outcome,
+    el: Element,
+    takers: tuple[str, ...],
+    got: dict[str, float],
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    t = el.type.value
+    refresh = _timer(topology, el, "registration_refresh")
+    session = topology.network.timers.session_timer
+    names = ", ".join(takers) or "nothing"
+    lost_calls = (
+        f"calls in progress through {el.id} are lost; they are released by SIP session timers "
+        f"({session} s) or the long-call audit"
+    )
+    charging = "charging: open records are closed by the CCF's long-call protection"
+    impact: list[str] = []
+    failback: list[str] = []
+    if t == "sbc":
+        impact += [
+            lost_calls,
+            f"registered users cannot receive calls until they re-register via {names} "
+            f"(up to the {refresh} s refresh)",
+            f"new calls and registrations: the UE gets no answer and retries the next address in its DNS "
+            f"answer ({names})",
+            charging,
+        ]
+        for s in takers:
+            other = topology.elements[s]
+            if not other.has(_feature("virtual_sbc")) and s not in _local_peers(topology, el):
+                impact.append(
+                    f"{s} lacks virtual SBC support: P-Access-Network-Info and phone-context of "
+                    f"{', '.join(el.serves)} are wrong (charging, emergency calls)"
+                )
+        failback.append(
+            f"when {el.id} is back, UEs try it first for a new call or registration; the SBC answers "
+            "502 to make the UE re-register, and it lands on the primary"
+        )
+    elif t == "pcscf":
+        impact += [
+            lost_calls,
+            f"terminating calls to users still bound to {el.id} fail until they re-register "
+            f"(up to the {refresh} s refresh)",
+            f"new originating calls: the SBC sees {el.id} down, answers 502, the UE re-registers via {names}",
+            charging,
+        ]
+        failback.append(
+            f"the SBC marks {el.id} available again (OPTIONS); it answers 502 to users not registered "
+            "there and the UE re-registers onto it"
+        )
+    elif t == "cscf" and is_scscf(el):
+        if el.has(_feature("restoration_data")):
+            impact.append(
+                f"{names} fetch the users' restoration data (Path, Contact, authentication) from the HSS "
+                "and serve originating and terminating calls at once"
+            )
+        else:
+            impact.append(
+                f"no restoration data: registered users move only when they re-register (up to "
+                f"{refresh} s); terminating calls to them fail meanwhile; originating calls recover "
+                "through 502 → re-register"
+            )
+        impact += [lost_calls, charging]
+        kept = ", ".join(
+            f"{s} keeps +{fmt(got[s])} ({pct(outcome.loads.get(s, 0) / eng.cap[eng.index[s]])})"
+            if eng.cap[eng.index[s]] != math.inf
+            else f"{s} keeps +{fmt(got[s])}"
+            for s in takers
+        )
+        failback.append(
+            f"no failback: moved users stay until they de-register, so {el.id} returns nearly empty "
+            f"and the load stays unbalanced{': ' + kept if kept else ''}"
+        )
+        if el.has(_feature("restoration_data")):
+            failback.append(
+                "the HSS arbitrates which S-CSCF owns a user, so users left on the recovered "
+                f"{el.id} can be served again"
+            )
+    elif t in ("hss", "slf"):
+        tw = _timer(topology, el, "diameter_watchdog")
+        if takers:
+            impact.append(
+                f"Diameter clients (I-CSCF, S-CSCF, AS) detect the loss by watchdog (2 × Tw = {2 * tw} s) "
+                f"and fail over to {names}"
+            )
+        else:
+            impact.append(f"{TYPE_LABEL[t]} unreachable: registrations and re-registrations fail")
+        passthrough = sorted(e.id for e in topology.elements.values() if e.has(_feature("passthrough")))
+        impact.append(
+            "until the Diameter failover completes, S-CSCFs keep basic calls going on cached data "
+            "(passthrough); services needing their own passthrough (e.g. one-number) fail"
+            + (
+                f"; passthrough configured on {', '.join(passthrough)}"
+                if passthrough
+                else "; no element declares passthrough"
+            )
+        )
+        for group in topology.groups_of.get(el.id, []):
+            if group.spec.sync == "periodic":
+                interval = group.spec.backup_interval
+                impact.append(
+                    f"{group.id} syncs periodically: data changed since the last copy"
+                    + (f" (up to {interval} s)" if interval else "")
+                    + " is at risk"
+                )
+            elif group.spec.sync == "none":
+                impact.append(f"{group.id} has no data sync: the backup holds no current data")
+        failback.append(
+            f"resynchronise {el.id} from {names if takers else 'backup'} before it serves again; "
+            "switch back in a maintenance window"
+        )
+    elif t == "enum_dns":
+        if takers:
+            impact.append(
+                f"resolvers time out on {el.id} and query {names}; answers stay the same (synchronised data)"
+            )
+        else:
+            impact.append(
+                "ENUM and IMS name resolution fail once cached answers expire (TTL): calls to E.164 "
+                "numbers and new registrations fail"
+            )
+        failback.append(
+            f"resynchronise {el.id} (sync mode: {topology.inventory.redundancy.enum_dns.sync or 'unset'}) "
+            "and resume load sharing"
+        )
+    elif t in ("mgcf", "imgw"):
+        impact += [
+            f"PSTN calls in progress through {el.id} are lost",
+            f"new PSTN calls go to {names}" if takers else "no PSTN interworking is left for this traffic",
+            charging,
+        ]
+        failback.append(
+            f"new calls return to {el.id} once OPTIONS marks it available; calls in progress stay"
+        )
+    else:
+        impact += [
+            lost_calls if t == "as" else f"sessions handled by {el.id} are lost",
+            f"new sessions go to {names} after detection"
+            if takers
+            else "nothing takes over: the services it provides are unavailable",
+        ]
+        failback.append(f"new sessions return to {el.id} once it answers OPTIONS; existing ones stay")
+    return tuple(impact), tuple(failback)
+
+
+def _feature(name: str):  # type: ignore[no-untyped-def]
+    from imsdr.inventory.schema import Feature
+
+    return Feature(name)
+
+
+def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
+    """JSON data of a simulation (keys documented in docs/capacity.md)."""
+    return {
+        "network": report.network,
+        "requested": list(report.requested),
+        "failed_sites": list(report.failed_sites),
+        "verdict": report.verdict,
+        "loses_traffic": report.verdict != NO_LOSS,
+        "switchover_s": report.switchover_s,
+        "switchover_from": report.switchover_from,
+        "unserved_users": report.unserved_users,
+        "unserved_erlangs": report.unserved_erlangs,
+        "unserved_by_service": dict(report.unserved_by_service),
+        "failed": [
+            {
+                "id": f.id,
+                "type": f.element_type,
+                "site": f.site,
+                "load": f.load,
+                "unit": f.unit,
+                "takeover": list(f.takeover),
+                "takeover_how": f.takeover_how,
+                "unserved": f.unserved,
+                "switchover": None
+                if f.switchover is None
+                else {
+                    "seconds": f.switchover.seconds,
+                    "parts": [
+                        {"name": p.name, "seconds": p.seconds, "how": p.how} for p in f.switchover.parts
+                    ],
+                },
+                "impact": list(f.impact),
+                "failback": list(f.failback),
+            }
+            for f in report.failed
+        ],
+        "survivors": {gid: list(members) for gid, members in report.survivors},
+        "loads": [
+            {
+                "id": r.id,
+                "type": r.element_type,
+                "unit": r.unit,
+                "before": r.load_before,
+                "after": r.load_after,
+                "capacity": r.capacity,
+                "utilisation": r.utilisation,
+                "status": r.status,
+            }
+            for r in report.loads
+        ],
+        "local_networks": [
+            {
+                "id": ln.id,
+                "subscribers": ln.subscribers,
+                "unserved_users": ln.unserved_users,
+                "busy_hour_erlangs": ln.busy_hour_erlangs,
+                "unserved_erlangs": ln.unserved_erlangs,
+            }
+            for ln in report.local_networks
+        ],
+    }
+
+
+def by_type(report: SimulationReport) -> dict[str, list[FailedElement]]:
+    out: dict[str, list[FailedElement]] = defaultdict(list)
+    for f in report.failed:
+        out[f.element_type].append(f)
+    return dict(out)
