@@ -79,7 +79,7 @@ def check(inventory: InventoryArg, fmt: CheckFormatOpt = CheckFormat.table,
     elif fmt is CheckFormat.sarif:
         write_stdout(out.to_sarif(report))
     elif fmt is CheckFormat.markdown:
-        write_stdout(out.to_markdown(report, level))  # type: ignore[arg-type]
+        write_stdout(out.to_markdown(report, level, heading_level=1))  # type: ignore[arg-type]
     elif fmt is CheckFormat.github:
         write_stdout(out.to_github(report, level))  # type: ignore[arg-type]
     else:
