@@ -487,16 +487,19 @@ class _Builder:
 
         # views
         for ln in topo.local_networks.values():
+            answer = topo.sbc_answer(ln.id)
+            local = [e for e in answer if ln.id in e.serves]
+            backup = [e for e in answer if ln.id not in e.serves]
+            said = ", ".join(e.id for e in local) or "no local SBC"
+            if backup:
+                said += f" first, DR {', '.join(e.id for e in backup)} second"
             view = ViewPlan(
                 f"users-{ln.id}",
                 "local",
                 ln.id,
                 tuple(ln.prefixes),
-                f"users of local network {ln.id} ({ln.name})",
+                f"users of local network {ln.id} ({ln.name}): {plan.sbc_name} answers {said}",
             )
-            answer = topo.sbc_answer(ln.id)
-            local = [e for e in answer if ln.id in e.serves]
-            backup = [e for e in answer if ln.id not in e.serves]
             if not answer:
                 plan.notes.append(
                     f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} "

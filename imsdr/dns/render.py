@@ -91,6 +91,7 @@ def write_dns_files(
     Callers that build their own atomic tree (``imsdr plan``) use this; others use ``render_dns``.
     """
     directory = Path(directory)
+    inventory = printable(inventory)
     report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views])
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial))
@@ -106,6 +107,11 @@ def write_dns_files(
     report.files.append(WrittenFile("README.md", "readme"))
     _write_text(directory, "README.md", render_readme(plan, report, inventory))
     return report
+
+
+def printable(label: str) -> str:
+    """A label safe inside zone-file and named.conf comments (one printable line)."""
+    return "".join(ch if ch.isprintable() and ch not in "\r\n" else "?" for ch in label)[:200]
 
 
 def _write_text(staging: Path, relative: str, text: str) -> None:
