@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
 
+PART_LABEL = {"detection": "detection", "dns_ttl": "DNS TTL", "re_registration": "re-registration"}
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
     name: str  # detection | dns_ttl | re_registration
@@ -43,7 +46,7 @@ class Switchover:
     def formula(self) -> str:
         if not self.parts:
             return "0 s"
-        body = " + ".join(f"{p.seconds} s {p.name.replace('_', ' ')}" for p in self.parts)
+        body = " + ".join(f"{p.seconds} s {PART_LABEL.get(p.name, p.name)}" for p in self.parts)
         return f"{body} = {self.seconds} s"
 
 

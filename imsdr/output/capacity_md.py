@@ -1,0 +1,297 @@
+"""Markdown for `capacity`, `simulate` and `scenarios` (pure report → text; lint-clean)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from imsdr.capacity.formulas import fmt, pct
+from imsdr.scenarios.timing import PART_LABEL
+
+if TYPE_CHECKING:
+    from imsdr.capacity.report import CapacityReport
+    from imsdr.scenarios.run import ScenariosReport
+    from imsdr.scenarios.simulate import SimulationReport
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    return out
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else fmt(value)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else pct(value)
+
+
+def _section(lines: list[str], title: str, level: int) -> None:
+    if lines and lines[-1] != "":
+        lines.append("")
+    lines.append(f"{'#' * level} {title}")
+    lines.append("")
+
+
+def _finish(lines: list[str]) -> str:
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+# --- capacity ------------------------------------------------------------------------------------------
+
+
+def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
+    h = level
+    lines = [f"{'#' * h} Capacity: {report.network}", ""]
+    failures = len(report.failures())
+    lines.append(
+        f"Verdict: **{report.verdict}** ({failures} shortfall{'s' if failures != 1 else ''}); "
+        f"{fmt(report.subscribers)} subscribers, {fmt(report.busy_hour_erlangs)} busy-hour Erlangs, "
+        f"utilisation limit {pct(report.max_utilisation)}."
+    )
+    if report.pools:
+        _section(lines, "N+K pools", h + 1)
+        lines += _table(
+            ("pool", "type", "N", "K", "load", "spare needed", "headroom", "after loss", "verdict"),
+            (
+                (
+                    p.id,
+                    p.element_type,
+                    len(p.members),
+                    p.spare,
+                    _num(p.load),
+                    _num(p.spare_needed),
+                    _num(p.headroom),
+                    _pct(p.utilisation_after),
+                    p.verdict,
+                )
+                for p in report.pools
+            ),
+        )
+        lines.append("")
+        lines += [f"- `{p.id}`: " + "; ".join(p.formula) for p in report.pools]
+    if report.pairs:
+        _section(lines, "1+1 pairs", h + 1)
+        lines += _table(
+            ("pair", "type", "members", "load", "load / smallest side", "verdict"),
+            (
+                (
+                    p.id,
+                    p.element_type,
+                    ", ".join(p.members),
+                    _num(p.load),
+                    _pct(p.utilisation_after),
+                    p.verdict,
+                )
+                for p in report.pairs
+            ),
+        )
+    if report.hss:
+        _section(lines, "HSS sizing with dynamic restoration data", h + 1)
+        lines += _table(
+            ("HSS", "subscribers", "largest S-CSCF", "required", "capacity", "required/capacity", "verdict"),
+            (
+                (
+                    x.id,
+                    _num(x.subscribers),
+                    f"{x.largest_scscf or '–'} ({_num(x.largest_scscf_users)})",
+                    _num(x.required),
+                    _num(x.capacity),
+                    _pct(x.ratio),
+                    x.verdict,
+                )
+                for x in report.hss
+            ),
+        )
+        lines.append("")
+        lines += [f"- `{x.id}`: " + " ".join(x.formula) for x in report.hss]
+    if report.cscf:
+        _section(lines, "S-CSCF load with restoration data", h + 1)
+        lines += [f"- `{c.id}`: " + "; ".join(c.formula) for c in report.cscf]
+    if report.trunks:
+        _section(lines, "Trunks (Erlang B)", h + 1)
+        lines += _table(
+            ("group", "type", "Erlangs", "GoS", "worst site lost", "verdict"),
+            (
+                (
+                    t.id,
+                    t.element_type,
+                    _num(t.erlangs),
+                    pct(t.grade_of_service, 2),
+                    t.worst_site or "–",
+                    t.verdict,
+                )
+                for t in report.trunks
+            ),
+        )
+        lines.append("")
+        lines += [f"- `{t.id}`: " + "; ".join(t.formula) for t in report.trunks]
+    if report.takeovers:
+        _section(lines, "DR SBC and P-CSCF takeovers", h + 1)
+        lines += _table(
+            ("failed", "type", "load", "taken over by", "verdict"),
+            (
+                (t.failed, t.element_type, _num(t.load), "; ".join(t.formula), t.verdict)
+                for t in report.takeovers
+            ),
+        )
+    if report.sites:
+        _section(lines, "Site survivability", h + 1)
+        lines += _table(
+            ("site lost", "type", "to carry", "surviving capacity", "utilisation", "busiest", "verdict"),
+            (
+                (
+                    s.site,
+                    s.element_type,
+                    _num(s.load),
+                    _num(s.surviving_capacity),
+                    _pct(s.utilisation),
+                    f"{s.worst_element or '–'} {_pct(s.worst_utilisation)}",
+                    s.verdict,
+                )
+                for s in report.sites
+            ),
+        )
+    if report.elements:
+        _section(lines, "Elements", h + 1)
+        lines += [f"- {e.kind}: {e.message}" for e in report.elements]
+    return _finish(lines)
+
+
+# --- simulate ------------------------------------------------------------------------------------------
+
+
+def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
+    """One simulated failure; ``level`` is the heading level of its title (runbooks embed it)."""
+    h = level
+    what = ", ".join(report.requested)
+    lines = [f"{'#' * h} Simulated failure: {what}", ""]
+    who = f" ({report.switchover_from})" if report.switchover_from else ""
+    lines.append(
+        f"Verdict: **{report.verdict}**; worst switchover {fmt(report.switchover_s)} s{who}; "
+        f"unserved {fmt(round(report.unserved_users))} users, {fmt(report.unserved_erlangs)} Erlangs."
+    )
+    _section(lines, "What takes over", h + 1)
+    lines += _table(
+        ("failed", "type", "site", "load", "taken over by", "switchover"),
+        (
+            (
+                f.id,
+                f.element_type,
+                f.site,
+                f"{_num(f.load)} {f.unit}",
+                f.takeover_how,
+                "never (nothing takes over)" if f.switchover is None else f"{fmt(f.switchover.seconds)} s",
+            )
+            for f in report.failed
+        ),
+    )
+    timed = [f for f in report.failed if f.switchover is not None and f.load > 0]
+    if timed:
+        _section(lines, "Switchover time", h + 1)
+        for f in timed:
+            assert f.switchover is not None
+            parts = "; ".join(f"{PART_LABEL.get(p.name, p.name)}: {p.how}" for p in f.switchover.parts)
+            lines.append(f"- `{f.id}`: {f.switchover.formula()} ({parts})")
+    if report.survivors:
+        _section(lines, "Surviving members", h + 1)
+        lines += [
+            f"- `{gid}`: {', '.join(members) if members else 'none'}" for gid, members in report.survivors
+        ]
+    if report.loads:
+        _section(lines, "Load after failover", h + 1)
+        lines += _table(
+            ("element", "type", "before", "after", "capacity", "utilisation", "status"),
+            (
+                (
+                    r.id,
+                    r.element_type,
+                    _num(r.load_before),
+                    _num(r.load_after),
+                    _num(r.capacity),
+                    _pct(r.utilisation),
+                    r.status,
+                )
+                for r in report.loads
+            ),
+        )
+    if report.local_networks:
+        _section(lines, "Unserved per local network", h + 1)
+        lines += _table(
+            ("local network", "subscribers", "unserved users", "busy-hour Erlangs", "unserved Erlangs"),
+            (
+                (
+                    ln.id,
+                    fmt(ln.subscribers),
+                    fmt(round(ln.unserved_users)),
+                    _num(ln.busy_hour_erlangs),
+                    _num(ln.unserved_erlangs),
+                )
+                for ln in report.local_networks
+            ),
+        )
+    _section(lines, "Impact", h + 1)
+    for f in report.failed:
+        for item in f.impact:
+            lines.append(f"- `{f.id}`: {item}")
+    _section(lines, "Failback", h + 1)
+    for f in report.failed:
+        for item in f.failback:
+            lines.append(f"- `{f.id}`: {item}")
+    return _finish(lines)
+
+
+# --- scenarios -----------------------------------------------------------------------------------------
+
+
+def scenarios_markdown(report: ScenariosReport, level: int = 1, all_rows: bool = True) -> str:
+    h = level
+    counts = ", ".join(f"{n} {v}" for v, n in report.counts)
+    lines = [
+        f"{'#' * h} Failure scenarios: {report.network}",
+        "",
+        f"Depth {report.depth}: {len(report.rows)} scenarios ({counts}); "
+        f"a depth-1 scenario loses traffic: **{'yes' if report.depth1_loses_traffic else 'no'}**.",
+    ]
+    rows = report.rows if all_rows else [r for r in report.rows if r.verdict != "no loss"]
+    _section(lines, "Scenarios", h + 1)
+    lines += _table(
+        ("scenario", "verdict", "worst switchover", "unserved users", "unserved Erlangs", "busiest"),
+        (
+            (
+                r.id,
+                r.verdict,
+                f"{fmt(r.switchover_s)} s",
+                fmt(round(r.unserved_users)),
+                _num(r.unserved_erlangs),
+                f"{r.busiest or '–'} {_pct(r.busiest_utilisation)}",
+            )
+            for r in rows
+        ),
+    )
+    _section(lines, "Worst case per pool, pair and element type", h + 1)
+    lines += _table(
+        ("subject", "kind", "highest utilisation", "element", "caused by", "most unserved", "by"),
+        (
+            (
+                w.subject,
+                w.kind,
+                _pct(w.utilisation),
+                w.element or "–",
+                w.scenario or "–",
+                _num(w.unserved) if w.unserved else "0",
+                w.unserved_scenario or "–",
+            )
+            for w in report.worst
+        ),
+    )
+    return _finish(lines)
