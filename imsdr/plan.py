@@ -38,7 +38,7 @@ class Pipeline:
     capacity_report: Any = None
     scenarios_report: Any = None
     dns_plan: Any = None
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts (and the shared engine)
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -64,7 +64,7 @@ def _capacity(pipe: Pipeline) -> None:
     """Capacity report → the capacity appendix and the per-site capacity after failover."""
     from imsdr.capacity import capacity_report, capacity_to_dict
 
-    pipe.capacity_report = capacity_report(pipe.topology)
+    pipe.capacity_report = capacity_report(pipe.topology, _engine(pipe))
     raw = capacity_to_dict(pipe.capacity_report)
     pipe.raw["capacity"] = raw
     pipe.analyses.capacity_appendix = capacity_appendix(raw)
@@ -140,7 +140,124 @@ def capacity_appendix(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scenarios(pipe: Pipeline) -> None:
-    """Site and element failures → the runbook's failure sections (adapter)."""
+    """Depth-1 scenarios, and a simulation of every site and every element for the runbook pages."""
+    from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
+    from imsdr.scenarios.simulate import simulate, simulation_to_dict
+
+    topo, eng = pipe.topology, _engine(pipe)
+    pipe.scenarios_report = run_scenarios(topo, 1, engine=eng)
+    raw = scenarios_to_dict(pipe.scenarios_report)
+    pipe.raw["scenarios"] = raw
+    site_rows = [r for r in raw["scenarios"] if r["kind"] == "site"]
+    worst = max(site_rows, key=lambda r: (r["unserved_users"], r["switchover_s"]), default=None)
+    loses = raw["depth1_loses_traffic"]
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in raw["counts"].items())
+    pipe.raw["scenarios_summary"] = {
+        "passed": not loses,
+        "depth": 1,
+        "counts": raw["counts"],
+        "loses_traffic": loses,
+        "details": f"{len(raw['scenarios'])} single failures: {counts}",
+    }
+    if worst is not None:
+        pipe.analyses.verdicts["scenarios"] = (
+            f"{worst['failed'][0]}: {worst['verdict']}, switchover up to {worst['switchover_s']} s")
+    capacity_sites = (pipe.raw.get("capacity") or {}).get("sites", [])
+    for site_id in sorted(topo.sites):
+        sim = simulation_to_dict(simulate(topo, [site_id], eng))
+        pipe.analyses.site_failures[site_id] = site_failure(
+            topo, sim, [c for c in capacity_sites if c["site"] == site_id])
+    for el_id in sorted(topo.elements):
+        sim = simulation_to_dict(simulate(topo, [el_id], eng))
+        pipe.analyses.element_failures[el_id] = element_failure(sim)
+
+
+def _engine(pipe: Pipeline) -> Any:
+    engine = pipe.raw.get("_engine")
+    if engine is None:
+        from imsdr.scenarios.engine import Engine
+
+        engine = pipe.raw["_engine"] = Engine(pipe.topology)
+    return engine
+
+
+def _timeline(failed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    elapsed = 0
+    switchover = (failed or {}).get("switchover") or {}
+    for part in switchover.get("parts", []):
+        elapsed += part["seconds"]
+        steps.append({"name": part["name"], "what": part["how"], "seconds": part["seconds"],
+                      "elapsed": elapsed})
+    return steps
+
+
+def _formula(failed: dict[str, Any]) -> str:
+    sw = failed.get("switchover")
+    if not sw:
+        return "nothing takes over"
+    parts = " + ".join(f"{p['seconds']} s {p['name'].replace('_', ' ')}" for p in sw["parts"])
+    return f"{parts} = {sw['seconds']} s" if parts else "0 s"
+
+
+def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
+    """One element's simulation, as the type pages read it."""
+    f = sim["failed"][0]
+    timeline = _timeline(f)
+    return {
+        "element": f["id"],
+        "by": list(f["takeover"]),
+        "how": f["takeover_how"],
+        "detection_s": timeline[0]["seconds"] if timeline else None,
+        "switchover_s": f["switchover"]["seconds"] if f.get("switchover") else None,
+        "formula": _formula(f),
+        "timeline": timeline,
+        "verdict": sim["verdict"],
+        "unserved": f["unserved"],
+        "unit": f["unit"],
+        "impact": list(f["impact"]),
+        "failback": list(f["failback"]),
+    }
+
+
+def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A site's simulation, as the site page reads it (see docs/runbooks.md)."""
+    from imsdr.runbook.diagrams import TYPE_LABELS
+
+    failed = sim["failed"]
+    by_id = {f["id"]: f for f in failed}
+    slowest = by_id.get(sim["switchover_from"] or "")
+    failed_sbcs = {f["id"] for f in failed if f["type"] == "sbc"}
+    lost_lns = sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if {s.id for s in sbcs} & failed_sbcs)
+    return {
+        "verdict": sim["verdict"],
+        "switchover_s": sim["switchover_s"],
+        "switchover_from": sim["switchover_from"],
+        "takeovers": [
+            {"failed": f["id"], "type": f["type"], "type_label": TYPE_LABELS.get(f["type"], f["type"]),
+             "by": list(f["takeover"]), "how": f["takeover_how"],
+             "switchover_s": f["switchover"]["seconds"] if f.get("switchover") else None,
+             "formula": _formula(f), "unserved": f["unserved"], "unit": f["unit"]}
+            for f in failed
+        ],
+        "timeline": _timeline(slowest),
+        "loads": [
+            {**row, "type_label": TYPE_LABELS.get(row["type"], row["type"])} for row in sim["loads"]
+        ],
+        "capacity": [
+            {"what": TYPE_LABELS.get(c["element_type"], c["element_type"]), **c} for c in capacity_rows
+        ],
+        "impact": [{"element": f["id"], "lines": list(f["impact"])} for f in failed if f["impact"]],
+        "failback": [{"element": f["id"], "lines": list(f["failback"])} for f in failed if f["failback"]],
+        "unserved": [
+            {"local_network": ln["id"], "users": ln["unserved_users"], "erlangs": ln["unserved_erlangs"]}
+            for ln in sim["local_networks"] if ln["unserved_users"] or ln["unserved_erlangs"]
+        ],
+        "unserved_users": sim["unserved_users"],
+        "unserved_erlangs": sim["unserved_erlangs"],
+        "survivors": [{"group": g, "members": list(m)} for g, m in sorted(sim["survivors"].items())],
+        "lost_local_networks": lost_lns,
+    }
 
 
 def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:

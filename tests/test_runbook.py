@@ -181,18 +181,18 @@ def test_cli_render_runbook_writes_pages(tmp_path: Path) -> None:
 
 # --- user templates ------------------------------------------------------------------------------
 
-def test_user_template_overrides_by_file_name(tmp_path: Path) -> None:
+def test_user_template_overrides_by_file_name(tmp_path: Path, province) -> None:
     (tmp_path / "README.md.j2").write_text("# {{ network.name }} custom index\n\n{{ counts.sites }} sites\n")
-    pages = runbook_pages_text(analyse(PROVINCE), tmp_path)
+    pages = runbook_pages_text(province[0], tmp_path)
     assert pages["README.md"] == "# Example Province IMS custom index\n\n3 sites\n"
     assert pages["sbc.md"].startswith("# SBC disaster recovery")  # not overridden: built-in
 
 
-def test_user_template_undefined_variable_names_template_and_line(tmp_path: Path) -> None:
+def test_user_template_undefined_variable_names_template_and_line(tmp_path: Path, province) -> None:
     (tmp_path / "sbc.md.j2").write_text("# SBC\n\nfine line\n{{ network.nmae }}\n")
     (tmp_path / "element-sbc.md.j2").write_text("# SBC\n\nfine line\n\n{{ no_such_variable }}\n")
     with pytest.raises(RenderError) as info:
-        runbook_pages_text(analyse(PROVINCE), tmp_path)
+        runbook_pages_text(province[0], tmp_path)
     message = str(info.value)
     assert "element-sbc.md.j2" in message and ":5:" in message and "line 5" in message
     assert "no_such_variable" in message
@@ -220,37 +220,37 @@ def test_cli_undefined_variable_exits_2_and_writes_nothing(tmp_path: Path) -> No
     "{% for x in sites %}{{ x.update({'id': 1}) }}{% endfor %}",
     "{{ lipsum.__globals__['os'].listdir('/') }}",
 ])
-def test_sandbox_refuses_python_internals(tmp_path: Path, source: str) -> None:
+def test_sandbox_refuses_python_internals(tmp_path: Path, source: str, province) -> None:
     (tmp_path / "README.md.j2").write_text(f"# x\n\n{source}\n")
     with pytest.raises(RenderError) as info:
-        runbook_pages_text(analyse(PROVINCE), tmp_path)
+        runbook_pages_text(province[0], tmp_path)
     message = str(info.value)
     assert "README.md.j2" in message
     assert "sandbox" in message or "undefined" in message
 
 
-def test_user_template_cannot_include_files_outside_the_template_dirs(tmp_path: Path) -> None:
+def test_user_template_cannot_include_files_outside_the_template_dirs(tmp_path: Path, province) -> None:
     (tmp_path / "README.md.j2").write_text('# x\n\n{% include "../../etc/passwd" %}\n')
     with pytest.raises(RenderError, match="not found"):
-        runbook_pages_text(analyse(PROVINCE), tmp_path)
+        runbook_pages_text(province[0], tmp_path)
 
 
-def test_template_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+def test_template_syntax_error_names_file_and_line(tmp_path: Path, province) -> None:
     (tmp_path / "findings.md.j2").write_text("# F\n\n{% for x in %}\n")
     with pytest.raises(RenderError, match=r"findings\.md\.j2:3: template syntax error"):
-        runbook_pages_text(analyse(PROVINCE), tmp_path)
+        runbook_pages_text(province[0], tmp_path)
 
 
-def test_missing_templates_dir_is_a_clear_error(tmp_path: Path) -> None:
+def test_missing_templates_dir_is_a_clear_error(tmp_path: Path, province) -> None:
     with pytest.raises(RenderError, match="templates directory not found"):
-        runbook_pages_text(analyse(PROVINCE), tmp_path / "nope")
+        runbook_pages_text(province[0], tmp_path / "nope")
 
 
 def test_builtin_templates_render_in_the_sandbox_too(tmp_path: Path, province) -> None:
     # an override directory with one harmless template switches every page to the sandbox
     (tmp_path / "unused.md.j2").write_text("nothing\n")
     _, pages = province
-    assert runbook_pages_text(analyse(PROVINCE), tmp_path) == pages
+    assert runbook_pages_text(province[0], tmp_path) == pages
 
 
 def test_builtin_templates_found_from_checkout() -> None:

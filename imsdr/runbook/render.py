@@ -103,7 +103,9 @@ def md_cell(value: Any) -> str:
 
 def thousands(value: Any) -> str:
     """1234567 → 1,234,567; floats keep up to two decimals."""
-    if isinstance(value, bool) or value is None:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
