@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 OK = "ok"
 FAIL = "fail"
 UNKNOWN = "unknown"  # capacity missing: cannot be sized
+LAB = "lab"  # a lab deployment's element/site loss: reported, not a shortfall
 SIZED_TYPES = ("sbc", "pcscf", "cscf", "hss", "slf", "mgcf", "imgw")
 
 
@@ -200,8 +201,23 @@ def capacity_report(topology: Topology, engine: Engine | None = None) -> Capacit
         sites=tuple(_site_checks(topology, eng)),
         elements=tuple(_element_issues(topology, model)),
     )
+    if topology.network.deployment == "lab":
+        # a lab has one site and no DR by design: losses are shown, not counted as shortfalls
+        report = CapacityReport(
+            **{
+                **report.__dict__,
+                "takeovers": tuple(_lab(t) for t in report.takeovers),
+                "sites": tuple(_lab(s) for s in report.sites),
+            }
+        )
     verdict = FAIL if report.failures() else OK
     return CapacityReport(**{**report.__dict__, "verdict": verdict})
+
+
+def _lab(check: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(check, verdict=LAB) if check.verdict == FAIL else check
 
 
 # --- pools and pairs ---------------------------------------------------------------------------------
@@ -605,6 +621,8 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
             service = "scscf" if t == "cscf" else t
             unserved = lost_by_service.get(service, 0.0)
             must_carry = load + unserved
+            if not survivors:
+                must_carry = max(must_carry, sum(eng.normal[x] for x in idxs))
             util = (must_carry / surviving) if surviving else None
             worst_el, worst_u = None, None
             for x in survivors:
@@ -612,7 +630,11 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
                     ut = loads[x] / eng.cap[x]
                     if worst_u is None or ut > worst_u:
                         worst_el, worst_u = eng.ids[x], ut
-            bad = unserved > 1e-6 or (worst_u is not None and worst_u > eng.max_util + 1e-9)
+            bad = (
+                unserved > 1e-6
+                or (worst_u is not None and worst_u > eng.max_util + 1e-9)
+                or not survivors  # every element of a loaded type was at this site
+            )
             formula = (
                 f"{fmt(must_carry)} {unit} to carry / {fmt(surviving) if surviving is not None else '?'} "
                 f"surviving = {pct(util) if util is not None else 'n/a'}"
