@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from imsdr.rules.base import RuleContext
 
 EARTH_RADIUS_KM = 6371.0088
+TYPE_NAMES = {
+    "enum_dns": "ENUM/DNS", "sbc": "SBC", "pcscf": "P-CSCF", "cscf": "CSCF", "hss": "HSS",
+    "slf": "SLF", "mgcf": "MGCF", "imgw": "IM-MGW", "as": "AS",
+}
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:

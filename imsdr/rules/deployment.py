@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from imsdr.diagnostics import Finding, Severity
 from imsdr.rules.base import Rule, RuleContext, make_doc
-from imsdr.rules.common import join
+from imsdr.rules.common import TYPE_NAMES, join
 
 REGION_CORE_TYPES = ("enum_dns", "pcscf", "cscf", "hss", "slf", "mgcf")
 
@@ -36,11 +36,12 @@ def check_region_coverage(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         missing = [r for r in regions if r not in present]
         if missing:
             yield rule.finding(
-                f"every {type_} ({join([el.id for el in els])}) is in region(s) {join(sorted(present))}; "
+                f"every {TYPE_NAMES[type_]} ({join([el.id for el in els])}) is in region(s) "
+                f"{join(sorted(present))}; "
                 f"region(s) {join(missing)} cannot carry the traffic alone when the other region fails",
                 subjects=(*(el.id for el in els), *missing),
                 location=ctx.locate(els[-1].id, "site"),
-                hint=f"place a {type_} at a site of region {missing[0]}",
+                hint=f"place a {TYPE_NAMES[type_]} at a site of region {missing[0]}",
             )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from imsdr.diagnostics import Finding, Severity
 from imsdr.rules.base import Rule, RuleContext, make_doc
-from imsdr.rules.common import join
+from imsdr.rules.common import TYPE_NAMES, join
 
 # HSS/SLF have their own, more specific rule (HSS-001).
 CORE_TYPES = ("enum_dns", "pcscf", "cscf", "mgcf", "imgw")
@@ -17,8 +17,8 @@ def check_spof(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
     for el in ctx.topology.inventory.elements:
         if el.type.value in CORE_TYPES and not groups_of.get(el.id):
             yield rule.finding(
-                f"{el.type.value} {el.id} (site {el.site}) is in no pair or pool: it is a single point "
-                "of failure",
+                f"{TYPE_NAMES[el.type.value]} {el.id} (site {el.site}) is in no pair or pool: "
+                "it is a single point of failure",
                 subjects=(el.id, el.site),
                 location=ctx.locate(el.id),
                 hint=f"add {el.id} to a pair or pool under redundancy: with a member of the same type "

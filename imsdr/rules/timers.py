@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from imsdr.diagnostics import Finding, Severity
 from imsdr.inventory.schema import Element, Probing
 from imsdr.rules.base import Rule, RuleContext, make_doc
-from imsdr.rules.common import join
+from imsdr.rules.common import TYPE_NAMES, join
 
 TW_MIN, TW_MAX = 6, 10
 REFRESH_MIN, REFRESH_MAX = 600, 3600
@@ -33,7 +33,7 @@ def _range_findings(rule: Rule, ctx: RuleContext, name: str, low: int, high: int
     value = getattr(ctx.topology.network.timers, name)
     if not low <= value <= high:
         yield rule.finding(
-            f"network {describe} is {value} s, outside {low}-{high} s: {why}",
+            f"network.timers: {describe} is {value} s, outside {low}-{high} s: {why}",
             subjects=(),
             location=ctx.locate_path("network", "timers", name),
             hint=hint,
@@ -76,8 +76,8 @@ def check_active_probing(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
             continue
         current = el.options_probing.value if el.options_probing else "not set"
         yield rule.finding(
-            f"{el.type.value} {el.id} does not probe its {target} next hops actively (options_probing: "
-            f"{current}): a failed next hop is only noticed when real traffic fails",
+            f"{TYPE_NAMES[el.type.value]} {el.id} does not probe its {target} next hops actively "
+            f"(options_probing: {current}): a failed next hop is only noticed when real traffic fails",
             subjects=(el.id,),
             location=ctx.locate(el.id, "options_probing"),
             hint=f"set options_probing: active on {el.id}; the relationship to its {target}s is fixed and "
