@@ -1,0 +1,212 @@
+"""Failure simulation: takeover by design, switchover parts, unserved users, impact, failback."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from inventory_factory import element, group, lab_data, province_data, topology_from_data
+
+from imsdr.errors import ImsdrError
+from imsdr.scenarios import Engine, run_scenarios, scenarios_to_dict, simulate, simulation_to_dict
+from imsdr.scenarios.run import _row, _Worst
+
+
+@pytest.fixture
+def province(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return topology_from_data(province_data(), tmp_path)
+
+
+def _failed(report, ident):  # type: ignore[no-untyped-def]
+    return next(f for f in report.failed if f.id == ident)
+
+
+def test_site_a_names_dr_sbcs_surviving_cscfs_and_timed_parts(province) -> None:  # type: ignore[no-untyped-def]
+    report = simulate(province, ["site-a"])
+    assert report.verdict == "no loss" and report.unserved_users == 0
+    capital = _failed(report, "sbc-capital")
+    assert capital.takeover == ("sbc-coast",) and "DR SBC (ring)" in capital.takeover_how
+    assert _failed(report, "sbc-river").takeover == ("sbc-hill",)
+    assert set(_failed(report, "cscf-a-1").takeover) == {"cscf-b-1", "cscf-c-1"}
+    assert dict(report.survivors)["cscf-pool"] == ("cscf-b-1", "cscf-c-1")
+    parts = {p.name: p.seconds for p in capital.switchover.parts}
+    assert parts == {"detection": 10 * 3 + 2, "dns_ttl": 60, "re_registration": 1800}
+    assert capital.switchover.seconds == 1892 and report.switchover_s == 1892
+    # restoration data: the S-CSCF switchover has no re-registration part
+    assert [p.name for p in _failed(report, "cscf-a-1").switchover.parts] == ["detection", "dns_ttl"]
+    hss = _failed(report, "hss-a-1")
+    assert hss.takeover == ("hss-b-1",) and hss.switchover.parts[0].seconds == 2 * 8  # 2 × Tw
+    loads = {r.id: r for r in report.loads}
+    assert loads["sbc-coast"].load_after == 1_450_000 and loads["cscf-b-1"].load_after == 1_650_000
+    assert loads["hss-b-1"].load_before == 0 and loads["hss-b-1"].load_after == 3_240_000
+
+
+def test_impact_and_failback_follow_the_domain(province) -> None:  # type: ignore[no-untyped-def]
+    report = simulate(province, ["site-a"])
+    sbc = _failed(report, "sbc-capital")
+    assert any("502" in x for x in sbc.failback)
+    assert any("calls in progress" in x and "lost" in x for x in sbc.impact)
+    assert any("long-call protection" in x for x in sbc.impact)
+    cscf = _failed(report, "cscf-a-1")
+    assert any(x.startswith("no failback") and "unbalanced" in x for x in cscf.failback)
+    assert any("passthrough" in x for x in _failed(report, "hss-a-1").impact)
+    pcscf = simulate(province, ["pcscf-a-1"])
+    assert _failed(pcscf, "pcscf-a-1").takeover == ("pcscf-b-1",)
+    assert any("terminating calls" in x and "fail until" in x for x in _failed(pcscf, "pcscf-a-1").impact)
+
+
+def test_no_takeover_is_an_outage_with_unserved_users_per_local_network(province) -> None:  # type: ignore[no-untyped-def]
+    report = simulate(province, ["sbc-capital", "sbc-coast"])  # capital's DR SBC is sbc-coast
+    assert report.verdict == "outage"
+    capital = _failed(report, "sbc-capital")
+    assert capital.takeover == () and capital.switchover is None and capital.unserved == 1_200_000
+    lns = {ln.id: ln for ln in report.local_networks}
+    assert set(lns) == {"capital"}
+    assert lns["capital"].unserved_users == 1_200_000 and lns["capital"].unserved_erlangs == 24_000
+    assert _failed(report, "sbc-coast").takeover == ("sbc-lake",)
+
+
+def test_overload_of_survivors_refuses_the_excess(tmp_path: Path) -> None:
+    data = province_data()
+    element(data, "sbc-harbour")["capacity"]["registered_users"] = 900_000
+    report = simulate(topology_from_data(data, tmp_path), ["sbc-hill"])
+    assert report.verdict == "outage"
+    row = next(r for r in report.loads if r.id == "sbc-harbour")
+    assert row.status == "over capacity" and row.load_after == 1_000_000
+    assert report.unserved_users == pytest.approx(100_000)
+    assert dict(report.unserved_by_service)["sbc"] == pytest.approx(100_000)
+
+
+def test_max_utilisation_makes_it_degraded_not_outage(tmp_path: Path) -> None:
+    data = province_data()
+    data["network"]["capacity_model"]["max_utilisation"] = 0.95
+    report = simulate(topology_from_data(data, tmp_path), ["sbc-hill"])  # harbour at exactly 100%
+    assert report.verdict == "degraded" and report.unserved_users == 0
+
+
+def test_static_selection_sends_everything_to_the_next_member(tmp_path: Path) -> None:
+    data = province_data()
+    group(data, "cscf-pool")["selection"] = "static"
+    report = simulate(topology_from_data(data, tmp_path), ["cscf-a-1"])
+    assert _failed(report, "cscf-a-1").takeover == ("cscf-b-1",)
+    assert report.verdict == "outage"  # 2,200k on a 2,000k S-CSCF
+    assert next(r for r in report.loads if r.id == "cscf-b-1").load_after == 2_200_000
+
+
+def test_fixed_selection_has_no_takeover(tmp_path: Path) -> None:
+    data = province_data()
+    group(data, "cscf-pool")["selection"] = "fixed"
+    report = simulate(topology_from_data(data, tmp_path), ["cscf-b-1"])
+    assert _failed(report, "cscf-b-1").takeover == () and report.verdict == "outage"
+    assert report.unserved_users == pytest.approx(1_000_000)  # load 1,100k ÷ 1.1 restoration factor
+
+
+def test_without_restoration_data_users_wait_for_re_registration(tmp_path: Path) -> None:
+    data = province_data()
+    for cscf_id in ("cscf-a-1", "cscf-b-1", "cscf-c-1"):
+        element(data, cscf_id)["features"] = []
+    data["network"]["timers"]["registration_refresh"] = 900
+    failed = _failed(simulate(topology_from_data(data, tmp_path), ["cscf-a-1"]), "cscf-a-1")
+    parts = {p.name: p.seconds for p in failed.switchover.parts}
+    assert parts["re_registration"] == 900
+    assert any("re-register" in x and "terminating calls" in x for x in failed.impact)
+
+
+def test_timers_are_overridable_per_element(tmp_path: Path) -> None:
+    data = province_data()
+    element(data, "sbc-capital")["timers"] = {"options_interval": 5, "options_failure_threshold": 2}
+    element(data, "hss-a-1")["timers"] = {"diameter_watchdog": 6}
+    data["network"]["ttl"]["a"] = 30
+    report = simulate(topology_from_data(data, tmp_path), ["sbc-capital", "hss-a-1"])
+    capital = {p.name: p.seconds for p in _failed(report, "sbc-capital").switchover.parts}
+    assert capital == {"detection": 5 * 2 + 2, "dns_ttl": 30, "re_registration": 1800}
+    assert _failed(report, "hss-a-1").switchover.seconds == 12
+
+
+def test_standby_member_carries_nothing(province) -> None:  # type: ignore[no-untyped-def]
+    report = simulate(province, ["hss-b-1"])
+    assert report.verdict == "no loss" and "no load" in _failed(report, "hss-b-1").takeover_how
+
+
+def test_lab_hss_loss_is_an_outage(tmp_path: Path) -> None:
+    report = simulate(topology_from_data(lab_data(), tmp_path), ["lab-hss-1"])
+    assert report.verdict == "outage"
+    assert any("registrations" in x and "fail" in x for x in _failed(report, "lab-hss-1").impact)
+
+
+def test_unknown_ids_are_usage_errors(province) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ImsdrError, match="did you mean .*site-a"):
+        simulate(province, ["site-x"])
+    with pytest.raises(ImsdrError):
+        simulate(province, [])
+
+
+def test_simulation_json_is_deterministic(province) -> None:  # type: ignore[no-untyped-def]
+    a = simulation_to_dict(simulate(province, ["site-b"]))
+    assert a == simulation_to_dict(simulate(province, ["site-b"]))
+    assert a["failed"][0]["switchover"]["parts"][0]["name"] == "detection"
+    assert a["loses_traffic"] is False
+
+
+def test_province_scenarios_depth_1_and_2(province) -> None:  # type: ignore[no-untyped-def]
+    one = run_scenarios(province, 1)
+    assert len(one.rows) == 3 + len(province.elements)
+    assert not one.depth1_loses_traffic and dict(one.counts) == {"no loss": len(one.rows)}
+    two = run_scenarios(province, 2)
+    pairs = [r for r in two.rows if r.kind == "site-pair"]
+    assert len(pairs) == 3 and all(r.verdict == "outage" for r in pairs)
+    assert not two.depth1_loses_traffic
+    worst = {w.subject: w for w in two.worst}
+    assert worst["cscf-pool"].utilisation == 1.65 and worst["cscf-pool"].scenario == "sites:site-a+site-b"
+    assert worst["sbc"].utilisation == 1.0 and worst["sbc"].scenario == "site:site-c"
+    assert worst["hss-pair"].element == "hss-b-1"
+    data = scenarios_to_dict(two)
+    assert data["depth"] == 2 and len(data["scenarios"]) == len(two.rows)
+
+
+def test_depth_1_loss_is_flagged(tmp_path: Path) -> None:
+    report = run_scenarios(topology_from_data(lab_data(), tmp_path), 1)
+    assert report.depth1_loses_traffic
+    assert next(r for r in report.rows if r.id == "site:lab").verdict == "outage"
+
+
+def test_progress_reaches_the_total(province) -> None:  # type: ignore[no-untyped-def]
+    seen: list[tuple[int, int]] = []
+    run_scenarios(province, 2, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1] == 3 + len(province.elements) + 3
+
+
+def test_bad_depth_is_a_usage_error(province) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ImsdrError):
+        run_scenarios(province, 3)
+
+
+def test_cached_site_pairs_equal_direct_evaluation(tmp_path: Path) -> None:
+    from imsdr.example.national import NationalParams, national_yaml
+    from imsdr.inventory.build import load_inventory_text
+    from imsdr.model.topology import Topology
+
+    params = NationalParams(
+        provinces=3, sites_per_province=4, local_networks_per_province=3, seed=5, enum_numbers=0
+    )
+    inv, source = load_inventory_text(national_yaml(params), "small.yaml")
+    topo = Topology(inv, source)
+    eng = Engine(topo, exact_numbers=False)
+    report = run_scenarios(topo, 2, engine=eng)
+    rows = {r.id: r for r in report.rows}
+    fresh = Engine(topo, exact_numbers=False)
+    tracker = _Worst(topo, fresh)
+    for a, b in itertools.combinations(sorted(topo.sites), 2):
+        direct = fresh.evaluate(fresh.site_elements([a, b]))
+        cached = fresh.evaluate_sites([a, b])
+        assert cached.verdict == direct.verdict and cached.loads.keys() == direct.loads.keys()
+        assert cached.unserved_users == pytest.approx(direct.unserved_users)
+        expected = _row(fresh, "x", "site-pair", 2, (a, b), direct, tracker)
+        got = rows[f"sites:{a}+{b}"]
+        assert (got.verdict, got.switchover_s, got.busiest_utilisation) == (
+            expected.verdict,
+            expected.switchover_s,
+            expected.busiest_utilisation,
+        )
+        assert got.unserved_users == pytest.approx(expected.unserved_users, abs=0.2)
