@@ -248,3 +248,12 @@ def test_unreachable_server_is_an_error_not_drift() -> None:
     querier = LiveQuerier("127.0.0.1", port, timeout=0.2, retries=1)
     with pytest.raises(ServerUnreachable, match="unreachable"):
         querier.probe(None, N("example.net."))
+
+
+def test_same_srv_target_on_two_ports_compares_whole_records() -> None:
+    name = "_sip._udp.x.example.net."
+    plan = rrset(name, 60, "SRV", "10 50 5060 a.example.net.", "10 50 5070 a.example.net.")
+    live = rrset(name, 60, "SRV", "10 50 5060 a.example.net.", "10 50 5080 a.example.net.")
+    drift = compare(exp(plan, "_sip._udp.x.example.net.", "SRV"), LiveAnswer("NOERROR", live))
+    assert sorted((d.kind, d.expected or d.live) for d in drift) == [
+        ("extra", "10 50 5080 a.example.net."), ("missing", "10 50 5070 a.example.net.")]

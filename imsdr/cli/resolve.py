@@ -225,7 +225,7 @@ def verify(
     report.drift, report.checked, report.tcp_fallbacks = _run_with_progress(run, questions, querier, workers)
     if not explicit:
         for d in report.sources:
-            d["source"] = f"{d['source']} (system default)"
+            d["system_default"] = True
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps
 
@@ -254,7 +254,8 @@ def _print_report(report: VerifyReport) -> None:
     from rich.table import Table
 
     console = _wide()
-    views = ", ".join(f"{s['source']} → {s['view']}" for s in report.sources)
+    views = ", ".join(f"{s['source']}{' (system default)' if s.get('system_default') else ''} → {s['view']}"
+                      for s in report.sources)
     console.print(f"verify {report.server} port {report.port}: {report.checked} answers checked ({views})",
                   highlight=False)
     if report.ok:
