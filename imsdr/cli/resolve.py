@@ -122,7 +122,7 @@ def _print_resolution(res: Resolution) -> None:
     for column, justify in (("#", "right"), ("target", "left"), ("port/transport", "left"), ("prio", "right"),
                             ("weight", "right"), ("P(first)", "right"), ("addresses", "left"),
                             ("element", "left"), ("site", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for i, c in enumerate(res.candidates, 1):
         where = f"{_opt(c.port)}/{c.transport}" if c.transport else _opt(c.port)
         table.add_row(str(i), c.target, where, _opt(c.priority), _opt(c.weight), _pct(c.p_first),
@@ -263,7 +263,7 @@ def _print_report(report: VerifyReport) -> None:
         return
     table = Table(title=f"{len(report.drift)} difference(s) from the plan")
     for column in ("view", "name", "type", "kind", "detail"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for d in report.drift:
         table.add_row(d.view, d.name, d.rdtype, d.kind, d.detail)
     console.print(table)
