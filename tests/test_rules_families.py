@@ -543,3 +543,12 @@ def test_lab_skips_production_only_rules(tmp_path: Path) -> None:
     ids = {f.rule_id for f in findings}
     assert {"DEP-001", "PAIR-001", "HSS-001", "SBC-002", "GEO-001"} <= ids
     local_network(data, "lab-users")  # the factory finds local networks too
+
+
+def test_probing_a_silent_cscf_names_as_and_mgcf_probers(tmp_path: Path) -> None:
+    data = sample_data("province")
+    element(data, "cscf-b-1")["answers_options"] = False
+    findings, _, _ = _run(data, tmp_path, "silent-cscf.yaml")
+    (f,) = [f for f in findings if f.rule_id == "TIMER-004"]
+    # AS→I/S-CSCF and MGCF→I-CSCF probe actively; P-CSCFs and the other CSCFs are passive
+    assert set(f.subjects) == {"cscf-b-1", "as-a-1", "as-c-1", "mgcf-a-1", "mgcf-b-1"}

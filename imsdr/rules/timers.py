@@ -89,31 +89,53 @@ def _matches(el: Element, type_: str, role: str) -> bool:
     return el.type.value == type_ and (not role or any(r.value == role for r in el.roles))
 
 
+def _active_probers(ctx: RuleContext) -> dict[tuple[str, str], list[Element]]:
+    """(type, role) → elements of that type/role that probe actively; SBCs also indexed by the
+    P-CSCF they list (``("sbc", "<pcscf id>")``) and ``("sbc", "")`` for SBCs without a list."""
+
+    def build() -> dict[tuple[str, str], list[Element]]:
+        out: dict[tuple[str, str], list[Element]] = {}
+        for el in ctx.topology.inventory.elements:
+            if el.options_probing is not Probing.ACTIVE:
+                continue
+            if el.type.value == "sbc":
+                for pcscf in el.pcscfs or [""]:
+                    out.setdefault(("sbc", pcscf), []).append(el)
+                continue
+            out.setdefault((el.type.value, ""), []).append(el)
+            for role in el.roles:
+                out.setdefault((el.type.value, role.value), []).append(el)
+        return out
+
+    return ctx.cached("timers.active_probers", build)
+
+
 def check_probing_silent(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
-    elements = ctx.topology.inventory.elements
-    silent = [el for el in elements if not el.answers_options]
+    silent = [el for el in ctx.topology.inventory.elements if not el.answers_options]
     if not silent:
         return
-    active = [el for el in elements if el.options_probing is Probing.ACTIVE]
+    active = _active_probers(ctx)
     for target in silent:
-        probers: list[str] = []
+        probers: dict[str, None] = {}
         for src_type, src_role, dst_type, dst_role in PROBES:
             if not _matches(target, dst_type, dst_role):
                 continue
-            for src in active:
-                if src.id == target.id or src.id in probers or not _matches(src, src_type, src_role):
-                    continue
-                if src_type == "sbc" and src.pcscfs and target.id not in src.pcscfs:
-                    continue
-                probers.append(src.id)
+            if src_type == "sbc":
+                sources = active.get(("sbc", target.id), []) + active.get(("sbc", ""), [])
+            else:
+                sources = active.get((src_type, src_role), [])
+            for src in sources:
+                if src.id != target.id:
+                    probers.setdefault(src.id)
         if probers:
+            ids = list(probers)
             yield rule.finding(
-                f"{target.id} does not answer SIP OPTIONS (answers_options: false) but {len(probers)} "
-                f"element(s) probe it actively ({join(probers)}): they will mark it down and stop "
+                f"{target.id} does not answer SIP OPTIONS (answers_options: false) but {len(ids)} "
+                f"element(s) probe it actively ({join(ids)}): they will mark it down and stop "
                 "sending it traffic",
-                subjects=(target.id, *probers),
+                subjects=(target.id, *ids),
                 location=ctx.locate(target.id, "answers_options"),
-                hint=f"set options_probing: passive on {join(probers)} for this next hop (detect failures "
+                hint=f"set options_probing: passive on {join(ids)} for this next hop (detect failures "
                      "from failed requests and retry periodically), or enable OPTIONS answering on "
                      f"{target.id}",
             )
