@@ -40,8 +40,9 @@ def _table(title: str, *columns: str, caption: str | None = None) -> Table:
     from rich.table import Table
 
     table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left", show_lines=False)
-    for col in columns:
-        table.add_column(col, overflow="fold")
+    for i, col in enumerate(columns):
+        # the subject stays on one line; formulas and prose wrap
+        table.add_column(col, overflow="fold", no_wrap=i == 0)
     return table
 
 
@@ -310,43 +311,27 @@ def _scenario_tables(report: Any, show_all: bool) -> None:
         f"Failure scenarios (depth {report.depth})",
         "scenario",
         "verdict",
-        "worst switchover",
-        "unserved users",
-        "unserved Erlangs",
+        "switchover",
+        "unserved",
         "busiest survivor",
         caption=caption,
     )
     for r in rows:
         busiest = "–" if r.busiest is None else f"{r.busiest} {pct(r.busiest_utilisation or 0)}"
-        t.add_row(
-            r.id,
-            _v(r.verdict),
-            f"{fmt(r.switchover_s)} s",
-            fmt(round(r.unserved_users)),
-            fmt(r.unserved_erlangs),
-            busiest,
-        )
+        lost = f"{fmt(round(r.unserved_users))} users, {fmt(r.unserved_erlangs)} E"
+        t.add_row(r.id, _v(r.verdict), f"{fmt(r.switchover_s)} s", lost, busiest)
     out.print(t)
     t = _table(
         "Worst case per pool, pair and element type",
         "subject",
-        "kind",
-        "highest utilisation",
-        "element",
+        "peak utilisation",
         "caused by",
         "most unserved",
-        "by",
     )
     for w in report.worst:
-        t.add_row(
-            w.subject,
-            w.kind,
-            "–" if w.utilisation is None else pct(w.utilisation),
-            w.element or "–",
-            w.scenario or "–",
-            fmt(w.unserved) if w.unserved else "0",
-            w.unserved_scenario or "–",
-        )
+        peak = "–" if w.utilisation is None else f"{pct(w.utilisation)} {w.element}"
+        lost = f"{fmt(w.unserved)} in {w.unserved_scenario}" if w.unserved else "0"
+        t.add_row(f"{w.subject} ({w.kind})", peak, w.scenario or "–", lost)
     out.print(t)
     counts = ", ".join(f"{n} {v}" for v, n in report.counts)
     verdict = (

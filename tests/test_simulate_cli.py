@@ -1,0 +1,133 @@
+"""`imsdr capacity`, `imsdr simulate`, `imsdr scenarios` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from inventory_factory import PROVINCE, element, province_data, write_inventory
+from typer.testing import CliRunner
+
+from imsdr.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+
+
+def _markdown_problems(text: str) -> list[str]:
+    from pymarkdown.api import PyMarkdownApi
+
+    result = PyMarkdownApi().disable_rule_by_identifier("md013").scan_string(text)
+    return [f"{f.line_number}: {f.rule_id} {f.rule_description}" for f in result.scan_failures]
+
+
+def test_capacity_province_passes_and_shows_substituted_formulas() -> None:
+    result = invoke("capacity", PROVINCE)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "1,100,000×1/(3−1) = 550,000" in out.replace(" ", "") or "550,000" in out
+    assert "4,840,000" in out and "96.8%" in out and "capacity ok (0 shortfalls)" in out
+
+
+def test_capacity_json_and_markdown() -> None:
+    data = json.loads(invoke("capacity", PROVINCE, "--format", "json").stdout)
+    assert data["verdict"] == "ok" and data["failures"] == 0 and data["hss"][0]["ratio"] == 0.968
+    md = invoke("capacity", PROVINCE, "--format", "markdown").stdout
+    assert md.startswith("# Capacity: Example Province IMS\n") and "## HSS sizing" in md
+    assert _markdown_problems(md) == []
+    assert md == invoke("capacity", PROVINCE, "--format", "markdown").stdout
+
+
+def test_undersized_variant_fails_capacity_and_check(tmp_path: Path) -> None:
+    data = province_data()
+    for hss_id in ("hss-a-1", "hss-b-1"):
+        element(data, hss_id)["capacity"] = {"subscribers": 4_000_000}
+    for cscf_id in ("cscf-a-1", "cscf-b-1", "cscf-c-1"):
+        element(data, cscf_id)["capacity"]["registered_users"] = 1_200_000
+    for el in data["elements"]:
+        if el["type"] == "slf":
+            el["site"] = "site-a"
+    path = write_inventory(data, tmp_path)
+    result = invoke("capacity", path, "--format", "json")
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["verdict"] == "fail"
+    assert [p["verdict"] for p in payload["pools"]] == ["fail"]
+    check = invoke("check", path, "--format", "json")
+    assert check.exit_code == 1
+    ids = {f["rule"] if "rule" in f else f["rule_id"] for f in json.loads(check.stdout)["findings"]}
+    assert {"CAP-001", "CAP-006"} <= ids
+    # HSS at 4,000k: with 1,200k S-CSCFs it needs 3,000k × 1.08 + 1,200k × 0.8 = 4,200k
+    assert "CAP-003" in ids
+
+
+def test_simulate_site_a_table_names_dr_sbcs_survivors_and_parts() -> None:
+    result = invoke("simulate", PROVINCE, "--fail", "site-a")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "sbc-coast [DR SBC (ring)]" in out and "sbc-hill [DR SBC (ring)]" in out
+    assert "cscf-b-1, cscf-c-1" in out
+    assert "32 s detection + 60 s DNS TTL + 1800 s re-registration = 1892 s" in out
+
+
+def test_simulate_exit_1_on_loss_and_markdown_embeds() -> None:
+    result = invoke("simulate", PROVINCE, "--fail", "sbc-capital", "--fail", "sbc-coast", "--format", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "outage" and data["loses_traffic"] is True
+    assert data["local_networks"] == [
+        {
+            "busy_hour_erlangs": 24000.0,
+            "id": "capital",
+            "subscribers": 1200000,
+            "unserved_erlangs": 24000.0,
+            "unserved_users": 1200000.0,
+        }
+    ]
+    md = invoke("simulate", PROVINCE, "--fail", "site-b", "--format", "markdown").stdout
+    assert md.startswith("# Simulated failure: site-b") and "## Switchover time" in md
+    assert _markdown_problems(md) == []
+
+
+def test_simulate_unknown_id_exit_2_without_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "imsdr", "simulate", str(PROVINCE), "--fail", "site-z"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--fail site-z: not a site or element id" in result.stderr and "Traceback" not in result.stderr
+    missing = invoke("simulate", PROVINCE)
+    assert missing.exit_code == 2
+
+
+def test_scenarios_province_depth_2_exit_0_and_json() -> None:
+    result = invoke("scenarios", PROVINCE, "--depth", "2")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "no depth-1 scenario loses traffic" in out and "sites:site-a+site-b" in out
+    data = json.loads(invoke("scenarios", PROVINCE, "--format", "json").stdout)
+    assert data["depth"] == 1 and data["depth1_loses_traffic"] is False
+    assert {r["kind"] for r in data["scenarios"]} == {"site", "element"}
+    md = invoke("scenarios", PROVINCE, "--depth", "2", "--format", "markdown").stdout
+    assert _markdown_problems(md) == []
+
+
+def test_scenarios_exit_1_when_a_single_failure_loses_traffic(tmp_path: Path) -> None:
+    data = province_data()
+    element(data, "sbc-harbour")["capacity"]["registered_users"] = 900_000
+    result = invoke("scenarios", write_inventory(data, tmp_path))
+    assert result.exit_code == 1
+    assert "element:sbc-hill" in " ".join(result.stdout.split())
+
+
+def test_scenarios_bad_depth_is_exit_2() -> None:
+    assert invoke("scenarios", PROVINCE, "--depth", "3").exit_code == 2
