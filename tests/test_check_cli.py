@@ -242,7 +242,7 @@ def test_waivers_and_expiry_through_the_cli(tmp_path: Path) -> None:
 def test_unknown_rule_id_in_inventory_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "inv.yaml"
     path.write_text(
-        PROVINCE.read_text(encoding="utf-8") + "rules:\n  GEO-001: warning\n  SBC-042: \"off\"\n",
+        PROVINCE.read_text(encoding="utf-8") + 'rules:\n  GEO-001: warning\n  SBC-042: "off"\n',
         encoding="utf-8",
     )
     line = len(PROVINCE.read_text(encoding="utf-8").splitlines()) + 3
@@ -259,7 +259,7 @@ def test_rule_settings_through_the_cli(tmp_path: Path) -> None:
     assert (
         code == 1 and data["findings"][0]["rule"] == "DEP-002" and data["findings"][0]["severity"] == "error"
     )
-    path.write_text(PROVINCE.read_text(encoding="utf-8") + "rules:\n  DEP-002: \"off\"\n", encoding="utf-8")
+    path.write_text(PROVINCE.read_text(encoding="utf-8") + 'rules:\n  DEP-002: "off"\n', encoding="utf-8")
     code, data = check_json(path, "--fail-on", "warning")
     assert code == 0 and not [f for f in data["findings"] if f["rule"] == "DEP-002"]
 
@@ -295,3 +295,36 @@ def test_check_as_a_subprocess() -> None:
     )
     assert result.returncode == 0 and result.stderr == ""
     assert json.loads(result.stdout)["format"] == "imsdr.check/1"
+
+
+def test_rules_config_file_overrides_inventory(tmp_path: Path) -> None:
+    path, (line,) = edit(tmp_path, ("diameter_watchdog: 8", "8", "15"))
+    config = tmp_path / "policy.yaml"
+    config.write_text('rules:\n  DEP-002: "off"\n  TIMER-001: warning\n', encoding="utf-8")
+    code, data = check_json(path, "--rules-config", str(config))
+    assert code == 0 and [(f["rule"], f["severity"]) for f in data["findings"]] == [("TIMER-001", "warning")]
+    assert data["findings"][0]["location"]["line"] == line
+    # the config wins over the inventory's own setting
+    with path.open("a", encoding="utf-8") as out:
+        out.write("rules:\n  TIMER-001: error\n")
+    code, data = check_json(path, "--rules-config", str(config))
+    assert code == 0 and data["findings"][0]["severity"] == "warning"
+
+
+def test_rules_config_errors_exit_2_with_locations(tmp_path: Path) -> None:
+    config = tmp_path / "policy.yaml"
+    config.write_text("rules:\n  DEP-002: off\n  GEO-001: fatal\nextra: 1\n", encoding="utf-8")
+    result = invoke("check", str(PROVINCE), "--rules-config", str(config))
+    assert result.exit_code == 2 and result.stdout == ""
+    err = result.stderr.splitlines()
+    assert err[0].startswith(f"{config}:2:") and 'write "off"' in err[0]
+    assert err[1].startswith(f"{config}:3:") and "'fatal'" in err[1]
+    assert err[2].startswith(f"{config}:4:") and "unknown key 'extra'" in err[2]
+    config.write_text("rules:\n  GEO-009: info\n", encoding="utf-8")
+    result = invoke("check", str(PROVINCE), "--rules-config", str(config))
+    assert (
+        result.exit_code == 2
+        and f"{config}:2:" in result.stderr
+        and "unknown rule id 'GEO-009'" in result.stderr
+    )
+    assert invoke("check", str(PROVINCE), "--rules-config", str(tmp_path / "none.yaml")).exit_code == 2

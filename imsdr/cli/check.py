@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -52,6 +53,9 @@ def _parse_date(value: str | None) -> str | None:
 CheckFormatOpt = Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")]
 FailOnOpt = Annotated[FailOn, typer.Option(
     "--fail-on", help="Exit 1 when an unwaived finding at or above this level exists ('never': always 0).")]
+RulesConfigOpt = Annotated[Path | None, typer.Option(
+    "--rules-config", dir_okay=False, show_default=False,
+    help="YAML file 'rules: {RULE-ID: off|error|warning|info}' overriding the inventory's rules: settings.")]
 TodayOpt = Annotated[str | None, typer.Option(
     "--today", callback=_parse_date, metavar="YYYY-MM-DD", show_default=False,
     help="Evaluate waiver expiry as of this date (default: today).")]
@@ -65,14 +69,17 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def check(inventory: InventoryArg, fmt: CheckFormatOpt = CheckFormat.table,
-          fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None) -> None:
+          fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None,
+          rules_config: RulesConfigOpt = None) -> None:
     """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input."""
     from imsdr.model.topology import Topology
     from imsdr.output import findings as out
-    from imsdr.rules.engine import run_checks
+    from imsdr.rules.engine import load_rule_settings, run_checks
 
     inv, source = load(inventory)
-    report = run_checks(Topology(inv, source), today=dt.date.fromisoformat(today) if today else None)
+    settings = load_rule_settings(rules_config) if rules_config is not None else None
+    report = run_checks(Topology(inv, source), today=dt.date.fromisoformat(today) if today else None,
+                        settings=settings)
     level = fail_on.value
     if fmt is CheckFormat.json:
         write_stdout(out.to_json(report, level))  # type: ignore[arg-type]

@@ -248,7 +248,9 @@ waivers:
     expires: 2027-06-30         # valid up to and including this date
 ```
 
-An unknown rule id in `rules:` or in a waiver is an input error (exit 2, with its file:line). A
+The same `rules:` map can live in a separate file passed with `imsdr check --rules-config FILE`
+(e.g. a stricter policy for CI); its settings override the inventory's. An unknown rule id in
+`rules:`, in a rules config or in a waiver is an input error (exit 2, with its file:line). A
 waiver matches a finding of its rule when its scope is empty or names at least one of the finding's
 subjects. Waived findings are still reported, with the reason and expiry; an expired waiver no
 longer suppresses anything and is reported itself (WAIVER-001). Rules marked "production

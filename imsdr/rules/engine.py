@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from imsdr.diagnostics import Finding, Location, Problem, Severity
-from imsdr.errors import InventoryError
+from imsdr.errors import ImsdrError, InventoryError
 from imsdr.rules.base import Rule, RuleContext
 from imsdr.rules.waivers import WAIVER_HITS
 
@@ -48,6 +50,60 @@ class WaivedFinding:
     reason: str
     expires: dt.date
     waiver_location: Location | None
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """Rule settings from a config file (``--rules-config``): they override the inventory's."""
+
+    file: str
+    settings: dict[str, str]  # rule id → off / error / warning / info
+    locations: dict[str, Location | None]
+
+
+_SETTING_VALUES = ("off", "error", "warning", "info")
+
+
+def load_rule_settings(path: str | os.PathLike[str]) -> RuleSettings:
+    """Read a YAML file ``rules: {RULE-ID: off|error|warning|info}``; every problem with its
+    file:line (ImsdrError, exit 2). Rule ids are checked against the catalogue when used."""
+    from imsdr.inventory.loader import load_yaml_file
+
+    doc = load_yaml_file(path)
+    problems: list[Problem] = []
+    data = doc.data
+    for key in data:
+        if key != "rules":
+            problems.append(Problem(doc.locate_key((key,)), str(key),
+                                    f"unknown key {key!r}; a rules config holds only 'rules:'"))
+    rules = data.get("rules")
+    settings: dict[str, str] = {}
+    locations: dict[str, Location | None] = {}
+    if not isinstance(rules, dict):
+        problems.append(Problem(doc.locate(("rules",)), "rules",
+                                "expected a mapping 'rules: {RULE-ID: off|error|warning|info}'"))
+        rules = {}
+    for rule_id, value in rules.items():
+        where = doc.locate(("rules", rule_id))
+        if not isinstance(rule_id, str) or not re.fullmatch(r"[A-Z]{2,6}-[0-9]{3}", rule_id):
+            problems.append(Problem(where, f"rules.{rule_id}",
+                                    f"invalid rule id {rule_id!r} (expected e.g. GEO-001)"))
+            continue
+        if value is False:
+            problems.append(Problem(where, f"rules.{rule_id}",
+                                    "got the boolean false (YAML 1.1 reads a bare off as false); "
+                                    "write \"off\""))
+            continue
+        if value not in _SETTING_VALUES:
+            problems.append(Problem(where, f"rules.{rule_id}",
+                                    f"got {value!r}, expected one of {', '.join(_SETTING_VALUES)}"))
+            continue
+        settings[rule_id] = value
+        locations[rule_id] = where
+    if problems:
+        problems.sort(key=lambda p: (p.location.line, p.location.column) if p.location else (0, 0))
+        raise ImsdrError(f"{doc.file}: invalid rules config", problems)
+    return RuleSettings(doc.file, settings, locations)
 
 
 @dataclass
@@ -88,9 +144,11 @@ def finding_sort_key(f: Finding) -> tuple[int, str, int, int, str]:
     return (-f.severity.rank, f.rule_id, loc.line if loc else 0, loc.column if loc else 0, f.message)
 
 
-def rule_states(topology: Topology, rules: Sequence[Rule] | None = None) -> list[RuleState]:
+def rule_states(topology: Topology, rules: Sequence[Rule] | None = None,
+                settings: RuleSettings | None = None) -> list[RuleState]:
     """Effective severity and status of each rule; unknown rule ids in the inventory's ``rules:``
-    map or in waivers raise InventoryError (exit 2) with their file:line."""
+    map, in waivers or in a rules config raise InventoryError (exit 2) with their file:line.
+    Settings from ``settings`` (a rules config file) override the inventory's."""
     from imsdr.inventory.schema import RuleSetting
     from imsdr.rules.registry import all_rules, suggest
 
@@ -114,14 +172,24 @@ def rule_states(topology: Topology, rules: Sequence[Rule] | None = None) -> list
     for i, waiver in enumerate(inv.waivers):
         if waiver.rule not in known:
             unknown(waiver.rule, ("waivers", i, "rule"), "a waiver")
+    if settings is not None:
+        for rule_id in settings.settings:
+            if rule_id not in known:
+                close = suggest(rule_id) if rules is None else None
+                hint = f"; did you mean {close}?" if close and close in known else ""
+                problems.append(Problem(settings.locations.get(rule_id), f"rules.{rule_id}",
+                                        f"unknown rule id {rule_id!r} in {settings.file}{hint}"))
     if problems:
         file = source.file if source else "inventory"
         raise InventoryError(f"{file}: unknown rule id", problems)
 
     lab = inv.network.deployment == "lab"
+    merged: dict[str, RuleSetting] = dict(inv.rules)
+    if settings is not None:
+        merged.update({k: RuleSetting(v) for k, v in settings.settings.items()})
     states = []
     for rule in catalogue:
-        setting = inv.rules.get(rule.id)
+        setting = merged.get(rule.id)
         if setting is RuleSetting.OFF:
             states.append(RuleState(rule, rule.severity, "off"))
         elif rule.production_only and lab:
@@ -150,13 +218,14 @@ def _run(state: RuleState, ctx: RuleContext) -> Iterable[Finding]:
 
 
 def run_checks(topology: Topology, today: dt.date | None = None,
-               rules: Sequence[Rule] | None = None) -> CheckReport:
+               rules: Sequence[Rule] | None = None, settings: RuleSettings | None = None) -> CheckReport:
     """Run every applicable rule, apply the inventory's rule settings and waivers.
 
     ``today`` decides which waivers have expired (default: the current date); ``rules``
-    replaces the registry (tests)."""
+    replaces the registry (tests); ``settings`` (``load_rule_settings``) override the
+    inventory's ``rules:`` map."""
     today = today or dt.date.today()
-    states = rule_states(topology, rules)
+    states = rule_states(topology, rules, settings)
     ctx = RuleContext(topology=topology, today=today)
     inv = topology.inventory
     source = topology.source
