@@ -25,16 +25,45 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
 
+@lru_cache(maxsize=65536)
+def _name(text: str) -> dns.name.Name:
+    return dns.name.from_text(text.rstrip(".") + ".") if text not in ("", ".") else dns.name.root
+
+
+def _rdata(rd: Any, rdtype: dns.rdatatype.RdataType) -> dns.rdata.Rdata:
+    """A plan rdata as a dnspython rdata, built from its fields (text parsing only as a fallback)."""
+    from dns.rdtypes.ANY.CNAME import CNAME
+    from dns.rdtypes.ANY.NS import NS
+    from dns.rdtypes.ANY.SOA import SOA
+    from dns.rdtypes.IN.A import A
+    from dns.rdtypes.IN.AAAA import AAAA
+    from dns.rdtypes.IN.NAPTR import NAPTR
+    from dns.rdtypes.IN.SRV import SRV
+
+    IN = dns.rdataclass.IN
+    kind = dns.rdatatype.to_text(rdtype)
+    if kind == "A":
+        return A(IN, rdtype, rd.address)
+    if kind == "AAAA":
+        return AAAA(IN, rdtype, rd.address)
+    if kind == "SRV":
+        return SRV(IN, rdtype, rd.priority, rd.weight, rd.port, _name(rd.target))
+    if kind == "NAPTR":
+        return NAPTR(IN, rdtype, rd.order, rd.preference, rd.flags, rd.services, rd.regexp,
+                     _name(rd.replacement))
+    if kind in ("NS", "CNAME"):
+        return (NS if kind == "NS" else CNAME)(IN, rdtype, _name(rd.target))
+    if kind == "SOA":
+        return SOA(IN, rdtype, _name(rd.mname), _name(rd.rname), rd.serial, rd.refresh, rd.retry,
+                   rd.expire, rd.minimum)
+    return dns.rdata.from_text(IN, rdtype, rd.to_text(), origin=dns.name.root, relativize=False)
+
+
 def to_dns_rrset(rrset: Any, qname: dns.name.Name | None = None) -> dns.rrset.RRset:
-    """A plan RRset (``name``, ``rdtype``, ``ttl``, ``rdatas`` with ``to_text()``) as a dnspython RRset."""
-    name = qname or dns.name.from_text(rrset.name.rstrip(".") + ".")
+    """A plan RRset (``name``, ``rdtype``, ``ttl``, ``rdatas``) as a dnspython RRset owned by ``qname``."""
     rdtype = dns.rdatatype.from_text(rrset.rdtype)
-    out = dns.rrset.RRset(name, dns.rdataclass.IN, rdtype)
-    for rd in rrset.rdatas:
-        out.add(dns.rdata.from_text(dns.rdataclass.IN, rdtype, rd.to_text(), origin=dns.name.root,
-                                    relativize=False),
-                rrset.ttl)
-    return out
+    return dns.rrset.from_rdata_list(qname or _name(rrset.name), rrset.ttl,
+                                     [_rdata(rd, rdtype) for rd in rrset.rdatas])
 
 
 class PlanSource:
@@ -44,6 +73,7 @@ class PlanSource:
         self.plan = plan
         self._views = [ViewSpec(v.name, tuple(v.match_clients) or ("any",)) for v in plan.views]
         self._cached = lru_cache(maxsize=65536)(self._lookup)
+        self._converted: dict[Any, dns.rrset.RRset] = {}
 
     def views(self) -> Sequence[ViewSpec]:
         return self._views
@@ -54,7 +84,12 @@ class PlanSource:
                                        dns.rdatatype.to_text(rdtype))
         if found is None or not found.rdatas:
             return None
-        return to_dns_rrset(found, qname)
+        converted = self._converted.get(found)
+        if converted is None:
+            converted = self._converted[found] = to_dns_rrset(found)
+        if converted.name == qname:
+            return converted
+        return dns.rrset.from_rdata_list(qname, converted.ttl, list(converted))  # ENUM: synthesised owner
 
     def rrset(self, view: str, qname: dns.name.Name,
               rdtype: dns.rdatatype.RdataType) -> dns.rrset.RRset | None:
