@@ -249,3 +249,34 @@ def test_parse_uri() -> None:
         parse_uri("http://example.net")
     with pytest.raises(ResolveError):
         parse_uri("sip:example.net;transport=carrier-pigeon")
+
+
+def test_plan_adapter_builds_the_same_records_bind_reads_from_the_zone_text() -> None:
+    """Every plan rrset converted field by field equals dnspython's parse of its master-file text."""
+    from pathlib import Path
+
+    import dns.rdata
+    import dns.rdataclass
+
+    from imsdr.dns.plan import build_dns_plan
+    from imsdr.inventory.build import load_inventory
+    from imsdr.model.topology import Topology
+    from imsdr.resolve.planview import PlanSource, to_dns_rrset
+
+    inv, source_map = load_inventory(Path(__file__).resolve().parent.parent / "inventories" / "province.yaml")
+    plan = build_dns_plan(Topology(inv, source_map))
+    kinds = set()
+    for _zone, _view, plan_rrset in plan.all_rrsets():
+        rdtype = dns.rdatatype.from_text(plan_rrset.rdtype)
+        parsed = {dns.rdata.from_text(dns.rdataclass.IN, rdtype, rd.to_text(), origin=dns.name.root,
+                                      relativize=False) for rd in plan_rrset.rdatas}
+        converted = to_dns_rrset(plan_rrset)
+        assert set(converted) == parsed and converted.ttl == plan_rrset.ttl
+        kinds.add(plan_rrset.rdtype)
+    assert {"SOA", "NS", "NAPTR", "SRV", "A", "AAAA"} <= kinds
+    # ENUM answers are computed per number and owned by the queried name
+    src = PlanSource(plan)
+    qname = dns.name.from_text("0.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa.")
+    enum = src.rrset("default", qname, dns.rdatatype.NAPTR)
+    assert enum is not None and enum.name == qname
+    assert next(iter(enum)).regexp == b"!^.*$!sip:+8613800138000@ims.example.net!"  # type: ignore[attr-defined]
