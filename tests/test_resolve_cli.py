@@ -63,6 +63,13 @@ def test_sbc_discovery_is_local_first_dr_second_per_view() -> None:
         assert first["transport"] == "udp" and first["port"] == ELEMENTS[sbc_of(ln_id)].get("port", 5060)
 
 
+def test_ipv6_sources_pick_their_view() -> None:
+    client = host_in(ln("harbour")["prefixes"][1])
+    code, data = resolve_json("sbc.ims.example.net", "--from", client, "--type", "SRV", "--transport", "tcp")
+    assert code == 0 and data["view"] == "users-harbour" and data["source"] == client
+    assert data["candidates"][0]["element"] == sbc_of("harbour")
+
+
 def test_home_domain_same_site_first_from_a_core_subnet() -> None:
     site_b = next(s for s in RAW["sites"] if s["id"] == "site-b")
     client = host_in(site_b["core_subnets"][0])

@@ -154,6 +154,9 @@ def test_verify_finds_no_drift_against_the_rendered_config(served: Served) -> No
                                 f"127.0.0.1:{served.server.port}", "--from", "127.0.0.2",
                                 "--names", "sbc.ims.example.net,+8613800138000"])
     assert table.exit_code == 0 and "no drift" in table.stdout
+    # names outside the stored plan: an ENUM number outside the sample, and a name nobody serves
+    code, subset = verify_json(served, "--names", "+8613800138123", "--names", "nosuch.ims.example.net")
+    assert code == 0 and subset["checked"] == 3 * 2 * 4
 
 
 def _edit_zone(path: Path) -> tuple[str, str]:
