@@ -95,7 +95,7 @@ def _capacity_tables(report: Any) -> None:
             t.add_row(
                 p.id,
                 p.element_type,
-                f"{len(p.members) - p.spare}+{p.spare}",
+                f"N={len(p.members)}, K={p.spare}",
                 fmt(p.load),
                 "\n".join(p.formula),
                 _v(p.verdict),
