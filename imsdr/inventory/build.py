@@ -296,8 +296,7 @@ def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
         expected = _EXPECTED[kind]
         if expected is None:  # enum / literal: pydantic lists the choices
             expected = message.removeprefix("Input should be ")
-            choices = [str(c) for c in ctx.get("expected", "").replace("'", "").split(", ")]
-            choices = [c.removeprefix("or ") for c in choices]
+            choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
             close = difflib.get_close_matches(str(value), choices, n=1) if isinstance(value, str) else []
             hint = f"; did you mean '{close[0]}'?" if close else ""
             message = f"got {got}, expected {expected}{hint}"
@@ -386,8 +385,14 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
     for kind, where in kinds:
         collection = _get(data, *where)
         entries = _entries(data, *where)
-        complete[kind] = (collection is None or isinstance(collection, list)) and all(
-            isinstance(item, dict) and isinstance(item.get("id"), str) for item in collection or [])
+        if collection is None:  # absent: complete unless it may be hiding under a misspelt key
+            parent = _get(data, *where[:-1])
+            model = _model_at(where[:-1])
+            complete[kind] = not (isinstance(parent, dict) and model is not None
+                                  and any(k not in model.model_fields for k in parent))
+        else:
+            complete[kind] = isinstance(collection, list) and all(
+                isinstance(item, dict) and isinstance(item.get("id"), str) for item in collection)
         for path, entry in entries:
             ident = entry.get("id")
             if not isinstance(ident, str):
@@ -535,7 +540,8 @@ def _address_issues(path: YamlPath, addr: ipaddress.IPv4Address | ipaddress.IPv6
                         f"{addr.ipv4_mapped} instead (expected a plain IPv4 or IPv6 address)"
     if addr.is_unspecified or addr.is_multicast or str(addr) == "255.255.255.255":
         what = "unspecified" if addr.is_unspecified else "multicast" if addr.is_multicast else "broadcast"
-        yield path, f"address {addr} is a {what} address (expected the element's own unicast address)"
+        article = "an" if what[0] in "aeiou" else "a"
+        yield path, f"address {addr} is {article} {what} address (expected the element's own unicast address)"
 
 
 def _check_prefixes(data: Any) -> Iterator[Issue]:

@@ -364,7 +364,7 @@ class _Builder:
                 sources = value_node.value if value_node.kind == SEQ else [value_node]
                 for source in sources:
                     if source.kind != MAP:
-                        self.problem(source, path, "'<<' merges only mappings")
+                        self.problem(key_node, path, "'<<' merges only mappings")
                         continue
                     merged.extend(self._flatten_merge_keys(source, path, depth + 1))
             else:
@@ -388,6 +388,17 @@ def _line_col(text: str, index: int) -> tuple[int, int]:
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
+def _unclosed_quote(lines: list[str]) -> int | None:
+    """The first line with an odd number of double quotes: a likely unclosed string."""
+    for number, line in enumerate(lines, start=1):
+        code = line.split(" #", 1)[0]
+        if code.lstrip().startswith("#"):
+            continue
+        if (code.count('"') - code.count('\\"')) % 2:
+            return number
+    return None
+
+
 def _syntax_error(exc: yaml.MarkedYAMLError, text: str, file: str) -> InventoryError:
     mark = exc.problem_mark or exc.context_mark
     loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
@@ -399,6 +410,10 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str, file: str) -> InventoryE
         line = lines[mark.line] if mark.line < len(lines) else ""
         if "\t" in line[: mark.column + 1] or "\t" in what or "tab" in what.lower():
             message += " (YAML does not allow tabs for indentation; use spaces)"
+        elif exc.context and "block" in exc.context:
+            quote = _unclosed_quote(lines[: mark.line + 1])
+            if quote is not None:
+                message += f" (an unclosed quote on line {quote}?)"
     return InventoryError("YAML syntax error", [Problem(loc, "", message)])
 
 
