@@ -210,3 +210,23 @@ def test_cached_site_pairs_equal_direct_evaluation(tmp_path: Path) -> None:
             expected.busiest_utilisation,
         )
         assert got.unserved_users == pytest.approx(expected.unserved_users, abs=0.2)
+
+
+def test_losing_a_whole_pcscf_list_strands_the_sbcs_users(province) -> None:  # type: ignore[no-untyped-def]
+    report = simulate(province, ["pcscf-a-1", "pcscf-b-1"])
+    assert report.verdict == "outage"
+    assert [(f.id, f.takeover, f.unserved) for f in report.failed] == [
+        ("pcscf-a-1", (), 1_050_000),
+        ("pcscf-b-1", (), 1_050_000),
+    ]
+    assert {ln.id for ln in report.local_networks} == {"capital", "harbour", "river"}
+    assert report.unserved_users == 2_100_000
+
+
+def test_worst_case_names_group_losses(province) -> None:  # type: ignore[no-untyped-def]
+    worst = {w.subject: w for w in run_scenarios(province, 2).worst}
+    assert (
+        worst["hss-pair"].unserved == 3_240_000
+        and worst["hss-pair"].unserved_scenario == "sites:site-a+site-b"
+    )
+    assert worst["pcscf-pair-1"].unserved == 0

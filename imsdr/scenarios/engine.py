@@ -281,6 +281,12 @@ class Engine:
             if origin >= 0 and origin in failed:
                 name = self.ids[origin]
                 outcome.no_takeover[name] = outcome.no_takeover.get(name, 0.0) + extra
+            else:  # lost at the second stage: charge the failed P-CSCFs that carried it
+                carried = [(x, amt) for x, amt in normal_assign[i][0] if x in failed and x != origin]
+                total = sum(amt for _x, amt in carried)
+                for x, amt in carried:
+                    name = self.ids[x]
+                    outcome.no_takeover[name] = outcome.no_takeover.get(name, 0.0) + extra * amt / total
             if self.f_erlangs[i]:
                 lost_erl[self.f_wkey[i]] += extra
             else:

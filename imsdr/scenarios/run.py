@@ -208,6 +208,15 @@ class _Worst:
             cur = self.unserved.get(key)
             if cur is None or amount > cur[0] + 1e-9:
                 self.unserved[key] = (amount, sid)
+        if outcome.no_takeover or outcome.overflow:
+            per_group: dict[str, float] = {}
+            for el_id, amount in (*outcome.no_takeover.items(), *outcome.overflow.items()):
+                for key in self.groups_of[eng.index[el_id]]:
+                    per_group[key] = per_group.get(key, 0.0) + amount
+            for key, amount in per_group.items():
+                cur = self.unserved.get(key)
+                if cur is None or amount > cur[0] + 1e-9:
+                    self.unserved[key] = (amount, sid)
         return (None, None) if top is None else (top[1], top[0])
 
     def result(self) -> tuple[WorstCase, ...]:
