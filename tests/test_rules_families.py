@@ -552,3 +552,14 @@ def test_probing_a_silent_cscf_names_as_and_mgcf_probers(tmp_path: Path) -> None
     (f,) = [f for f in findings if f.rule_id == "TIMER-004"]
     # AS→I/S-CSCF and MGCF→I-CSCF probe actively; P-CSCFs and the other CSCFs are passive
     assert set(f.subjects) == {"cscf-b-1", "as-a-1", "as-c-1", "mgcf-a-1", "mgcf-b-1"}
+
+
+def test_sbc_without_pcscf_list_uses_every_pcscf(tmp_path: Path) -> None:
+    data = sample_data("province")
+    for ident in ("pcscf-a-1", "pcscf-c-1"):
+        element(data, ident)["site"] = "site-b"
+    element(data, "sbc-hill")["pcscfs"] = []
+    findings, path, source = _run(data, tmp_path, "nolist.yaml")
+    hits = [f for f in findings if f.rule_id == "SBC-007" and "sbc-hill" in f.subjects]
+    assert len(hits) == 1 and "no list: all" in hits[0].message
+    assert hits[0].location.line == source.locate(*path_of(data, "sbc-hill")).line
