@@ -41,6 +41,7 @@ def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
 
 
 def lint_plan(plan: DnsPlan) -> list[LintIssue]:
+    _ADDRESS_CACHE.clear()  # keyed by object ids: valid during one lint run only
     out: list[LintIssue] = [LintIssue("error", i.message, i.origin) for i in plan.issues]
     seen: set[tuple[str, str, str]] = set()
 
@@ -56,12 +57,20 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
             err(f"zone {zone.name} has no NS records", Origin("", ("network", "dns", "nameservers"), ""))
 
     checked_text: set[tuple[str, str]] = set()
+    checked_types: set[str] = set()
+    problems_of: dict[RRset, list[str]] = {}
     for zone_name, view, rrset in plan.all_rrsets():
         origin = _origin(plan, zone_name, rrset)
         where = f" (view {view.name})" if view else ""
-        for problem in rrset.problems():
+        if rrset not in problems_of:  # identical rrsets recur across views: validate once
+            problems_of[rrset] = rrset.problems()
+        for problem in problems_of[rrset]:
             err(problem + where, origin)
         for rd in rrset.rdatas:
+            # dnspython reads back every NAPTR/SOA (quoting, escaping) and one rdata of each other type
+            if rrset.rdtype not in ("NAPTR", "SOA") and rrset.rdtype in checked_types:
+                continue
+            checked_types.add(rrset.rdtype)
             key = (rrset.rdtype, rd.to_text())
             if key not in checked_text:
                 checked_text.add(key)
@@ -87,8 +96,16 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
     return out
 
 
+_ADDRESS_CACHE: dict[tuple[int, int, str], bool] = {}
+
+
 def _has_address(plan: DnsPlan, view: ViewPlan, name: str) -> bool:
-    return bool(plan.lookup(view, name, "A") or plan.lookup(view, name, "AAAA"))
+    key = (id(plan), id(view), name)
+    found = _ADDRESS_CACHE.get(key)
+    if found is None:
+        found = bool(plan.lookup(view, name, "A") or plan.lookup(view, name, "AAAA"))
+        _ADDRESS_CACHE[key] = found
+    return found
 
 
 def _check_targets(

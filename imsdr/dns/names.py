@@ -6,6 +6,7 @@ related names together in zone files (``_sip._udp.pcscf.X`` sorts right after ``
 
 from __future__ import annotations
 
+import functools
 import re
 
 _HOST_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -29,14 +30,19 @@ def label_problem(label: str) -> str | None:
 
 def name_problems(name: str) -> list[str]:
     """Every reason ``name`` (absolute, without trailing dot) is not a name imsdr may write."""
+    return list(_name_problems(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _name_problems(name: str) -> tuple[str, ...]:
     if name != name.lower():
-        return [f"name {name!r} must be lower-case"]
+        return (f"name {name!r} must be lower-case",)
     if name.endswith("."):
-        return [f"name {name!r} must be written without the trailing dot"]
+        return (f"name {name!r} must be written without the trailing dot",)
     if not name:
-        return ["empty name"]
+        return ("empty name",)
     if len(name) > 253:
-        return [f"name {name[:40]!r}... is longer than 253 characters"]
+        return (f"name {name[:40]!r}... is longer than 253 characters",)
     problems = []
     labels = name.split(".")
     for i, label in enumerate(labels):
@@ -45,7 +51,7 @@ def name_problems(name: str) -> list[str]:
             problems.append(f"name {name!r}: {why}")
         elif label == "*" and i != 0:
             problems.append(f"name {name!r}: '*' is only allowed as the leftmost label")
-    return problems
+    return tuple(problems)
 
 
 def is_subdomain(name: str, origin: str) -> bool:

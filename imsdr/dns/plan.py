@@ -184,12 +184,16 @@ class DnsPlan:
 
     def find_zone(self, qname: str) -> ZonePlan | None:
         """The most specific zone of the plan that contains ``qname``."""
-        qname = qname.rstrip(".").lower()
-        best: ZonePlan | None = None
-        for zone in self.zones.values():
-            if is_subdomain(qname, zone.name) and (best is None or len(zone.name) > len(best.name)):
-                best = zone
-        return best
+        name = qname.rstrip(".").lower()
+        zones = self.zones
+        while True:  # walk up the labels: O(labels), not O(zones)
+            zone = zones.get(name)
+            if zone is not None:
+                return zone
+            dot = name.find(".")
+            if dot < 0:
+                return None
+            name = name[dot + 1 :]
 
     def zone_for_view(self, view: ViewPlan | str, zone_name: str) -> ZonePlan:
         """The zone as ``view`` serves it: base content with the view's overrides applied."""
@@ -401,14 +405,30 @@ class _Builder:
 
     # --- services: (name, members, origin) that get NAPTR + SRV --------------------------------------
 
+    def home_domain_of(self, elements: list[Element]) -> str:
+        """The home domain every element's FQDN is under (most specific), else the primary one."""
+        best = None
+        for domain in self.plan.home_domains:
+            if all(is_subdomain(self.topo.fqdn(e), domain) for e in elements) and (
+                best is None or len(domain) > len(best)
+            ):
+                best = domain
+        return best if best is not None and elements else self.primary
+
     def services(self) -> list[tuple[str, list[Element], Origin]]:
+        """(name, members, origin) of every NAPTR+SRV service name.
+
+        The I-CSCF entry of a home domain lists the I-CSCFs whose FQDN is under that domain (every
+        I-CSCF when none is); a pair/pool name goes under the home domain all its members' FQDNs
+        share (the primary home domain otherwise).
+        """
         topo = self.topo
         out: list[tuple[str, list[Element], Origin]] = []
         icscfs = topo.with_role("icscf")
         for domain in self.plan.home_domains:
-            out.append(
-                (domain, icscfs, Origin("", ("network", "home_domains"), f"the I-CSCF entry of {domain}"))
-            )
+            own = [e for e in icscfs if is_subdomain(topo.fqdn(e), domain)]
+            origin = Origin("", ("network", "home_domains"), f"the I-CSCF entry of {domain}")
+            out.append((domain, own or icscfs, origin))
         for group in topo.groups.values():
             dns_name = group.spec.dns_name
             if dns_name is None:
@@ -422,7 +442,7 @@ class _Builder:
                     f"imsdr publishes SIP SRV names only, and {', '.join(kinds)} is not SIP"
                 )
                 continue
-            out.append((f"{dns_name}.{self.primary}", members, origin))
+            out.append((f"{dns_name}.{self.home_domain_of(members)}", members, origin))
         return out
 
     # --- the build -------------------------------------------------------------------------------------
@@ -540,6 +560,8 @@ class _Builder:
         self, name: str, members: list[Element], origin: Origin, site: str | None, target: ViewPlan | None
     ) -> None:
         tiers = {e.id: site_tier(self.topo, e, site) for e in members}
+        if target is not None and len(set(tiers.values())) <= 1:
+            return  # one tier only: same order as the base answer, no override needed
         srvs = self.sip_srv_sets(name, members, tiers, self.transports)
         if target is None:
             missing = [t for t in self.transports if t not in srvs]
