@@ -66,8 +66,12 @@ class SourceMap:
 
 
 def load_inventory(path: str | os.PathLike[str]) -> tuple[Inventory, SourceMap]:
-    """Load and validate an inventory file; raise InventoryError with every problem found."""
-    return validate_document(load_yaml_file(path, tolerant=True))
+    """Load and validate an inventory file; raise InventoryError with every problem found.
+
+    Large valid files go through a private on-disk cache (imsdr/inventory/cache.py)."""
+    from imsdr.inventory.cache import load_cached
+
+    return load_cached(path, lambda: validate_document(load_yaml_file(path, tolerant=True)))
 
 
 def load_inventory_text(text: str, file: str = "<string>") -> tuple[Inventory, SourceMap]:
