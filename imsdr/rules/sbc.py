@@ -150,18 +150,18 @@ def check_pcscf_sites(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
     for sbc in topo.by_type.get("sbc", []):
         if sbc.pcscfs:
             sites = sorted({topo.elements[p].site for p in sbc.pcscfs if p in topo.elements})
-            where = ctx.locate(sbc.id, "pcscfs")
+            where: tuple[str, ...] = ("pcscfs",)
             listed = f"its P-CSCF list ({join(sbc.pcscfs)})"
         else:
             sites = all_sites
-            where = ctx.locate(sbc.id)
+            where = ()
             listed = "the P-CSCFs it may use (no list: all)"
         if len(sites) == 1:
             yield rule.finding(
                 f"{sbc.id}: {listed} has P-CSCFs only at site {sites[0]}: when {sites[0]} fails the SBC "
                 "has no P-CSCF to send to",
                 subjects=(sbc.id, *(sbc.pcscfs or [p.id for p in all_pcscfs]), sites[0]),
-                location=where,
+                location=ctx.locate(sbc.id, *where),
                 hint=f"add a P-CSCF at another site to the pcscfs list of {sbc.id}",
             )
 
