@@ -230,3 +230,15 @@ def test_worst_case_names_group_losses(province) -> None:  # type: ignore[no-unt
         and worst["hss-pair"].unserved_scenario == "sites:site-a+site-b"
     )
     assert worst["pcscf-pair-1"].unserved == 0
+
+
+def test_hub_layout_sends_every_other_local_network_to_the_hub(tmp_path: Path) -> None:
+    data = province_data()
+    data["redundancy"]["sbc_dr"] = {"layout": "hub", "hub": "sbc-capital"}
+    element(data, "sbc-capital")["capacity"]["registered_users"] = 3_000_000
+    topo = topology_from_data(data, tmp_path)
+    hill = simulate(topo, ["sbc-hill"])
+    assert _failed(hill, "sbc-hill").takeover == ("sbc-capital",) and hill.verdict == "no loss"
+    assert "DR SBC (hub)" in _failed(hill, "sbc-hill").takeover_how
+    own = simulate(topo, ["sbc-capital"])  # the hub's own local network has no DR SBC
+    assert own.verdict == "outage" and [ln.id for ln in own.local_networks] == ["capital"]
