@@ -293,3 +293,26 @@ def test_runbook_topology_diagram_is_valid(topo: Topology) -> None:
     from imsdr.runbook.diagrams import topology_diagram
 
     assert mermaid_errors(topology_diagram(topo), require_declared=True) == []
+
+
+def test_any_inventory_name_makes_a_valid_mermaid_label() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from imsdr.output.topology import _mlabel
+
+    # what the inventory's Text type allows: one printable line without ; $ ` < >
+    names = st.text(
+        st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters=";$`<>"),
+        min_size=1,
+        max_size=60,
+    ).filter(str.strip)
+
+    @settings(max_examples=300, deadline=None)
+    @given(names)
+    def check(name: str) -> None:
+        label = _mlabel(name)
+        text = f"flowchart LR\n  subgraph s[{label}]\n    a[{label}]\n  end\n  a -->|{label}| a\n"
+        assert mermaid_errors(text, require_declared=True) == []
+
+    check()

@@ -85,8 +85,8 @@ def _mid(kind: str, ident: str) -> str:
 
 
 def _mlabel(text: str) -> str:
-    """A quoted Mermaid label; '"' and '#' are written as entity codes."""
-    return '"' + text.replace("#", "#35;").replace('"', "#quot;") + '"'
+    """A quoted Mermaid label; '#', '"' and '|' (it would end an edge label) as entity codes."""
+    return '"' + text.replace("#", "#35;").replace('"', "#quot;").replace("|", "#124;") + '"'
 
 
 def to_mermaid(topo: Topology, site: str | None = None) -> str:
