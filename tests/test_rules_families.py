@@ -374,6 +374,13 @@ CASES = [
         "srv: 3600",
     ),
     Case(
+        "DNS-003",
+        _set(lambda d: d["network"]["dns"], "nameservers", ["dns-a-1"]),
+        lambda d: ("network", "dns", "nameservers"),
+        "dns-a-1",
+        subjects=("dns-a-1", "dns-b-1"),
+    ),
+    Case(
         "WAIVER-001",
         _waiver("DEP-002", ["slf-c-1"], "2026-05-31"),
         lambda d: ("waivers", 0, "expires"),

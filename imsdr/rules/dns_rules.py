@@ -47,6 +47,27 @@ def check_ttl(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def check_nameservers(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    topo = ctx.topology
+    listed = topo.network.dns.nameservers
+    if not listed:
+        return  # default: every ENUM/DNS element serves the zones
+    dns_sites = sorted({el.site for el in topo.by_type.get("enum_dns", [])})
+    ns_sites = sorted({topo.elements[n].site for n in listed if n in topo.elements})
+    if len(dns_sites) >= 2 and len(ns_sites) < 2:
+        others = [el.id for el in topo.by_type.get("enum_dns", []) if el.id not in listed]
+        yield rule.finding(
+            f"network.dns.nameservers lists only ENUM/DNS at site {', '.join(ns_sites)} "
+            f"({', '.join(listed)}), "
+            f"although sets exist at {len(dns_sites)} sites: the zones' NS records name one site, so "
+            "resolvers cannot fail over to the other set",
+            subjects=(*listed, *others),
+            location=ctx.locate_path("network", "dns", "nameservers"),
+            hint=f"add an ENUM/DNS element of another site (e.g. {others[0]}) to network.dns.nameservers, "
+                 "or remove the list to use every set" if others else "list ENUM/DNS elements of two sites",
+        )
+
+
 RULES: list[Rule] = [
     Rule(
         "DNS-001", Severity.ERROR,
@@ -86,5 +107,26 @@ RULES: list[Rule] = [
             """,
         ),
         check_ttl,
+    ),
+    Rule(
+        "DNS-003", Severity.ERROR,
+        "The zones' name servers are all at one site",
+        make_doc(
+            """
+            The two ENUM/DNS sets at separate sites only protect resolution if both serve the
+            zones: the NS records come from `network.dns.nameservers` (default: every ENUM/DNS
+            element). Listing the sets of one site only makes that site a single point of failure
+            for every DNS and ENUM lookup (DOMAIN.md §4 ENUM/DNS).
+            """,
+            """
+            network:
+              dns: {nameservers: [dns-a-1]}      # dns-b-1 (site-b) not a name server
+            """,
+            """
+            network:
+              dns: {nameservers: [dns-a-1, dns-b-1]}
+            """,
+        ),
+        check_nameservers,
     ),
 ]
