@@ -129,6 +129,11 @@ class Engine:
         ]
         self.type_of: list[str] = [topology.elements[e].type.value for e in self.ids]
         self.scscf_idx = {ix[e] for e, el in topology.elements.items() if is_scscf(el)}
+        self.passthrough: tuple[str, ...] = tuple(
+            sorted(
+                e for e, el in topology.elements.items() if any(f.value == "passthrough" for f in el.features)
+            )
+        )
         self.ln_subs = {ln.id: float(ln.subscribers) for ln in topology.local_networks.values()}
         self.ln_erl = {ln.id: float(ln.busy_hour_erlangs) for ln in topology.local_networks.values()}
 

@@ -120,10 +120,12 @@ def simulate(topology: Topology, failed_ids: list[str], engine: Engine | None = 
         _failed_element(topology, eng, outcome, topology.elements[e])
         for e in sorted(elements, key=lambda x: (_type_order(topology.elements[x]), x))
     )
-    survivors = []
-    for group in topology.groups.values():
-        if any(m in elements for m in group.members):
-            survivors.append((group.id, tuple(m for m in group.members if m not in elements)))
+    touched = {g.id for e in elements for g in topology.groups_of.get(e, [])}
+    survivors = [
+        (group.id, tuple(m for m in group.members if m not in elements))
+        for group in topology.groups.values()
+        if group.id in touched
+    ]
     loads = []
     for el_id, after in sorted(outcome.loads.items()):
         if el_id in elements:
@@ -331,7 +333,7 @@ def _texts(
             )
         else:
             impact.append(f"{TYPE_LABEL[t]} unreachable: registrations and re-registrations fail")
-        passthrough = sorted(e.id for e in topology.elements.values() if e.has(_feature("passthrough")))
+        passthrough = eng.passthrough
         impact.append(
             "until the Diameter failover completes, S-CSCFs keep basic calls going on cached data "
             "(passthrough); services needing their own passthrough (e.g. one-number) fail"
