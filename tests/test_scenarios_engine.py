@@ -6,6 +6,8 @@ import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from inventory_factory import element, group, lab_data, province_data, topology_from_data
 
 from imsdr.errors import ImsdrError
@@ -242,3 +244,29 @@ def test_hub_layout_sends_every_other_local_network_to_the_hub(tmp_path: Path) -
     assert "DR SBC (hub)" in _failed(hill, "sbc-hill").takeover_how
     own = simulate(topo, ["sbc-capital"])  # the hub's own local network has no DR SBC
     assert own.verdict == "outage" and [ln.id for ln in own.local_networks] == ["capital"]
+
+
+_POOLED = ("cscf", "hss", "slf", "mgcf", "imgw", "enum_dns", "as")
+
+
+@pytest.fixture(scope="module")
+def province_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    return Engine(topology_from_data(province_data(), tmp_path_factory.mktemp("engine")))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_load_is_conserved_for_any_failure_set(province_engine: Engine, data: st.DataObject) -> None:
+    eng = province_engine
+    failed = data.draw(st.sets(st.sampled_from(sorted(eng.ids)), max_size=6))
+    outcome = eng.evaluate(failed)
+    for t in _POOLED:
+        members = [x for x in range(len(eng.ids)) if eng.type_of[x] == t]
+        before = sum(eng.normal[x] for x in members)
+        after = sum(outcome.loads.get(eng.ids[x], eng.normal[x]) for x in members)
+        stranded = sum(v for k, v in outcome.no_takeover.items() if eng.type_of[eng.index[k]] == t)
+        assert after + stranded == pytest.approx(before), (t, sorted(failed))
+        assert all(outcome.loads.get(f, 0.0) == 0 for f in failed if eng.type_of[eng.index[f]] == t)
+    assert (outcome.verdict == "no loss") == (
+        not outcome.no_takeover and not outcome.overflow and outcome.users == 0
+    )
