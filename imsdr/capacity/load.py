@@ -40,18 +40,6 @@ USERS = "users"
 UnitUsers = tuple["Group | None", list[str], Fraction, tuple[tuple[str, Fraction], ...]]
 ERLANGS = "erlangs"
 
-#: element type → service label used in reports
-SERVICE_OF_TYPE = {
-    "sbc": "sbc",
-    "pcscf": "pcscf",
-    "hss": "hss",
-    "slf": "slf",
-    "mgcf": "mgcf",
-    "imgw": "imgw",
-    "enum_dns": "enum_dns",
-    "as": "as",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Flow:
@@ -121,9 +109,6 @@ class LoadModel:
         self.subscribers = sum((ln.subscribers for ln in topology.local_networks.values()), 0)
         self.erlangs_total = sum(
             (self.num(ln.busy_hour_erlangs) for ln in topology.local_networks.values()), self.num(0)
-        )
-        self._sub_weights = self._weights(
-            {ln.id: self.num(ln.subscribers) for ln in topology.local_networks.values()}
         )
         self._erl_weights = self._weights(
             {ln.id: self.num(ln.busy_hour_erlangs) for ln in topology.local_networks.values()}

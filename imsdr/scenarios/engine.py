@@ -87,7 +87,6 @@ class Engine:
             ix[s]: tuple(tuple(ix[p] for p in tier) for tier in tiers) for s, tiers in m.pcscf_tiers.items()
         }
         flows = m.flows
-        self.flow_ids = [f.id for f in flows]
         self.f_service = [f.service for f in flows]
         self.f_erlangs = [f.unit == ERLANGS for f in flows]
         self.f_amount = [float(f.amount) for f in flows]
@@ -409,7 +408,3 @@ class Engine:
                 lost_erl[self.f_wkey[i]] += over
             else:
                 lost_users[service][self.f_wkey[i]] += over * self.f_upu[i]
-
-    def utilisation(self, element_id: str, load: float) -> float | None:
-        cap = self.cap[self.index[element_id]]
-        return None if cap == math.inf else load / cap

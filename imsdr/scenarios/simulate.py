@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -458,10 +457,3 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
             for ln in report.local_networks
         ],
     }
-
-
-def by_type(report: SimulationReport) -> dict[str, list[FailedElement]]:
-    out: dict[str, list[FailedElement]] = defaultdict(list)
-    for f in report.failed:
-        out[f.element_type].append(f)
-    return dict(out)
