@@ -26,6 +26,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from imsdr.dns.names import is_subdomain
 from imsdr.dns.plan import capacity_of, site_tier
 
 if TYPE_CHECKING:
@@ -107,6 +108,17 @@ def _make_set(
     return DispatcherSet(setid, source.id, comment, tuple(dests))
 
 
+def same_home_domain(topo: Topology, source: Element, candidates: list[Element]) -> list[Element]:
+    """The candidates whose FQDN is under the home domain of ``source`` (all when none is)."""
+    fqdn = topo.fqdn(source)
+    domains = [d for d in topo.network.home_domains if is_subdomain(fqdn, d)]
+    if not domains:
+        return candidates
+    home = max(domains, key=len)
+    own = [c for c in candidates if is_subdomain(topo.fqdn(c), home)]
+    return own or candidates
+
+
 def sbc_pcscf_sets(topo: Topology) -> list[DispatcherSet]:
     """One set per SBC: its P-CSCF list in order of preference, or every P-CSCF same-site first."""
     out = []
@@ -116,19 +128,21 @@ def sbc_pcscf_sets(topo: Topology) -> list[DispatcherSet]:
             tiers = list(range(len(targets)))
             how = "its pcscfs list in order of preference"
         else:
-            targets = list(topo.by_type["pcscf"])
+            targets = same_home_domain(topo, sbc, list(topo.by_type["pcscf"]))
             tiers = [site_tier(topo, t, sbc.site) for t in targets]
-            how = "every P-CSCF, same site first, same region next"
+            how = "the P-CSCFs of its home domain, same site first, same region next"
         if targets:
             out.append(_make_set(i, sbc, targets, tiers, f"SBC {sbc.id} (site {sbc.site}) -> P-CSCF: {how}"))
     return out
 
 
 def pcscf_icscf_sets(topo: Topology) -> list[DispatcherSet]:
-    """One set per P-CSCF: every I-CSCF, same site first, same region next, other regions last."""
-    icscfs = topo.with_role("icscf")
+    """One set per P-CSCF: the I-CSCFs of its home domain (all when none is under it), same site
+    first, same region next, other regions last."""
+    all_icscfs = topo.with_role("icscf")
     out = []
     for i, pcscf in enumerate(topo.by_type["pcscf"], start=1):
+        icscfs = same_home_domain(topo, pcscf, all_icscfs)
         if not icscfs:
             continue
         tiers = [site_tier(topo, t, pcscf.site) for t in icscfs]
