@@ -167,9 +167,29 @@ def _scenarios(pipe: Pipeline) -> None:
         sim = simulation_to_dict(simulate(topo, [site_id], eng))
         pipe.analyses.site_failures[site_id] = site_failure(
             topo, sim, [c for c in capacity_sites if c["site"] == site_id])
-    for el_id in sorted(topo.elements):
+    for row in raw["scenarios"]:
+        if row["kind"] == "element":
+            pipe.analyses.element_rows[row["failed"][0]] = {
+                "verdict": row["verdict"], "switchover_s": row["switchover_s"]}
+    for el_id in simulated_elements(topo):
         sim = simulation_to_dict(simulate(topo, [el_id], eng))
         pipe.analyses.element_failures[el_id] = element_failure(sim)
+
+
+# Up to this many elements every element failure is simulated in detail for the type pages;
+# above it (national scale) the first elements of each type are, and the worst switchover per
+# type still comes from the depth-1 scenarios over every element.
+DETAILED_ELEMENT_LIMIT = 400
+REPRESENTATIVES_PER_TYPE = 10
+
+
+def simulated_elements(topo: Topology) -> list[str]:
+    if len(topo.elements) <= DETAILED_ELEMENT_LIMIT:
+        return sorted(topo.elements)
+    chosen: list[str] = []
+    for type_ in sorted(topo.by_type):
+        chosen.extend(sorted(e.id for e in topo.by_type[type_])[:REPRESENTATIVES_PER_TYPE])
+    return sorted(chosen)
 
 
 def _engine(pipe: Pipeline) -> Any:

@@ -55,6 +55,7 @@ class Analyses:
     capacity_appendix: dict[str, Any] | None = None
     site_failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     element_failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    element_rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # every element: verdict, time
     dns_checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     dns_servers: list[dict[str, str]] = field(default_factory=list)
     verdicts: dict[str, str] = field(default_factory=dict)
@@ -230,7 +231,10 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             {"element": e["id"], **analyses.element_failures[e["id"]]}
             for e in els if e["id"] in analyses.element_failures
         ]
-        worst = max((f["switchover_s"] for f in failures if f.get("switchover_s") is not None), default=None)
+        rows = analyses.element_rows
+        times = [rows[e["id"]]["switchover_s"] for e in els if e["id"] in rows]
+        times += [f["switchover_s"] for f in failures if f.get("switchover_s") is not None]
+        worst = max(times, default=None)
         type_sections[page.key] = {
             "key": page.key,
             "title": page.title,
@@ -239,6 +243,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "elements": els,
             "groups": grp,
             "failures": failures,
+            "not_detailed": len(els) - len(failures),
             "worst_switchover_s": worst,
             "dns_checks": analyses.dns_checks.get(page.key, []),
             "features_all": sorted(set.intersection(*(set(e["features"]) for e in els))) if els else [],
