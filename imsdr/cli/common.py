@@ -67,6 +67,14 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             sys.stderr.write("interrupted\n")
             raise typer.Exit(130) from None
+        except (MemoryError, RecursionError) as exc:  # e.g. a user template that builds a huge string
+            if STATE["debug"]:
+                raise
+            what = "out of memory" if isinstance(exc, MemoryError) else "nesting or recursion too deep"
+            sys.stderr.write(f"error: {what}: the input (inventory, templates or options) asks for more "
+                             "than imsdr can do; nothing was written (rerun with --debug if the input "
+                             "is not to blame)\n")
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
 

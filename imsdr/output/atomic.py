@@ -6,9 +6,12 @@ On any error the previous output stays byte-identical and no temporary files are
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -18,6 +21,8 @@ from imsdr.errors import ImsdrError
 def safe_join(root: Path, relative: str) -> Path:
     """``root / relative``, refusing anything that could leave ``root``."""
     rel = PurePosixPath(relative)
+    if not rel.parts:
+        raise ImsdrError(f"refusing output path {relative!r}: a file name is needed")
     if rel.is_absolute() or any(part in ("..", "") for part in rel.parts) or "\x00" in relative:
         raise ImsdrError(f"refusing output path {relative!r}: it must stay inside the output directory")
     if any(part.startswith(".") for part in rel.parts):
@@ -25,12 +30,95 @@ def safe_join(root: Path, relative: str) -> Path:
     return root.joinpath(*rel.parts)
 
 
+_STAGING = "tmp"  # .NAME.tmp-PID-XXXX: the tree being written
+_ASIDE = "old"  # .NAME.old-PID-XXXX: the previous tree while it is being swapped out
+STALE_AFTER = 3600.0  # seconds; for leftovers whose owner cannot be told (no PID in the name)
+RENAME_EXCHANGE = 2  # renameat2(2) flag: swap two paths atomically (Linux 3.15+)
+_AT_FDCWD = -100
+
+
+def _owner_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def _leftovers(parent: Path, name: str) -> list[tuple[Path, str]]:
+    """Staging and set-aside directories of ``name`` left by runs that died (SIGKILL, power loss)."""
+    found = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return []
+    for entry in entries:
+        for kind in (_STAGING, _ASIDE):
+            prefix = f".{name}.{kind}-"
+            if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid_text = entry.name[len(prefix):].split("-", 1)[0]
+            if pid_text.isdigit():
+                stale = not _owner_alive(int(pid_text))
+            else:  # an older naming scheme: judge by age
+                try:
+                    stale = time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_AFTER
+                except OSError:
+                    stale = False
+            if stale:
+                found.append((Path(entry.path), kind))
+    return found
+
+
+def clean_stale(target: Path) -> list[Path]:
+    """Remove what interrupted runs left beside ``target``; restore a tree lost mid-swap.
+
+    A run killed between moving the old tree aside and moving the new one in (only possible
+    where an atomic exchange is unavailable) leaves ``target`` missing and the previous tree
+    in ``.NAME.old-PID-*/tree``: that tree is moved back first. Returns what was removed.
+    """
+    target = Path(target)
+    parent = target.parent if str(target.parent) else Path(".")
+    removed = []
+    for path, kind in sorted(_leftovers(parent, target.name)):
+        if kind == _ASIDE and not os.path.lexists(target) and (path / "tree").is_dir():
+            with contextlib.suppress(OSError):
+                os.rename(path / "tree", target)
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            removed.append(path)
+    return removed
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two directories (renameat2 RENAME_EXCHANGE); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
 @contextlib.contextmanager
 def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield a fresh staging directory; on success it replaces ``target`` whole.
 
     The staging directory sits next to ``target`` (same file system, so the final
-    rename is atomic); the old tree is moved aside and removed only after the swap.
+    rename is atomic). Where the kernel can (Linux renameat2), old and new trees are
+    exchanged in one step; otherwise the old tree is moved aside first and removed only
+    after the swap. Leftovers of runs that were killed are cleaned up on the next run.
     """
     target = Path(target)
     parent = target.parent if str(target.parent) else Path(".")
@@ -38,21 +126,25 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         raise ImsdrError(f"{target}: exists and is not a directory")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
+        clean_stale(target)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_STAGING}-{os.getpid()}-", dir=parent))
     except OSError as exc:
         raise ImsdrError(f"{target}: cannot create output directory: {exc.strerror}") from None
     try:
         yield staging
         os.chmod(staging, 0o755)
         if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
-            os.rename(target, old / "tree")
-            try:
-                os.rename(staging, target)
-            except OSError:
-                os.rename(old / "tree", target)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
+            if _exchange(staging, target):
+                shutil.rmtree(staging, ignore_errors=True)  # now holds the previous tree
+            else:
+                old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_ASIDE}-{os.getpid()}-", dir=parent))
+                os.rename(target, old / "tree")
+                try:
+                    os.rename(staging, target)
+                except OSError:
+                    os.rename(old / "tree", target)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
         else:
             os.rename(staging, target)
     except OSError as exc:
