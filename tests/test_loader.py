@@ -78,7 +78,8 @@ def test_several_mistakes_are_all_reported_with_locations() -> None:
         for p in found
     )
     c = col(text, 14, "300.1.1.1")
-    assert any(p.startswith(f"inv.yaml:14:{c}: elements[1].addresses[0]: invalid IP address '300.1.1.1'") for p in found)
+    expected = f"inv.yaml:14:{c}: elements[1].addresses[0]: invalid IP address '300.1.1.1'"
+    assert any(p.startswith(expected) for p in found)
     assert len(found) == 4
 
 

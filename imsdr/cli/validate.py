@@ -6,7 +6,7 @@ from collections import Counter
 
 import typer
 
-from imsdr.cli.common import FormatOpt, InventoryArg, Format, handle_errors, load, stdout, write_stdout
+from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, load, stdout, write_stdout
 
 
 def register(app: typer.Typer) -> None:

@@ -116,7 +116,9 @@ DnsName = Annotated[str, AfterValidator(_check_dns_name),
                     _schema(f"^{_LABEL_PATTERN}(?:\\.{_LABEL_PATTERN})+\\.?$", maxLength=254)]
 DnsLabel = Annotated[str, AfterValidator(_check_label), _schema(f"^{_LABEL_PATTERN}$")]
 IpAddress = Annotated[str, AfterValidator(_check_ip), _schema(description="IPv4 or IPv6 address")]
-IpPrefix = Annotated[str, AfterValidator(_check_prefix), _schema(description="IPv4 or IPv6 prefix, e.g. 198.51.100.0/24")]
+IpPrefix = Annotated[
+    str, AfterValidator(_check_prefix), _schema(description="IPv4 or IPv6 prefix, e.g. 198.51.100.0/24")
+]
 RuleId = Annotated[str, AfterValidator(_check_rule_id), _schema("^[A-Z]{2,6}-[0-9]{3}$")]
 Vendor = Annotated[str, AfterValidator(_check_vendor), _schema("^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$")]
 Text = Annotated[str, AfterValidator(_check_free_text), _schema("^[^\\n\\r;$`<>]{1,200}$")]
@@ -219,8 +221,12 @@ class CapacityModel(_Strict):
     registration_share: Fraction = Field(0.25, description="share of S-CSCF work spent on registration (20-25%)")
     restoration_registration_cost: Annotated[float, Field(ge=1, le=10)] = Field(
         1.4, description="registration cost with restoration data, relative to without (1.2-1.4x)")
-    grade_of_service: Annotated[float, Field(gt=0, lt=1)] = Field(0.01, description="Erlang B blocking target (ITU-T E.520: 1%)")
-    max_utilisation: Annotated[float, Field(gt=0, le=1)] = Field(1.0, description="highest acceptable load/capacity after a failure")
+    grade_of_service: Annotated[float, Field(gt=0, lt=1)] = Field(
+        0.01, description="Erlang B blocking target (ITU-T E.520: 1%)"
+    )
+    max_utilisation: Annotated[float, Field(gt=0, le=1)] = Field(
+        1.0, description="highest acceptable load/capacity after a failure"
+    )
     min_site_distance_km: Annotated[float, Field(ge=0, le=20000)] = Field(
         30.0, description="minimum distance between sites of one pair or pool (when coordinates are given)")
 
@@ -231,14 +237,18 @@ class DnsSettings(_Strict):
     sbc_name: DnsLabel = Field("sbc", description="SBC discovery name (label under the home domain)")
     transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP],
                                         description="SIP transports published with NAPTR/SRV for the home domain")
-    nameservers: list[Id] = Field(default_factory=list, description="enum_dns element ids serving the zones (default: all)")
+    nameservers: list[Id] = Field(
+        default_factory=list, description="enum_dns element ids serving the zones (default: all)"
+    )
     hostmaster: DnsLabel = Field("hostmaster", description="SOA RNAME label under the operator domain")
 
 
 class Network(_Strict):
     name: Text
     operator_domain: DnsName
-    home_domains: Annotated[list[DnsName], Field(min_length=1)] = Field(description="IMS home domain(s); the first is primary")
+    home_domains: Annotated[list[DnsName], Field(min_length=1)] = Field(
+        description="IMS home domain(s); the first is primary"
+    )
     mcc: Annotated[str, Field(pattern=r"^[0-9]{3}$")] | None = None
     mnc: Annotated[str, Field(pattern=r"^[0-9]{2,3}$")] | None = None
     country_code: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")]
@@ -272,10 +282,14 @@ class Site(_Strict):
     region: Id = Field(description="service region (active-active regions must each carry 100%)")
     province: Id | None = None
     power: Annotated[list[Id], Field(min_length=1)] = Field(description="power feeds the site depends on")
-    transmission: Annotated[list[Id], Field(min_length=1)] = Field(description="transmission routes the site depends on")
+    transmission: Annotated[list[Id], Field(min_length=1)] = Field(
+        description="transmission routes the site depends on"
+    )
     lat: Annotated[float, Field(ge=-90, le=90)] | None = None
     lon: Annotated[float, Field(ge=-180, le=180)] | None = None
-    core_subnets: list[IpPrefix] = Field(default_factory=list, description="core signalling subnets (per-site DNS views)")
+    core_subnets: list[IpPrefix] = Field(
+        default_factory=list, description="core signalling subnets (per-site DNS views)"
+    )
 
 
 class LocalNetwork(_Strict):
@@ -333,7 +347,9 @@ class Pair(_Strict):
     members: Annotated[list[Id], Field(min_length=1)]
     mode: Literal["active-active", "active-standby"] = "active-active"
     sync: Literal["realtime", "periodic", "none"] = "realtime"
-    backup_interval: Seconds | None = Field(None, description="periodic sync: seconds between copies (data-loss window)")
+    backup_interval: Seconds | None = Field(
+        None, description="periodic sync: seconds between copies (data-loss window)"
+    )
     dns_name: DnsLabel | None = Field(None, description="pair name under the home domain (SRV published)")
 
 
@@ -373,7 +389,9 @@ class Redundancy(_Strict):
 class EnumBlock(_Strict):
     id: Id
     prefix: E164Digits = Field(description="E.164 digits including country code ('+8610555')")
-    length: Annotated[int, Field(ge=2, le=15)] | None = Field(None, description="total digits of a number (needed for style: numbers)")
+    length: Annotated[int, Field(ge=2, le=15)] | None = Field(
+        None, description="total digits of a number (needed for style: numbers)"
+    )
     style: Literal["wildcard", "numbers"] = "wildcard"
     domain: DnsName = Field(description="SIP domain in the NAPTR regexp")
     first: E164Digits | None = Field(None, description="numbers style: first number (default: all under prefix)")
@@ -382,7 +400,9 @@ class EnumBlock(_Strict):
 
 class Waiver(_Strict):
     rule: RuleId
-    scope: list[Id] = Field(default_factory=list, description="ids of elements/sites/groups/local networks (empty: all)")
+    scope: list[Id] = Field(
+        default_factory=list, description="ids of elements/sites/groups/local networks (empty: all)"
+    )
     reason: Text
     expires: dt.date
 
