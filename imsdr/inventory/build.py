@@ -162,45 +162,80 @@ MAX_TEXT = 1000  # no text field of the format is longer than 253 characters
 def _strict_types(value: Any, annotation: Any, path: YamlPath) -> Iterator[tuple[YamlPath, str]]:
     """Walk raw data beside the model's annotations; yield (path, message) for scalars whose
     YAML type is not the one expected. Everything else is left to pydantic."""
+    out: list[tuple[YamlPath, str]] = []
+    _strict_walk(value, annotation, path, out)
+    return iter(out)
+
+
+# What to check for each annotation, worked out once per annotation object (the walk visits
+# ~150,000 values of a national inventory; typing introspection per value cost seconds).
+_PLANS: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _plan(annotation: Any) -> tuple[Any, ...]:
+    entry = _PLANS.get(id(annotation))
+    if entry is not None and entry[0] is annotation:
+        return entry[1]
     tp = _unwrap(annotation)
+    plan: tuple[Any, ...]
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        plan = ("model", tuple((name, info.annotation) for name, info in tp.model_fields.items()))
+    else:
+        origin = typing.get_origin(tp)
+        if origin is list:
+            (item,) = typing.get_args(tp)
+            plan = ("list", item)
+        elif origin is dict:
+            _key, item = typing.get_args(tp)
+            plan = ("dict", item)
+        elif origin is typing.Literal:
+            plan = ("literal", typing.get_args(tp))
+        elif tp is bool:
+            plan = ("bool",)
+        elif tp is int or tp is float:
+            plan = ("number", "a whole number" if tp is int else "a number")
+        elif tp is str or (isinstance(tp, type) and issubclass(tp, Enum)):
+            plan = ("text",)
+        else:
+            plan = ("other",)
+    _PLANS[id(annotation)] = (annotation, plan)
+    return plan
+
+
+def _strict_walk(value: Any, annotation: Any, path: YamlPath, out: list[tuple[YamlPath, str]]) -> None:
     if value is None:
         return
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
+    plan = _plan(annotation)
+    kind = plan[0]
+    if kind == "model":
         if isinstance(value, dict):
-            for name, info in tp.model_fields.items():
+            for name, field_annotation in plan[1]:
                 if name in value:
-                    yield from _strict_types(value[name], info.annotation, (*path, name))
-        return
-    origin = typing.get_origin(tp)
-    if origin is list:
+                    _strict_walk(value[name], field_annotation, (*path, name), out)
+    elif kind == "list":
         if isinstance(value, list):
-            (item,) = typing.get_args(tp)
+            item = plan[1]
             for i, entry in enumerate(value):
-                yield from _strict_types(entry, item, (*path, i))
-        return
-    if origin is dict:
+                _strict_walk(entry, item, (*path, i), out)
+    elif kind == "dict":
         if isinstance(value, dict):
-            _key, item = typing.get_args(tp)
+            item = plan[1]
             for name, entry in value.items():
-                yield from _strict_types(entry, item, (*path, name))
-        return
-    if origin is typing.Literal:
-        allowed = typing.get_args(tp)
+                _strict_walk(entry, item, (*path, name), out)
+    elif kind == "literal":
+        allowed = plan[1]
         if isinstance(value, bool) and not any(isinstance(a, bool) for a in allowed):
             shown = ", ".join(repr(a) for a in allowed)
-            yield path, f"got {_describe(value)}, expected {shown}"
-        return
-    if tp is bool:
+            out.append((path, f"got {_describe(value)}, expected {shown}"))
+    elif kind == "bool":
         if not isinstance(value, bool):
-            yield path, f"got {_describe(value)}, expected true or false"
-    elif tp is int or tp is float:
+            out.append((path, f"got {_describe(value)}, expected true or false"))
+    elif kind == "number":
         if isinstance(value, bool | str):
-            expected = "a whole number" if tp is int else "a number"
             hint = " (write it without quotes)" if isinstance(value, str) and _NUMBER.match(value) else ""
-            yield path, f"got {_describe(value)}, expected {expected}{hint}"
-    elif (tp is str or (isinstance(tp, type) and issubclass(tp, Enum))) and \
-            isinstance(value, str) and len(value) > MAX_TEXT:
-        yield path, f"got text of {len(value):,} characters, expected at most a few hundred"
+            out.append((path, f"got {_describe(value)}, expected {plan[1]}{hint}"))
+    elif kind == "text" and isinstance(value, str) and len(value) > MAX_TEXT:
+        out.append((path, f"got text of {len(value):,} characters, expected at most a few hundred"))
 
 
 # --- pydantic errors → problems ---------------------------------------------------------------
