@@ -267,3 +267,14 @@ def test_site_ids_reach_file_names_only_through_safe_join(tmp_path: Path) -> Non
         write_runbook(tmp_path / "x", {"../evil.md": "x\n"})
     assert not (tmp_path / "evil.md").exists()
     shutil.rmtree(tmp_path / "x", ignore_errors=True)
+
+
+def test_committed_sample_runbook_is_up_to_date(province) -> None:
+    """docs/sample-runbook is what `imsdr render runbook inventories/province.yaml` renders today.
+    Regenerate: imsdr render runbook inventories/province.yaml --out docs/sample-runbook"""
+    _, pages = province
+    sample = ROOT / "docs" / "sample-runbook"
+    committed = {p.name: p.read_text(encoding="utf-8") for p in sample.glob("*.md")}
+    stale = sorted(name for name in set(pages) | set(committed) if pages.get(name) != committed.get(name))
+    assert not stale, ("docs/sample-runbook is out of date; regenerate with: imsdr render runbook "
+                       f"inventories/province.yaml --out docs/sample-runbook ({stale})")
