@@ -87,6 +87,31 @@ def shorten(value: object, limit: int = MAX_SHOWN) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class _Locations(dict):  # type: ignore[type-arg]
+    """YamlPath → Location, kept as (line, column) until asked for: a national inventory has
+    ~150,000 values and building a Location for each cost more than parsing them."""
+
+    def __init__(self, file: str) -> None:
+        super().__init__()
+        self.file = file
+
+    def _location(self, value: Any) -> Location:
+        return value if isinstance(value, Location) else Location(self.file, value[0], value[1])
+
+    def __getitem__(self, path: YamlPath) -> Location:
+        return self._location(dict.__getitem__(self, path))
+
+    def get(self, path: YamlPath, default: Any = None) -> Any:  # type: ignore[override]
+        value = dict.get(self, path)
+        return default if value is None else self._location(value)
+
+    def values(self) -> Any:  # type: ignore[override]
+        return [self._location(v) for v in dict.values(self)]
+
+    def items(self) -> Any:  # type: ignore[override]
+        return [(k, self._location(v)) for k, v in dict.items(self)]
+
+
 @dataclass
 class LoadedDocument:
     """Plain data plus the source location of every mapping, sequence and value in it."""
@@ -264,7 +289,7 @@ def _compose_events(loader: Any, text: str, file: str) -> _Node | None:
 class _Builder:
     def __init__(self, file: str) -> None:
         self.file = file
-        self.doc = LoadedDocument(None, file)
+        self.doc = LoadedDocument(None, file, _Locations(file), _Locations(file))
 
     def loc(self, node: _Node) -> Location:
         return Location(self.file, node.line, node.col)
@@ -273,7 +298,7 @@ class _Builder:
         self.doc.problems.append(Problem(self.loc(node), format_path(path), message))
 
     def build(self, node: _Node, path: YamlPath) -> Any:
-        self.doc.locations.setdefault(path, self.loc(node))
+        dict.setdefault(self.doc.locations, path, (node.line, node.col))
         if node.kind == MAP:
             if node.tag != _MAP:
                 return self.poison(node, path, f"tag {shorten(node.tag)} is not allowed "
@@ -331,7 +356,7 @@ class _Builder:
                 where = f" (first at line {first.line})" if first else ""
                 self.problem(key_node, key_path, f"duplicate key {shorten(key)}{where}")
                 continue
-            self.doc.key_locations[key_path] = self.loc(key_node)
+            dict.__setitem__(self.doc.key_locations, key_path, (key_node.line, key_node.col))
             result[key] = self.build(value_node, key_path)
         return result
 
