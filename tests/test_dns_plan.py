@@ -70,9 +70,7 @@ def test_sbc_discovery_local_first_dr_second_per_view(plan: DnsPlan) -> None:
 def test_sbc_weights_proportional_to_capacity(plan: DnsPlan) -> None:
     default = {
         t.split(".")[0]: w
-        for t, w in (
-            (r.target, r.weight) for r in plan.lookup("default", "_sip._udp.sbc.ims.example.net", "SRV")
-        )
+        for t, w in ((r.target, r.weight) for r in plan.lookup("default", "_sip._udp.sbc.ims.example.net", "SRV"))
     }
     # capacities: capital 2.0M (largest -> 100), coast 1.5M -> 75, hill 0.8M -> 40
     assert default["sbc-capital"] == 100 and default["sbc-coast"] == 75 and default["sbc-hill"] == 40
@@ -190,3 +188,40 @@ def test_non_sip_group_names_are_noted_not_published(make_inventory: Any) -> Non
     p = plan_of(make_inventory(mutate))
     assert any("hss" in n and "not SIP" in n for n in p.notes)
     assert p.lookup("default", "_sip._udp.hss.ims.example.net", "SRV") == []
+
+
+def test_every_element_fqdn_has_its_addresses(plan: DnsPlan) -> None:
+    inv, source = load_inventory(PROVINCE)
+    topo = Topology(inv, source)
+    for el in topo.elements.values():
+        got = [r.address for t in ("A", "AAAA") for r in plan.lookup("default", topo.fqdn(el), t)]
+        assert got == list(el.addresses), el.id
+
+
+def test_several_home_domains(make_inventory: Any) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        d["network"]["home_domains"].append("ims.other.example.org")
+        els = {e["id"]: e for e in d["elements"]}
+        els["cscf-c-1"]["fqdn"] = "cscf-c-1.ims.other.example.org"
+        els["pcscf-c-1"]["fqdn"] = "pcscf-c-1.ims.other.example.org"
+        els["pcscf-b-2"]["fqdn"] = "pcscf-b-2.ims.other.example.org"
+
+    p = plan_of(make_inventory(mutate))
+    assert p.issues == []
+    assert list(p.zones)[:2] == ["ims.example.net", "ims.other.example.org"]
+    # each home domain's I-CSCF entry lists the I-CSCFs named under it
+    assert targets(p.lookup("default", "_sip._udp.ims.other.example.org", "SRV")) == [(10, "cscf-c-1")]
+    assert {t for _, t in targets(p.lookup("default", "_sip._udp.ims.example.net", "SRV"))} == {"cscf-a-1", "cscf-b-1"}
+    # pcscf-pair-2's members are both under the second domain: its name goes there
+    assert p.lookup("default", "_sip._udp.pcscf2.ims.other.example.org", "SRV")
+    assert p.lookup("default", "_sip._udp.pcscf2.ims.example.net", "SRV") == []
+    assert p.lookup("default", "pcscf-c-1.ims.other.example.org", "A")
+
+
+def test_core_subnet_overlapping_user_prefix_is_noted(make_inventory: Any) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        d["sites"][1]["core_subnets"].append("198.51.100.0/28")  # inside capital's users
+
+    p = plan_of(make_inventory(mutate))
+    assert any("site-b" in n and "capital" in n and "overlaps" in n for n in p.notes)
+    assert p.view_for_client("198.51.100.1").name == "users-capital"

@@ -240,9 +240,7 @@ class DnsPlan:
 
     def _enum_zones_for(self, digits: str) -> list[ZonePlan]:
         zones = [
-            z
-            for z in self.zones.values()
-            if z.kind == "enum" and any(digits.startswith(b.prefix) for b in z.blocks)
+            z for z in self.zones.values() if z.kind == "enum" and any(digits.startswith(b.prefix) for b in z.blocks)
         ]
         return sorted(zones, key=lambda z: -len(z.name))
 
@@ -469,9 +467,7 @@ class _Builder:
         def apex(zone: ZonePlan) -> None:
             zone.rrsets[(zone.name, "SOA")] = RRset(zone.name, "SOA", self.ttl.soa, (soa,))
             if ns_names:
-                zone.rrsets[(zone.name, "NS")] = RRset(
-                    zone.name, "NS", self.ttl.ns, tuple(NS(n) for n in ns_names)
-                )
+                zone.rrsets[(zone.name, "NS")] = RRset(zone.name, "NS", self.ttl.ns, tuple(NS(n) for n in ns_names))
             plan.origins[(zone.name, zone.name, "SOA")] = ns_origin
             plan.origins[(zone.name, zone.name, "NS")] = ns_origin
 
@@ -522,8 +518,7 @@ class _Builder:
             )
             if not answer:
                 plan.notes.append(
-                    f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} "
-                    "like the default view"
+                    f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} like the default view"
                 )
             else:
                 self._sbc(
@@ -533,9 +528,17 @@ class _Builder:
                     target=view,
                 )
             plan.views.append(view)
+        user_nets = [(ipaddress.ip_network(p), ln.id) for ln in topo.local_networks.values() for p in ln.prefixes]
         for site in topo.sites.values():
             if not site.core_subnets:
                 continue
+            for subnet in map(ipaddress.ip_network, site.core_subnets):
+                for net, ln_id in user_nets:
+                    if net.version == subnet.version and net.overlaps(subnet):  # type: ignore[arg-type]
+                        plan.notes.append(
+                            f"site '{site.id}' core subnet {subnet} overlaps local network '{ln_id}' "
+                            f"prefix {net}: the users view comes first, so those core addresses get user answers"
+                        )
             view = ViewPlan(
                 f"core-{site.id}",
                 "site",
@@ -580,9 +583,7 @@ class _Builder:
                 continue  # same as the base: no override needed
             self._override(target, rrset, origin)
 
-    def _sbc(
-        self, local: list[Element], backup: list[Element], origin: Origin, target: ViewPlan | None
-    ) -> None:
+    def _sbc(self, local: list[Element], backup: list[Element], origin: Origin, target: ViewPlan | None) -> None:
         name = self.plan.sbc_name
         tiers = {e.id: PRIORITY_LOCAL_SBC for e in local}
         tiers.update({e.id: PRIORITY_DR_SBC for e in backup if e.id not in tiers})
@@ -598,9 +599,7 @@ class _Builder:
             for rrset in rrsets:
                 self._override(target, rrset, origin)
             base = (
-                self.plan.zones[self.primary].rrsets.get((name, "NAPTR"))
-                if self.primary in self.plan.zones
-                else None
+                self.plan.zones[self.primary].rrsets.get((name, "NAPTR")) if self.primary in self.plan.zones else None
             )
             for naptr in base.rdatas if base else ():
                 srv_name = naptr.replacement  # type: ignore[union-attr]
@@ -637,9 +636,7 @@ class _Builder:
                     length,
                 )
             else:
-                plan_block = EnumBlockPlan(
-                    block.id, block.prefix, "wildcard", block.domain, zone_name, self.ttl.enum
-                )
+                plan_block = EnumBlockPlan(block.id, block.prefix, "wildcard", block.domain, zone_name, self.ttl.enum)
             zone = ZonePlan(
                 zone_name,
                 "enum",
