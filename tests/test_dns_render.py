@@ -103,9 +103,7 @@ def test_named_conf_passes_named_checkconf_z(rendered: Path, tmp_path: Path) -> 
         f"listen-on port 53530 {{ 127.0.0.1; }}; listen-on-v6 {{ none; }}; recursion no; }};\n"
         f'include "{rendered}/named.conf.imsdr";\n'
     )
-    result = subprocess.run(
-        ["named-checkconf", "-z", str(wrapper)], capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run(["named-checkconf", "-z", str(wrapper)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     conf = (rendered / "named.conf.imsdr").read_text()
     assert conf.count('\nview "') == 10 and "match-clients { any; }" in conf
@@ -116,9 +114,7 @@ def test_zone_files_are_reviewable(rendered: Path) -> None:
     text = (rendered / "zones/users-capital/ims.example.net.zone").read_text()
     lines = text.splitlines()
     directives = [i for i, line in enumerate(lines) if line.startswith("$")]
-    assert lines[directives[0]].startswith("$ORIGIN ims.example.net.") and lines[directives[1]].startswith(
-        "$TTL"
-    )
+    assert lines[directives[0]].startswith("$ORIGIN ims.example.net.") and lines[directives[1]].startswith("$TTL")
     assert all(line.startswith(";") for line in lines[: directives[0]])  # header comment only
     assert "; inventory: province.yaml (Example Province IMS)" in lines
     assert "view: users-capital" in text and "BIND does not keep this A/AAAA order" in text
@@ -145,9 +141,7 @@ def test_serial_kept_when_unchanged_bumped_when_changed(
     render_dns(topo(), out, "province.yaml")
 
     def serial(rel: str) -> int:
-        return (
-            dns.zone.from_file(str(out / rel), origin=Path(rel).name[:-5], relativize=False).get_soa().serial
-        )
+        return dns.zone.from_file(str(out / rel), origin=Path(rel).name[:-5], relativize=False).get_soa().serial
 
     assert serial("zones/ims.example.net.zone") == 2026010100
 
@@ -169,9 +163,7 @@ def refuse(path: Path, out: Path) -> RenderError:
     return info.value
 
 
-def test_lint_refuses_srv_target_without_address_and_keeps_previous_output(
-    tmp_path: Path, make_inventory: Any
-) -> None:
+def test_lint_refuses_srv_target_without_address_and_keeps_previous_output(tmp_path: Path, make_inventory: Any) -> None:
     out = tmp_path / "dns"
     render_dns(topo(), out, "province.yaml")
     before = tree(out)
@@ -209,9 +201,7 @@ def test_lint_refuses_naptr_without_srv_and_bad_records() -> None:
     assert "SRV port 0" in messages
 
 
-def test_lint_refuses_duplicate_enum_prefix_and_missing_nameservers(
-    tmp_path: Path, make_inventory: Any
-) -> None:
+def test_lint_refuses_duplicate_enum_prefix_and_missing_nameservers(tmp_path: Path, make_inventory: Any) -> None:
     def mutate(d: dict[str, Any]) -> None:
         d["enum_blocks"].append(
             {"id": "again", "prefix": "+861055500", "style": "wildcard", "domain": "ims.example.net"}
@@ -246,3 +236,23 @@ def test_cli_render_dns(tmp_path: Path, make_inventory: Any) -> None:
     bad = runner.invoke(app, ["render", "dns", str(make_inventory(mutate)), "--out", str(out)])
     assert bad.exit_code == 2 and "refusing" not in bad.stdout
     assert "has no A/AAAA record in the plan" in bad.stderr and "Traceback" not in bad.output
+
+
+@needs_bind
+def test_transport_missing_in_a_view_answers_no_service(tmp_path: Path, make_inventory: Any) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        for e in d["elements"]:
+            if e["id"] in ("sbc-harbour", "sbc-capital"):
+                e["transports"] = ["udp", "tcp"]
+
+    t = topo(make_inventory(mutate))
+    plan = build_dns_plan(t)
+    none = plan.lookup("users-harbour", "_sips._tcp.sbc.ims.example.net", "SRV")
+    assert [(r.priority, r.weight, r.port, r.target) for r in none] == [(0, 0, 0, ".")]  # type: ignore[union-attr]
+    assert plan.lookup("default", "_sips._tcp.sbc.ims.example.net", "SRV")  # other SBCs still offer TLS
+    render_dns(t, tmp_path / "dns", "x.yaml")
+    path = tmp_path / "dns/zones/users-harbour/ims.example.net.zone"
+    result = subprocess.run(
+        ["named-checkzone", *STRICT, "ims.example.net", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout
