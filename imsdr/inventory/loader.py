@@ -157,7 +157,7 @@ def format_path(path: YamlPath) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _plain_key(part):
+        elif _plain_key(part) and len(part) <= MAX_SHOWN:
             out += f".{part}" if out else part
         else:
             out += f"[{shorten(part)}]"

@@ -343,6 +343,17 @@ mutate("inject-semicolon-in-reason", ("reason: Accepted until the new site opens
 mutate("inject-escape-sequence", ("name: Corpus IMS", 'name: "Corpus \\e[31mIMS"'),
        expect=[('"Corpus', "must be a single printable line")])
 
+mutate("inject-bidi-override", ("name: Town A", 'name: "Town \u202eA"'),
+       expect=[('"Town', "must be a single printable line")])
+mutate("inject-zero-width-in-name", ("fqdn: mgcf-a.ims.example.net", 'fqdn: "mgcf\u200b-a.ims.example.net"'),
+       expect=[('"mgcf', "invalid DNS name")])
+mutate("id-homoglyph", ("{id: hss-a, type: hss", '{id: "hss-\u0430", type: hss'),
+       expect=[('"hss-', "invalid id 'hss-а'")])
+mutate("schema-fullwidth-digits", ("    port: 5060", "    port: ５０６０"),
+       expect=[("５０６０", "got the text '５０６０', expected a whole number")])
+mutate("schema-long-unknown-key", ("  mcc: \"460\"\n", "  mcc: \"460\"\n  " + "k" * 1000 + ": 1\n"),
+       expect=[("kkkk", "unknown field 'kkkkkkkkk")])
+
 # --- ids used as file names ------------------------------------------------------------------------
 mutate("id-with-slash", ("{id: hss-a, type: hss", "{id: hss/a, type: hss"), ("members: [hss-a, hss-b]", "members: [hss/a, hss-b]"),
        expect=[("hss/a, type", "invalid id 'hss/a'")])
