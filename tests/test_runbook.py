@@ -278,3 +278,21 @@ def test_committed_sample_runbook_is_up_to_date(province) -> None:
     stale = sorted(name for name in set(pages) | set(committed) if pages.get(name) != committed.get(name))
     assert not stale, ("docs/sample-runbook is out of date; regenerate with: imsdr render runbook "
                        f"inventories/province.yaml --out docs/sample-runbook ({stale})")
+
+
+def test_free_text_with_markdown_characters_is_escaped(tmp_path: Path) -> None:
+    from inventory_factory import province_data, write_inventory
+
+    from imsdr.output.mermaid_check import mermaid_blocks, mermaid_errors
+
+    data = province_data()
+    data["sites"][0]["name"] = 'Capital "DC1" | main*site_#1'
+    data["local_networks"][0]["name"] = "Capital [City](x) `code`"
+    pages = runbook_pages_text(analyse(write_inventory(data, tmp_path)))
+    site = pages["site-site-a.md"]
+    assert site.startswith('# Site failure: Capital "DC1" \\| main\\*site\\_#1 (site-a)\n')
+    assert "Capital \\[City\\](x) \\`code\\`" in pages["README.md"]
+    for name, text in pages.items():
+        assert lint(text) == [], name
+        for line, body in mermaid_blocks(text):
+            assert mermaid_errors(body, require_declared=True) == [], f"{name}:{line}"

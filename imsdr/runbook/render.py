@@ -95,10 +95,19 @@ def _user_templates(directory: Path) -> dict[str, str]:
 
 # --- filters: plain functions, safe in the sandbox ---------------------------------------------
 
-def md_cell(value: Any) -> str:
-    """Text for a Markdown table cell: pipes escaped, no line breaks."""
+_MD_SPECIAL = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>|"})
+
+
+def md(value: Any) -> str:
+    """Free text (names, reasons, messages) as literal Markdown: emphasis, link, code and HTML
+    characters are backslash-escaped (CommonMark), line breaks become spaces."""
     text = "" if value is None else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() or "—"
+    return text.translate(_MD_SPECIAL).replace("\n", " ").replace("\r", " ").strip()
+
+
+def md_cell(value: Any) -> str:
+    """Free text for a Markdown table cell: like ``md``, and '—' when empty."""
+    return md(value) or "—"
 
 
 def thousands(value: Any) -> str:
@@ -152,6 +161,7 @@ def anchor(value: Any) -> str:
 
 
 FILTERS: dict[str, Callable[..., Any]] = {
+    "md": md,
     "md_cell": md_cell,
     "thousands": thousands,
     "percent": percent,
