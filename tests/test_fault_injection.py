@@ -269,8 +269,10 @@ def test_stale_cleanup_spares_live_runs_and_restores_a_tree_lost_mid_swap(tmp_pa
     live.mkdir()
     other = tmp_path / f".other.tmp-{dead.pid}-jkl"  # another output's staging: not ours to judge
     other.mkdir()
+    link = tmp_path / f".out.tmp-{dead.pid}-mno"  # a swapped-out symlink
+    link.symlink_to(other)
     removed = clean_stale(target)
-    assert sorted(p.name for p in removed) == sorted([f".out.tmp-{dead.pid}-abc", aside.name])
+    assert sorted(p.name for p in removed) == sorted([f".out.tmp-{dead.pid}-abc", aside.name, link.name])
     assert (target / "zone.db").read_text() == "previous\n"  # the lost tree is back
     assert live.is_dir() and other.is_dir()
 
@@ -288,6 +290,19 @@ def test_atomic_directory_failure_leaves_nothing(tmp_path: Path) -> None:
         (staging / "new.txt").write_text("new\n")
     assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_symlinked_out_keeps_the_link_and_replaces_its_target(tmp_path: Path) -> None:
+    real = tmp_path / "releases" / "current"
+    real.mkdir(parents=True)
+    (real / "old.txt").write_text("old\n")
+    link = tmp_path / "out"
+    link.symlink_to(real)
+    result = invoke("render", "runbook", str(LAB), "--out", str(link))
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert (real / "README.md").is_file() and not (real / "old.txt").exists()
+    assert strays(tmp_path) == [] and strays(real.parent) == []
 
 
 # --- output paths stay inside --out ----------------------------------------------------------------

@@ -59,7 +59,7 @@ def _leftovers(parent: Path, name: str) -> list[tuple[Path, str]]:
     for entry in entries:
         for kind in (_STAGING, _ASIDE):
             prefix = f".{name}.{kind}-"
-            if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith(prefix):
                 continue
             pid_text = entry.name[len(prefix):].split("-", 1)[0]
             if pid_text.isdigit():
@@ -88,7 +88,11 @@ def clean_stale(target: Path) -> list[Path]:
         if kind == _ASIDE and not os.path.lexists(target) and (path / "tree").is_dir():
             with contextlib.suppress(OSError):
                 os.rename(path / "tree", target)
-        shutil.rmtree(path, ignore_errors=True)
+        if path.is_symlink() or not path.is_dir():
+            with contextlib.suppress(OSError):
+                path.unlink()
+        else:
+            shutil.rmtree(path, ignore_errors=True)
         if not os.path.lexists(path):
             removed.append(path)
     return removed
@@ -121,6 +125,8 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     after the swap. Leftovers of runs that were killed are cleaned up on the next run.
     """
     target = Path(target)
+    if target.is_symlink():  # keep the link (e.g. /etc/bind/imsdr -> /srv/imsdr): replace what it points at
+        target = target.resolve()
     parent = target.parent if str(target.parent) else Path(".")
     if target.exists() and not target.is_dir():
         raise ImsdrError(f"{target}: exists and is not a directory")
