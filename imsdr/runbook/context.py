@@ -177,6 +177,21 @@ def failure_entry(
     }
 
 
+def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str) -> dict[str, Any]:
+    """The SBC queries of the local networks a site failure hits, asked of a surviving server."""
+    servers = [s for s in analyses.dns_servers
+               if s["id"] not in topo.elements or topo.elements[s["id"]].site != site_id]
+    lost = (analyses.site_failures.get(site_id) or {}).get("lost_local_networks", [])
+    checks = []
+    for c in analyses.dns_checks.get("sbc", []):
+        if c.get("view_kind") != "local" or c.get("view_subject") not in lost or not servers:
+            continue
+        server = servers[0]["address"]
+        checks.append({**c, "server": server,
+                       "command": c["command"].replace(f"dig @{c['server']} ", f"dig @{server} ", 1)})
+    return {"dns_checks": checks, "dns_servers": servers}
+
+
 # --- the context ------------------------------------------------------------------------------------
 
 def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "") -> dict[str, Any]:
@@ -219,6 +234,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "element_rows": [elements[e.id] for e in site_els],
             "page": f"site-{site.id}.md",
             "failure": analyses.site_failures.get(site.id),
+            **_site_dns_checks(topo, analyses, site.id),
         })
 
     regions = sorted({s.region for s in topo.sites.values()})
