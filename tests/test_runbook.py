@@ -296,3 +296,15 @@ def test_free_text_with_markdown_characters_is_escaped(tmp_path: Path) -> None:
         assert lint(text) == [], name
         for line, body in mermaid_blocks(text):
             assert mermaid_errors(body, require_declared=True) == [], f"{name}:{line}"
+
+
+def test_site_pages_query_a_surviving_dns_server(province) -> None:
+    pipe, pages = province
+    topo = pipe.topology
+    for site_id in topo.sites:
+        text = pages[f"site-{site_id}.md"]
+        lost = [ln for ln, sbcs in topo.sbcs_of_ln.items() if any(s.site == site_id for s in sbcs)]
+        servers = re.findall(r"dig @(\S+) ", text)
+        assert len(servers) == len(lost)
+        dead = {a for e in topo.by_site[site_id] for a in e.addresses}
+        assert servers and not dead & set(servers), site_id
