@@ -220,6 +220,17 @@ def _formula(failed: dict[str, Any]) -> str:
     return f"{parts} = {sw['seconds']} s" if parts else "0 s"
 
 
+def _slowest(failed: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The failed element whose switchover takes longest; ties go to the first in the simulation's
+    (type, id) order, so the page is the same on every run."""
+    best: dict[str, Any] | None = None
+    for f in failed:
+        if f.get("switchover") and f["load"] > 0 and (
+                best is None or f["switchover"]["seconds"] > best["switchover"]["seconds"]):
+            best = f
+    return best
+
+
 def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
     """One element's simulation, as the type pages read it."""
     f = sim["failed"][0]
@@ -245,14 +256,13 @@ def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[s
     from imsdr.runbook.diagrams import TYPE_LABELS
 
     failed = sim["failed"]
-    by_id = {f["id"]: f for f in failed}
-    slowest = by_id.get(sim["switchover_from"] or "")
+    slowest = _slowest(failed)
     failed_sbcs = {f["id"] for f in failed if f["type"] == "sbc"}
     lost_lns = sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if {s.id for s in sbcs} & failed_sbcs)
     return {
         "verdict": sim["verdict"],
         "switchover_s": sim["switchover_s"],
-        "switchover_from": sim["switchover_from"],
+        "switchover_from": slowest["id"] if slowest else None,
         "takeovers": [
             {"failed": f["id"], "type": f["type"], "type_label": TYPE_LABELS.get(f["type"], f["type"]),
              "by": list(f["takeover"]), "how": f["takeover_how"],

@@ -207,3 +207,17 @@ def test_pre_commit_hook_runs_imsdr_check_per_inventory(tmp_path: Path) -> None:
                             env=env, timeout=120)
     warnings = json.loads(run("check", str(PROVINCE), "--format", "json").stdout)["counts"]["warning"]
     assert strict.returncode == (1 if warnings else 0)
+
+
+def test_plan_does_not_depend_on_hash_seed(planned, tmp_path: Path) -> None:
+    import os
+
+    out, _ = planned
+    other = tmp_path / "seeded"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    result = subprocess.run([sys.executable, "-m", "imsdr", "plan", str(PROVINCE), "--out", str(other)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    first, second = tree(out), tree(other)
+    same = [p for p in first if not p.endswith(".zone") and p != "plan.json"]
+    assert {p: first[p] for p in same} == {p: second[p] for p in same}
