@@ -28,6 +28,11 @@ from imsdr.inventory.loader import (
 from imsdr.inventory.schema import ElementType, Inventory
 
 MAX_ENUM_BLOCK_NUMBERS = 100_000_000
+MAX_ENUM_NUMBERS = 100_000_000  # all numbers blocks together (national scale: 10,000,000)
+# What the sizing model can compute (imsdr.capacity.erlang.MAX_CIRCUITS is 1,000,000): Erlang B
+# runs once per circuit, so larger values would take hours instead of failing with a message.
+MAX_CIRCUITS = 1_000_000
+MAX_POOL_ERLANGS = 900_000.0  # needs ~902,000 circuits at 1% blocking: within MAX_CIRCUITS
 
 
 class SourceMap:
@@ -564,6 +569,7 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
             if ident not in owners and all_complete:
                 yield from ref((*base, "scope", j), ident, owners, "id", "")
 
+    yield from _check_sizing_bounds(data)
     yield from _check_prefixes(data)
     yield from _check_enum_blocks(data)
 
@@ -617,9 +623,30 @@ def _digits(value: Any) -> str | None:
     return value.lstrip("+") if isinstance(value, str) and _DIGITS.match(value) else None
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _check_sizing_bounds(data: Any) -> Iterator[Issue]:
+    """Values the schema allows but the sizing model cannot compute in reasonable time."""
+    for base, el in _entries(data, "elements"):
+        capacity = el.get("capacity")
+        circuits = _number(capacity.get("circuits")) if isinstance(capacity, dict) else None
+        if circuits is not None and circuits > MAX_CIRCUITS:
+            yield (*base, "capacity", "circuits"), f"got {circuits:,.0f} circuits, expected at most " \
+                                                   f"{MAX_CIRCUITS:,} (the Erlang B dimensioning limit)"
+    for base, pool in _entries(data, "redundancy", "pools"):
+        erlangs = _number(pool.get("busy_hour_erlangs"))
+        if erlangs is not None and erlangs > MAX_POOL_ERLANGS:
+            yield (*base, "busy_hour_erlangs"), f"got {erlangs:,.0f} Erlangs, expected at most " \
+                                                f"{MAX_POOL_ERLANGS:,.0f} (what {MAX_CIRCUITS:,} circuits carry; " \
+                                                "the Erlang B dimensioning limit)"
+
+
 def _check_enum_blocks(data: Any) -> Iterator[Issue]:
     cc = _get(data, "network", "country_code")
     cc = cc if isinstance(cc, str) and re.fullmatch(r"[1-9][0-9]{0,2}", cc) else None
+    total, reported_total = 0, False
     for base, block in _entries(data, "enum_blocks"):
         prefix = _digits(block.get("prefix"))
         if prefix is None:
@@ -662,6 +689,13 @@ def _check_enum_blocks(data: Any) -> Iterator[Issue]:
         elif count > MAX_ENUM_BLOCK_NUMBERS:
             yield (*base, "length"), f"block holds {count:,} numbers, more than {MAX_ENUM_BLOCK_NUMBERS:,} " \
                                      "NAPTR records; use style: wildcard for blocks this large"
+        else:
+            total += count
+            if total > MAX_ENUM_NUMBERS and not reported_total:
+                reported_total = True
+                yield (*base, "last"), f"the numbers blocks so far hold {total:,} numbers, more than " \
+                                       f"{MAX_ENUM_NUMBERS:,} NAPTR records in all; use style: wildcard " \
+                                       "for large ranges"
 
 
 def block_range(block: Any) -> tuple[int, int, int]:

@@ -242,6 +242,10 @@ mutate("range-negative-subscribers", ("subscribers: 1000}", "subscribers: -1000}
        expect=[("-1000", "greater than or equal to 0")])
 mutate("range-latitude", ("lat: 39.9", "lat: 139.9"),
        expect=[("139.9", "less than or equal to 90")])
+mutate("range-circuits-beyond-erlang-b", ("capacity: {circuits: 120}", "capacity: {circuits: 1000000000000}"),
+       expect=[("1000000000000", "expected at most 1,000,000 (the Erlang B dimensioning limit)")])
+mutate("range-pool-erlangs-beyond-erlang-b", ("spare: 1, role: scscf", "spare: 1, busy_hour_erlangs: 5000000, role: scscf"),
+       expect=[("5000000", "got 5,000,000 Erlangs, expected at most 900,000")])
 mutate("range-spare-negative", ("spare: 1,", "spare: -1,"),
        expect=[("-1,", "greater than or equal to 0")])
 
@@ -371,6 +375,10 @@ mutate("vendor-with-path", ("vendor: vendor-z, addresses: [192.0.2.30]", "vendor
 # --- ENUM blocks --------------------------------------------------------------------------------
 mutate("enum-trillion-numbers", ('{id: block-b, prefix: "+862266", style: wildcard,', '{id: block-b, prefix: "+862", length: 15, style: numbers,'),
        expect=[("15, style: numbers", "block holds 1,000,000,000,000 numbers")])
+mutate("enum-too-many-numbers-in-all", ('{id: block-b, prefix: "+862266", style: wildcard,', '{id: block-b, prefix: "+86220", length: 13, style: numbers,'),
+       ('{id: block-a, prefix: "+8610555", length: 11, style: numbers, domain: ims.example.net, first: "+86105550000", last: "+86105550099"}',
+        '{id: block-a, prefix: "+86210", length: 13, style: numbers, domain: ims.example.net}'),
+       expect=[("{id: block-b", "more than 100,000,000 NAPTR records in all")])
 mutate("enum-prefix-outside-country", ('prefix: "+862266"', 'prefix: "+442266"'),
        expect=[('"+442266"', "does not start with the country code 86")])
 mutate("enum-numbers-without-length", ("length: 11, style: numbers", "style: numbers"),
