@@ -18,19 +18,18 @@ PROVINCE = ROOT / "inventories" / "province.yaml"
 
 def _copy_source(dest: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
         shutil.copy2(ROOT / name, dest / name)
     for name in ("imsdr", "templates"):
         shutil.copytree(ROOT / name, dest / name, symlinks=True, ignore=ignore)
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _build(tmp_path_factory: pytest.TempPathFactory, *flags: str) -> Path:
     src = tmp_path_factory.mktemp("src")
     _copy_source(src)
     dist = tmp_path_factory.mktemp("dist")
     result = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(src)],
+        [sys.executable, "-m", "build", *flags, "--no-isolation", "--outdir", str(dist), str(src)],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -39,7 +38,21 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wheels[0]
 
 
-def test_wheel_contains_every_module_and_template(wheel: Path) -> None:
+@pytest.fixture(scope="module")
+def release_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build``: the sdist, then the wheel built from the sdist (the release path)."""
+    return _build(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def tree_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build --wheel``: straight from the source tree, like ``pip install .``."""
+    return _build(tmp_path_factory, "--wheel")
+
+
+@pytest.mark.parametrize("which", ["release_wheel", "tree_wheel"])
+def test_wheel_contains_every_module_and_template(which: str, request: pytest.FixtureRequest) -> None:
+    wheel = request.getfixturevalue(which)
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "imsdr").rglob("*.py")
                if "__pycache__" not in p.parts and "templates" not in p.parts}
@@ -48,7 +61,8 @@ def test_wheel_contains_every_module_and_template(wheel: Path) -> None:
     assert templates and templates <= names, sorted(templates - names)
 
 
-def test_installed_wheel_renders_the_same_plan(wheel: Path, tmp_path: Path) -> None:
+def test_installed_wheel_renders_the_same_plan(release_wheel: Path, tmp_path: Path) -> None:
+    wheel = release_wheel
     env_dir = tmp_path / "venv"
     # the dependencies come from this interpreter's site-packages; imsdr itself only from the wheel
     venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
