@@ -160,8 +160,10 @@ def _scenarios(pipe: Pipeline) -> None:
         "details": f"{len(raw['scenarios'])} single failures: {counts}",
     }
     if worst is not None:
+        from imsdr.runbook.render import seconds
+
         pipe.analyses.verdicts["scenarios"] = (
-            f"{worst['failed'][0]}: {worst['verdict']}, switchover up to {worst['switchover_s']} s")
+            f"{worst['failed'][0]}: {worst['verdict']}, switchover up to {seconds(worst['switchover_s'])}")
     capacity_sites = (pipe.raw.get("capacity") or {}).get("sites", [])
     for site_id in sorted(topo.sites):
         sim = simulation_to_dict(simulate(topo, [site_id], eng))
