@@ -305,6 +305,25 @@ def test_symlinked_out_keeps_the_link_and_replaces_its_target(tmp_path: Path) ->
     assert strays(tmp_path) == [] and strays(real.parent) == []
 
 
+@pytest.mark.parametrize("command", ["render dns", "render runbook", "plan"])
+def test_out_pointing_at_the_inventory_directory_is_refused(command: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """--out is replaced as a whole: pointing it at the inventory's directory (or at '.') must not
+    delete the inventory."""
+    home = tmp_path / "planning"
+    home.mkdir()
+    inventory = home / "lab.yaml"
+    inventory.write_bytes(LAB.read_bytes())
+    (home / "notes.txt").write_text("mine\n")
+    before = snapshot(tmp_path)
+    result = invoke(*OUTPUT_COMMANDS[command], str(inventory), "--out", str(home))
+    assert result.exit_code == 2 and "refusing to replace" in result.stderr and "lab.yaml" in result.stderr
+    monkeypatch.chdir(home)
+    result = invoke(*OUTPUT_COMMANDS[command], "lab.yaml", "--out", ".")
+    assert result.exit_code == 2 and "working directory" in result.stderr
+    assert snapshot(tmp_path) == before
+
+
 # --- output paths stay inside --out ----------------------------------------------------------------
 
 @pytest.mark.parametrize("relative", ["../escape.txt", "/etc/passwd", "a/../../b", "zones/../../x", "a\x00b",

@@ -115,6 +115,42 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def refuse_foreign_directory(target: Path) -> None:
+    """The output directory is replaced as a whole: refuse one that is plainly not imsdr's.
+
+    That is the file system root, the home directory, the working directory or one of its
+    ancestors, a git checkout, or a directory holding YAML files (inventories are YAML; imsdr
+    never writes any), so that ``--out .`` or ``--out`` pointing at the inventory's own
+    directory fails with a message instead of deleting the inventory.
+    """
+    if not target.is_dir():
+        return
+    try:
+        real = target.resolve()
+        cwd = Path.cwd().resolve()
+    except (OSError, RuntimeError):
+        return
+    reason = None
+    if real == Path(real.anchor) or real == Path.home().resolve():
+        reason = "it is the root or home directory"
+    elif real == cwd or real in cwd.parents:
+        reason = "it is the working directory or one of its parents"
+    else:
+        try:
+            names = [entry.name for entry in os.scandir(real)]
+        except OSError:
+            names = []
+        if ".git" in names:
+            reason = "it is a git checkout"
+        else:
+            yaml_files = sorted(n for n in names if n.endswith((".yaml", ".yml")))
+            if yaml_files:
+                reason = f"it holds {yaml_files[0]!r} (an inventory?), and imsdr never writes YAML files"
+    if reason:
+        raise ImsdrError(f"refusing to replace {target}: {reason}; --out must be a directory imsdr "
+                         "owns, because it is replaced as a whole")
+
+
 @contextlib.contextmanager
 def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield a fresh staging directory; on success it replaces ``target`` whole.
@@ -130,6 +166,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     parent = target.parent if str(target.parent) else Path(".")
     if target.exists() and not target.is_dir():
         raise ImsdrError(f"{target}: exists and is not a directory")
+    refuse_foreign_directory(target)
     try:
         parent.mkdir(parents=True, exist_ok=True)
         clean_stale(target)
