@@ -292,7 +292,8 @@ def bench_plan(b: Bench, national: Path) -> None:
             r = b.measure("national plan", f"{cmd} national ({label})",
                           [*b.imsdr, cmd, str(national), *b.json_flag(cmd)], b.runs, needs=(cmd,),
                           ok_codes=(0, 1), env=env,
-                          shown=f"imsdr {cmd} national.yaml {' '.join(b.json_flag(cmd))}".strip())
+                          shown=(f"{'IMSDR_NO_CACHE=1 ' if env else ''}imsdr {cmd} national.yaml "
+                                 f"{' '.join(b.json_flag(cmd))}").strip())
             if r.wall is None or total is None:
                 total = None
             else:
@@ -553,13 +554,14 @@ def print_table(results: list[Result]) -> None:
 
 
 def markdown(results: list[Result], info: dict[str, Any]) -> str:
+    headers = [*HEADERS[:2], "command", *HEADERS[2:]]
     lines = [f"Measured {info['date']} at commit {info['commit']} on {info['nproc']} CPUs ({info['cpu']}), "
              f"{info['ram_mib']:,} MiB RAM, Python {info['python']}.", "",
-             "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+             "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for r, row in zip(results, table_rows(results), strict=True):
-        if r.command and not r.command.startswith(("sum", "octoDNS time")):
-            row[1] = f"`{r.command}`"
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+        command = f"`{r.command}`" if r.command.startswith(("imsdr", "IMSDR", "octodns", "/")) else r.command
+        cells = [*row[:2], command, *row[2:]]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
