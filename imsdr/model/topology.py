@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
-import networkx as nx
-
 if TYPE_CHECKING:
+    import networkx as nx
+
     from imsdr.inventory.build import SourceMap
     from imsdr.inventory.schema import Element, Inventory, LocalNetwork, Pair, Pool, Site
 
@@ -138,6 +138,8 @@ class Topology:
 
     @cached_property
     def graph(self) -> nx.MultiDiGraph:
+        import networkx as nx  # imported on first use: ~160 ms that most commands never need
+
         g = nx.MultiDiGraph()
         for site in self.sites.values():
             g.add_node(f"site:{site.id}", kind="site", region=site.region)
