@@ -181,3 +181,13 @@ def test_without_enum_numbers_or_wildcards_the_list_is_empty_not_null() -> None:
                             enum_numbers=0, wildcard_blocks=False)
     inv, _source = load_inventory_text(national_yaml(params), "empty-enum.yaml")
     assert inv.enum_blocks == []
+
+
+def test_enum_numbers_beyond_what_validation_accepts_are_refused() -> None:
+    from imsdr.example import national
+    from imsdr.inventory.build import MAX_ENUM_NUMBERS
+
+    assert national.MAX_ENUM_NUMBERS == MAX_ENUM_NUMBERS
+    result = runner.invoke(app, ["example", "national", "--enum-numbers", str(MAX_ENUM_NUMBERS + 1)])
+    assert result.exit_code == 2
+    assert "ENUM numbers must be" in result.stderr
