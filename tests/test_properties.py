@@ -340,3 +340,21 @@ def test_adding_capacity_never_turns_a_pass_into_a_fail(inv: dict[str, Any], fac
     assert old.keys() == new.keys()
     for key, verdict in old.items():
         assert RANK[new[key]] <= RANK[verdict], (key, verdict, new[key])
+
+
+@settings(COMMON, max_examples=25)
+@given(inventories(), st.data())
+def test_adding_capacity_to_one_element_never_turns_a_pass_into_a_fail(inv: dict[str, Any],
+                                                                       data: st.DataObject) -> None:
+    """Also when only one element grows (it may become the largest member, or draw more users)."""
+    index = data.draw(st.integers(0, len(inv["elements"]) - 1))
+    factor = data.draw(st.sampled_from([2, 10]))
+    bigger = json.loads(json.dumps(inv))
+    grown = bigger["elements"][index]
+    grown["capacity"] = {k: v * factor for k, v in grown.get("capacity", {}).items()}
+    with workdir() as work:
+        before = capacity(inv, work, "before.yaml")
+        after = capacity(bigger, work, "after.yaml")
+    old, new = verdicts(before), verdicts(after)
+    for key, verdict in old.items():
+        assert RANK[new[key]] <= RANK[verdict], (grown["id"], factor, key, verdict, new[key])
