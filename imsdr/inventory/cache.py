@@ -18,6 +18,7 @@ write to them — a pickle is code, so the cache trusts nothing it did not write
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import pickle
@@ -180,7 +181,21 @@ def _put(directory: Path, key: str, inventory: Inventory) -> None:
 
 
 def load_cached(path: str | os.PathLike[str], load: Callable[[], Loaded]) -> Loaded:
-    """``load()`` (the uncached loader of ``path``), through the cache when it applies."""
+    """``load()`` (the uncached loader of ``path``), through the cache when it applies.
+
+    The cyclic garbage collector is paused meanwhile: loading builds ~150,000 objects and none
+    of them is garbage yet, so its passes only cost time (a third of the unpickling, ~15 % of
+    a cold parse at national scale)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_cached(path, load)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load_cached(path: str | os.PathLike[str], load: Callable[[], Loaded]) -> Loaded:
     directory = cache_dir()
     if directory is None:
         return load()
