@@ -37,7 +37,7 @@ def test_small_output_validates_with_expected_counts() -> None:
     inv, _source = load_inventory_text(national_yaml(SMALL), "small.yaml")
     assert len(inv.sites) == 8
     assert len(inv.local_networks) == 6
-    assert Counter(e.type.value for e in inv.elements)["sbc"] == 6
+    assert Counter(e.type.value for e in inv.elements)["sbc"] == 6 + 2  # + a second SBC per province
     assert inv.network.home_domains == ["ims.beijing.example.net", "ims.tianjin.example.net"]
     numbers = [b for b in inv.enum_blocks if b.style == "numbers"]
     total = 0
@@ -77,11 +77,20 @@ def test_redundancy_by_construction() -> None:
     assert {e.id for e in inv.elements if e.type.value != "sbc"} <= grouped
     # ring: each local network's DR SBC (the previous one's) sits at another site and region
     order = inv.redundancy.sbc_dr.order
-    sbc_site = {ln: e.site for e in inv.elements for ln in e.serves}
+    sbcs: dict[str, list[str]] = {}
+    for e in inv.elements:
+        for ln in e.serves:
+            sbcs.setdefault(ln, []).append(e.site)
     for i, ln in enumerate(order):
         backer = order[i - 1]
-        assert sbc_site[ln] != sbc_site[backer]
-        assert sites[sbc_site[ln]].region != sites[sbc_site[backer]].region
+        assert sbcs[ln][0] != sbcs[backer][0]
+        assert sites[sbcs[ln][0]].region != sites[sbcs[backer][0]].region
+        if sites[sbcs[ln][0]].province != sites[sbcs[backer][0]].province:
+            # backed up across provinces: only after a second SBC of its own, at another site
+            assert len(sbcs[ln]) == 2 and sbcs[ln][1] != sbcs[ln][0]
+            assert sites[sbcs[ln][1]].province == sites[sbcs[ln][0]].province
+        else:
+            assert len(sbcs[ln]) == 1
     # every SBC's P-CSCF list starts at its own site and goes on at another one
     for sbc in (e for e in inv.elements if e.type.value == "sbc"):
         assert "virtual_sbc" in {f.value for f in sbc.features}

@@ -10,7 +10,9 @@ Shape of what it builds (defaults in brackets):
   and coordinates at least ~60 km from its neighbours;
 * per province [10] local networks, one SBC each, homed on the sites in turn; one national SBC
   DR ring ordered province by province (the schema has a single ring), so a local network is
-  backed up by the previous one, which always sits at another site and in the other region;
+  backed up by the previous one, which always sits at another site and in the other region.
+  Where the ring crosses from one province to the next, the province's first local network also
+  has a second SBC of its own at the next site, so DR leaves the province only as a last resort;
 * per site: 2 ENUM/DNS, 6 P-CSCF, 8 combined I/S/E-CSCF/BGCF, 4 HSS, 1 SLF, 4 MGCF, 6 IM-MGW
   and 7 AS. Pairs (ENUM/DNS, P-CSCF, HSS, SLF) join two consecutive sites; pools (CSCF, MGCF,
   IM-MGW, AS) take one member from every site of the province, spare 1;
@@ -285,17 +287,27 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
         pcscfs = made["pcscf"]
         pcscf_pairs = [(pcscfs[2 * k], pcscfs[2 * k + 1]) for k in range(len(pcscfs) // 2)]
         pair_load = [0] * len(pcscf_pairs)
-        for j, (lid, _subs, _erl, s) in enumerate(plns):
+
+        def add_sbc(n: int, lid: str, s: int, load: int, pick: int,
+                    pcscf_pairs: list[Any] = pcscf_pairs, pair_load: list[int] = pair_load) -> None:
             candidates = [k for k, p in enumerate(pcscf_pairs) if s in (p[0][1], p[1][1])]
-            chosen = candidates[(j // S) % len(candidates)]
+            chosen = candidates[pick % len(candidates)]
             first, second = pcscf_pairs[chosen]
             order = [first[0], second[0]] if first[1] == s else [second[0], first[0]]
-            gi = pi * L + j
-            pair_load[chosen] += sbc_load[gi]  # its own users and those of the local network it backs up
-            add("sbc", "sbc", j + 1, s, "vendor-x",
-                {"registered_users": _round_up(sbc_load[gi] / UTILISATION, 10_000)},
+            pair_load[chosen] += load
+            add("sbc", "sbc", n, s, "vendor-x",
+                {"registered_users": _round_up(load / UTILISATION, 10_000)},
                 transports=["udp", "tcp", "tls"], serves=[lid], pcscfs=order,
                 features=["virtual_sbc"], options_probing="active")
+
+        for j, (lid, subs, _erl, s) in enumerate(plns):
+            # its own users and those of the local network it backs up in the ring
+            add_sbc(j + 1, lid, s, sbc_load[pi * L + j], j // S)
+            if j == 0 and len(provinces) > 1:
+                # The one ring is national, so the first local network of a province is backed
+                # up by the last one of the previous province: give it a second SBC of its own
+                # (a local pool at the next site) so that crossing provinces is a last resort.
+                add_sbc(L + 1, lid, (s + 1) % S, subs, 0)
         # Each side of a P-CSCF pair carries the whole pair's load alone.
         pcscf_users = _round_up(max(max(pair_load), subscribers / len(pcscf_pairs)) / UTILISATION, 10_000)
         pcscf_ids = {eid for eid, _ in made["pcscf"]}
