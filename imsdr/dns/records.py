@@ -68,7 +68,14 @@ class AAAA:
         return [] if ok else [f"AAAA record needs an IPv6 address, got {self.address!r}"]
 
     def to_text(self) -> str:
-        return str(ipaddress.IPv6Address(self.address).compressed)
+        text = _AAAA_TEXT.get(self.address)
+        if text is None:  # parse and compress once per distinct address, not once per record written
+            text = _AAAA_TEXT[self.address] = ipaddress.IPv6Address(self.address).compressed
+        return text
+
+
+# address as given -> compressed text; bounded by the distinct addresses of one run (the inventory's)
+_AAAA_TEXT: dict[str, str] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from imsdr.dns.dispatcher import pcscf_icscf_sets, render_dispatcher_list, sbc_p
 from imsdr.dns.lint import lint_plan, lint_problems
 from imsdr.dns.plan import DnsPlan, ViewPlan, build_dns_plan
 from imsdr.dns.views import ZoneFileRef, render_named_conf, zone_files
-from imsdr.dns.zonefile import choose_serial, header_lines, read_previous, write_zone, zone_digest
+from imsdr.dns.zonefile import choose_serial, header_lines, prepare_zone, read_previous, write_prepared
 from imsdr.errors import RenderError
 from imsdr.output.atomic import atomic_directory, safe_join
 
@@ -127,9 +127,6 @@ def _write_zone_file(
     view = plan.view(ref.view) if ref.view else _BASE
     zone = plan.zone_for_view(view, ref.zone)
     header = header_lines(zone, ref.view, inventory, plan.network)
-    digest = zone_digest(zone, header)
-    old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
-    serial = choose_serial(digest, old, forced)
     comments = {}
     if ref.view and view.kind == "local":
         note = (
@@ -137,10 +134,13 @@ def _write_zone_file(
             "(no fixed rrset-order): clients should follow the SRV priorities"
         )
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
+    prepared = prepare_zone(zone, header, comments)  # every record rendered once: digest and lines
+    old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
+    serial = choose_serial(prepared.digest, old, forced)
     path = safe_join(staging, ref.path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
-        records = write_zone(fh, zone, serial, header, digest, comments)
+        records = write_prepared(fh, prepared, serial, header)
     return WrittenFile(ref.path, "zone", zone.name, ref.view, records, serial)
 
 

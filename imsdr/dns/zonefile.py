@@ -68,20 +68,57 @@ def enum_line_parts(block: EnumBlockPlan) -> tuple[str, str]:
     return f"\tIN\tNAPTR\t{pre}", f"{post}\n"
 
 
-def zone_digest(zone: ZonePlan, header: list[str]) -> str:
-    """sha256 over what the file will hold, except the SOA serial (so it can decide the serial)."""
+@dataclass
+class PreparedZone:
+    """A zone's body rendered once: the content digest and the record lines, serial left open.
+
+    ``body`` holds ready text chunks, and the SOA rrset itself where the serial goes (the serial
+    depends on the digest, so it is formatted at write time). ENUM blocks are not in ``body``:
+    :func:`write_prepared` streams them.
+    """
+
+    zone: ZonePlan
+    digest: str
+    width: int
+    body: list[str | RRset]
+    records: int
+
+
+def prepare_zone(zone: ZonePlan, header: list[str], comments: dict[RRKey, str] | None = None) -> PreparedZone:
+    """Render every stored rdata of ``zone`` once, for both the digest and the lines written.
+
+    The digest is sha256 over what the file will hold, except the SOA serial (so it can decide
+    the serial): the format version, the header, ``name|type|ttl|rdata|rdata...`` per rrset in
+    file order (SOA with serial 0), then each ENUM block's parameters.
+    """
+    comments = comments or {}
     h = hashlib.sha256()
     h.update(FORMAT_VERSION.encode())
     for line in header:
         h.update(line.encode() + b"\n")
-    for rrset in zone.sorted_rrsets():
+    rrsets = zone.sorted_rrsets()
+    origin = zone.name
+    width = max((len(relative(r.name, origin)) for r in rrsets), default=1)
+    digest_parts: list[str] = []
+    body: list[str | RRset] = []
+    records = 0
+    for rrset in rrsets:
+        note = comments.get((rrset.name, rrset.rdtype))
+        if note:
+            body.append(f"; {note}\n")
         rdatas = rrset.rdatas
+        records += len(rdatas)
         if rrset.rdtype == "SOA":
             soa: SOA = rdatas[0]  # type: ignore[assignment]
-            rdatas = (SOA(soa.mname, soa.rname, 0, soa.refresh, soa.retry, soa.expire, soa.minimum),)
-        h.update(
-            f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(r.to_text() for r in rdatas)}\n".encode()
-        )
+            unserialled = SOA(soa.mname, soa.rname, 0, soa.refresh, soa.retry, soa.expire, soa.minimum)
+            digest_parts.append(f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{unserialled.to_text()}\n")
+            body.append(rrset)
+            continue
+        texts = [rd.to_text() for rd in rdatas]
+        digest_parts.append(f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(texts)}\n")
+        prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
+        body.append("".join([f"{prefix}{text}\n" for text in texts]))
+    h.update("".join(digest_parts).encode())
     for block in zone.blocks:
         h.update(
             repr(
@@ -98,7 +135,12 @@ def zone_digest(zone: ZonePlan, header: list[str]) -> str:
                 )
             ).encode()
         )
-    return "sha256:" + h.hexdigest()
+    return PreparedZone(zone, "sha256:" + h.hexdigest(), width, body, records)
+
+
+def zone_digest(zone: ZonePlan, header: list[str]) -> str:
+    """sha256 over what the file will hold, except the SOA serial (so it can decide the serial)."""
+    return prepare_zone(zone, header).digest
 
 
 def read_previous(path: Path) -> Previous | None:
@@ -170,21 +212,25 @@ def write_zone(
     comments: dict[RRKey, str] | None = None,
 ) -> int:
     """Write ``zone`` to ``fh``; return the number of records written."""
-    comments = comments or {}
+    return write_prepared(fh, prepare_zone(zone, header, comments), serial, header, digest)
+
+
+def write_prepared(
+    fh: TextIO, prepared: PreparedZone, serial: int, header: list[str], digest: str | None = None
+) -> int:
+    """Write a zone rendered by :func:`prepare_zone` to ``fh``; return the number of records written."""
+    zone = prepared.zone
     for line in header:
         fh.write(line + "\n")
-    fh.write(f"; content-digest: {digest}\n")
+    fh.write(f"; content-digest: {digest or prepared.digest}\n")
     fh.write(f"$ORIGIN {zone.name}.\n$TTL {zone.default_ttl}\n")
-    rrsets = zone.sorted_rrsets()
-    width = max((len(relative(r.name, zone.name)) for r in rrsets), default=1)
-    count = 0
-    for rrset in rrsets:
-        note = comments.get((rrset.name, rrset.rdtype))
-        if note:
-            fh.write(f"; {note}\n")
-        for line in _rrset_lines(rrset, zone.name, width, serial):
-            fh.write(line)
-            count += 1
+    for chunk in prepared.body:
+        if isinstance(chunk, str):
+            fh.write(chunk)
+        else:
+            for line in _rrset_lines(chunk, zone.name, prepared.width, serial):
+                fh.write(line)
+    count = prepared.records
     for block in zone.blocks:
         fh.write(
             f"; block {block.id}: +{block.prefix} "
