@@ -26,19 +26,15 @@ Commands that do not exist (yet) are reported as "not available". Options: ``--r
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
 import os
 import platform
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,39 +67,46 @@ class Run:
     cpu: float = 0.0  # user + system seconds of the child: steadier than wall time on a busy machine
 
 
+# The measured command is spawned by this small launcher, not by the benchmark process itself:
+# on Linux a child's ru_maxrss also counts the peak RSS of the address space it was spawned from
+# (exec accounts the old mm's high-water mark), so a benchmark process that has grown — it parses
+# zone files with dnspython for the octoDNS comparison — would inflate every later measurement.
+# The launcher (python -S, ~13 MB) spawns, times and waits; a child's peak is max(launcher, child).
+_LAUNCHER = r"""
+import json, os, signal, sys, time
+argv, stdout, stderr, cwd, timeout = json.loads(sys.argv[1])
+if cwd:
+    os.chdir(cwd)
+actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+           (os.POSIX_SPAWN_OPEN, 1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+           (os.POSIX_SPAWN_OPEN, 2, stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
+expired = []
+start = time.perf_counter()
+pid = os.posix_spawnp(argv[0], argv, dict(os.environ), file_actions=actions)
+def kill(signum, frame):
+    expired.append(True)
+    os.kill(pid, signal.SIGKILL)
+signal.signal(signal.SIGALRM, kill)
+signal.setitimer(signal.ITIMER_REAL, timeout)
+_pid, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+signal.setitimer(signal.ITIMER_REAL, 0)
+print(json.dumps([wall, usage.ru_maxrss, os.waitstatus_to_exitcode(status), bool(expired),
+                  usage.ru_utime + usage.ru_stime]))
+"""
+
+
 def run_once(argv: Sequence[str], stdout: Path, stderr: Path, cwd: Path | None = None,
              env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> Run:
-    """Spawn, wait with os.wait4 and return wall time, the child's peak RSS and its exit code."""
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, str(stdout), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-        (os.POSIX_SPAWN_OPEN, 2, str(stderr), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-    ]
-    old_cwd = os.getcwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        start = time.perf_counter()
-        pid = os.posix_spawnp(argv[0], list(argv), env if env is not None else dict(os.environ),
-                              file_actions=actions)
-    finally:
-        os.chdir(old_cwd)
-    expired = threading.Event()
-
-    def kill() -> None:
-        expired.set()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-    timer = threading.Timer(timeout, kill)
-    timer.start()
-    try:
-        _pid, status, usage = os.wait4(pid, 0)
-    finally:
-        timer.cancel()
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    return Run(wall, int(usage.ru_maxrss), code, expired.is_set(), usage.ru_utime + usage.ru_stime)
+    """Spawn ``argv`` (through the launcher), wait with os.wait4 and return its wall time, CPU
+    time, peak RSS and exit code."""
+    spec = json.dumps([list(argv), str(stdout), str(stderr), str(cwd) if cwd else None, timeout])
+    proc = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, spec], capture_output=True, text=True,
+                          env=env if env is not None else dict(os.environ), check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark launcher failed: {proc.stderr.strip()[-500:]}")
+    wall, rss, code, expired, cpu = json.loads(proc.stdout)
+    return Run(wall, int(rss), int(code), bool(expired), float(cpu))
 
 
 @dataclass
