@@ -313,11 +313,11 @@ def test_rules_config_file_overrides_inventory(tmp_path: Path) -> None:
 
 def test_rules_config_errors_exit_2_with_locations(tmp_path: Path) -> None:
     config = tmp_path / "policy.yaml"
-    config.write_text("rules:\n  DEP-002: off\n  GEO-001: fatal\nextra: 1\n", encoding="utf-8")
+    config.write_text("rules:\n  DEP-002: false\n  GEO-001: fatal\nextra: 1\n", encoding="utf-8")
     result = invoke("check", str(PROVINCE), "--rules-config", str(config))
     assert result.exit_code == 2 and result.stdout == ""
     err = result.stderr.splitlines()
-    assert err[0].startswith(f"{config}:2:") and 'write "off"' in err[0]
+    assert err[0].startswith(f"{config}:2:") and "write off" in err[0]
     assert err[1].startswith(f"{config}:3:") and "'fatal'" in err[1]
     assert err[2].startswith(f"{config}:4:") and "unknown key 'extra'" in err[2]
     config.write_text("rules:\n  GEO-009: info\n", encoding="utf-8")

@@ -186,3 +186,11 @@ def test_merge_keys_work_and_explicit_keys_win() -> None:
     )
     found = problems_of(text)  # x-site is not a field of the format: a typo-style error, not a crash
     assert "unknown field 'x-site'" in found[0]
+
+
+def test_yes_no_on_off_are_text_as_in_yaml_1_2() -> None:
+    text = MINIMAL + "rules:\n  GEO-004: off\n"
+    inv, _ = load_inventory_text(text, "inv.yaml")
+    assert inv.rules["GEO-004"].value == "off"
+    found = problems_of(MINIMAL.replace("name: Test", "name: true"))
+    assert found[0].startswith("inv.yaml:3:9: network.name:") and "boolean" in found[0]

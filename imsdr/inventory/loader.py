@@ -69,6 +69,7 @@ _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
+_YAML12_BOOLS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
 _SCALAR_TAGS = {_STR, _INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP}
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
@@ -233,6 +234,8 @@ def _compose_events(loader: Any, text: str, file: str) -> _Node | None:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = loader.resolve(ScalarNode, event.value, event.implicit)
+                if tag == _BOOL and event.value not in _YAML12_BOOLS:
+                    tag = _STR  # YAML 1.2: yes/no/on/off are text ("off" as a rule setting, "NO" as a code)
             node = _Node(SCALAR, tag, event.value, mark.line + 1, mark.column + 1, plain=not event.style)
             if event.anchor is not None:
                 anchors[event.anchor] = node

@@ -239,7 +239,7 @@ SETTINGS_DOC = """\
 
 ```yaml
 rules:
-  GEO-004: "off"      # never run this rule (quoted: bare off is YAML 1.1 for false)
+  GEO-004: off        # never run this rule
   DEP-002: info       # report at another severity (error, warning, info)
 waivers:
   - rule: HSS-002

@@ -91,8 +91,7 @@ def load_rule_settings(path: str | os.PathLike[str]) -> RuleSettings:
             continue
         if value is False:
             problems.append(Problem(where, f"rules.{rule_id}",
-                                    "got the boolean false (YAML 1.1 reads a bare off as false); "
-                                    "write \"off\""))
+                                    "got the boolean false; write off to switch the rule off"))
             continue
         if value not in _SETTING_VALUES:
             problems.append(Problem(where, f"rules.{rule_id}",

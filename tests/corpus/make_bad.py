@@ -152,8 +152,8 @@ mutate("yaml-control-character", ("name: Site A", "name: Site\x07A"),
        expect=[("\x07", "is not allowed in YAML")])
 mutate("yaml-integer-key", ("  mcc: \"460\"\n", "  mcc: \"460\"\n  460: mcc\n"),
        expect=[("460: mcc", "key '460' is read by YAML as an integer")])
-mutate("yaml-boolean-key", ("  mcc: \"460\"\n", "  mcc: \"460\"\n  on: true\n"),
-       expect=[("on: true", "read by YAML as a boolean")])
+mutate("yaml-boolean-key", ("  mcc: \"460\"\n", "  mcc: \"460\"\n  true: 1\n"),
+       expect=[("true: 1", "read by YAML as a boolean")])
 mutate("yaml-null-key", ("  mcc: \"460\"\n", "  mcc: \"460\"\n  ~: empty\n"),
        expect=[("~: empty", "read by YAML as null")])
 mutate("yaml-date-key", ("rules: {TMR-001: warning}", "rules: {2024-01-01: warning}"),
