@@ -258,6 +258,8 @@ class LoadModel:
             for prov in provs:
                 by_province[prov].append(k)
         everyone = tuple(range(len(units)))
+        if self.num is exact:
+            return self._allocate_exact(units, values, caps if use_caps else None, by_province, everyone)
         ratio_cache: dict[tuple[int, ...], list[Fraction]] = {}
         amounts = [self.num(0)] * len(units)
         contrib: list[dict[str, Fraction]] = [{} for _ in units]
@@ -284,6 +286,62 @@ class LoadModel:
         for amount, parts in zip(amounts, contrib, strict=True):
             weights = tuple((ln, v / amount) for ln, v in sorted(parts.items())) if amount else ()
             out.append((amount, weights))
+        return out
+
+    def _allocate_exact(
+        self,
+        units: list[tuple[Group | None, list[str]]],
+        values: dict[str, Fraction],
+        caps: list[Fraction | None] | None,
+        by_province: dict[str, list[int]],
+        everyone: tuple[int, ...],
+    ) -> list[tuple[Fraction, tuple[tuple[str, Fraction], ...]]]:
+        """:meth:`allocate` in exact arithmetic with few Fraction operations (same numbers).
+
+        A local network of value v whose scope ``cand`` has total weight D gives unit k the share
+        v·c_k/D. Grouping by scope: unit k's amount is c_k·S_k with S_k = Σ over its scopes of
+        (Σ v)/D, and each local network's weight in it is (v·c_k/D)/(c_k·S_k) = v/(D·S_k).
+        Exact arithmetic makes the regrouping give the very same Fractions.
+        """
+        topo = self.topology
+        n = len(units)
+        scope_of: dict[str, tuple[int, ...]] = {}
+        totals: dict[tuple[int, ...], Fraction] = {}
+        for ln_id in sorted(values):
+            value = values[ln_id]
+            if not value or not units:
+                continue
+            ln = topo.local_networks[ln_id]
+            ln_provs = {topo.sites[h].province for h in ln.home_sites if h in topo.sites} - {None}
+            cand = tuple(sorted({k for prov in ln_provs for k in by_province.get(prov, [])})) or everyone
+            scope_of[ln_id] = cand
+            totals[cand] = totals.get(cand, 0) + value
+        weight = [caps[k] if caps is not None else Fraction(1) for k in range(n)]
+        denom: dict[tuple[int, ...], Fraction] = {
+            cand: sum((weight[k] for k in cand), Fraction(0)) for cand in totals
+        }
+        scaled: list[Fraction] = [Fraction(0)] * n  # S_k
+        for cand, total in totals.items():
+            per = total / denom[cand]
+            for k in cand:
+                scaled[k] += per
+        # the weights are only ever read as floats: n/d of Python ints is correctly rounded, so
+        # each is the very float(Fraction) the exact product would give, without building it
+        inv: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
+        contrib: list[list[tuple[str, float]]] = [[] for _ in units]
+        for ln_id, cand in scope_of.items():  # sorted by local network already
+            value = values[ln_id]
+            vn, vd = value.numerator, value.denominator
+            for k in cand:
+                f = inv.get((k, cand))
+                if f is None:
+                    x = denom[cand] * scaled[k]
+                    f = inv[(k, cand)] = (x.denominator, x.numerator)
+                contrib[k].append((ln_id, vn * f[0] / (vd * f[1])))
+        out = []
+        for k in range(n):
+            amount = weight[k] * scaled[k]  # type: ignore[operator]
+            out.append((amount, tuple(contrib[k]) if amount else ()))
         return out
 
     def _subscriber_values(self) -> dict[str, Fraction]:

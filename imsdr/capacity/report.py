@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -316,19 +317,43 @@ def _group_check(topology: Topology, model: LoadModel, group: Group, u: Fraction
 # --- HSS and CSCF ------------------------------------------------------------------------------------------
 
 
-def _largest_scscf(topology: Topology, model: LoadModel, lns: set[str]) -> tuple[str | None, Fraction]:
-    """The S-CSCF (serving any of ``lns``) whose failure moves most users: its capacity (else its
-    normal load), at most the users it could possibly hold."""
-    best: tuple[str | None, Fraction] = (None, Fraction(0))
-    for _group, members, users, weights in model.unit_users.get("scscf", []):
-        if lns and not any(ln in lns for ln, _w in weights):
-            continue
-        for m in members:
-            cap = model.capacity.get(m)
-            held = min(cap if cap else users, exact(model.subscribers))
+class _LargestScscf:
+    """The S-CSCF (serving any of a set of local networks) whose failure moves most users: its
+    capacity (else its unit's users), at most the users it could possibly hold.
+
+    Each S-CSCF unit's best member is found once and the units are indexed by the local networks
+    they serve, so a query reads only the units serving its local networks (in unit order, the
+    first largest winning, as a scan over every unit would)."""
+
+    def __init__(self, model: LoadModel) -> None:
+        subscribers = exact(model.subscribers)
+        self.units: list[tuple[str, Fraction]] = []
+        self.by_ln: dict[str, list[int]] = defaultdict(list)
+        for _group, members, users, weights in model.unit_users.get("scscf", []):
+            best: tuple[str | None, Fraction] = (None, Fraction(0))
+            for m in members:
+                cap = model.capacity.get(m)
+                held = min(cap if cap else users, subscribers)
+                if best[0] is None or held > best[1]:
+                    best = (m, held)
+            if best[0] is None:
+                continue
+            k = len(self.units)
+            self.units.append((best[0], best[1]))
+            for ln, _w in weights:
+                self.by_ln[ln].append(k)
+
+    def __call__(self, lns: set[str]) -> tuple[str | None, Fraction]:
+        if lns:
+            ks: Iterable[int] = sorted({k for ln in lns for k in self.by_ln.get(ln, ())})
+        else:
+            ks = range(len(self.units))
+        best: tuple[str | None, Fraction] = (None, Fraction(0))
+        for k in ks:
+            m, held = self.units[k]
             if best[0] is None or held > best[1]:
                 best = (m, held)
-    return best
+        return best
 
 
 def _hss_checks(topology: Topology, model: LoadModel) -> list[HssCheck]:
@@ -337,12 +362,13 @@ def _hss_checks(topology: Topology, model: LoadModel) -> list[HssCheck]:
     restoration = model.restoration
     overhead = exact(cm.hss_restoration_overhead)
     cost = exact(cm.failover_cost_per_moved_user)
+    largest_scscf = _LargestScscf(model)
     for group, ms, subs, weights in model.unit_users.get("hss", []):
         if group is not None and group.kind == "pool":
             cap = _pool_surviving(model, group, ms)
         else:
             cap = model.unit_capacity(group, ms)
-        largest, moved = _largest_scscf(topology, model, {ln for ln, _w in weights})
+        largest, moved = largest_scscf({ln for ln, _w in weights})
         required = hss_required(subs, overhead, moved, cost, restoration)
         ident = group.id if group is not None else ms[0]
         oh = f"(1 + {pct(overhead)})" if restoration else "(no restoration data: + 0%)"
@@ -596,40 +622,99 @@ def _takeovers(topology: Topology, eng: Engine) -> list[Takeover]:
 # --- sites -------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class _TypeRows:
+    """One element type's rows for the site checks, built once: inventory order, normal loads and
+    capacities, and the members ranked by normal utilisation (busiest first, then inventory order)."""
+
+    idxs: list[int]
+    pos: dict[str, int]  # element id → position in idxs
+    normal: list[float]
+    caps: list[float]
+    ranked: list[int]  # positions with a finite capacity and a load, by (−utilisation, position)
+
+
+def _type_rows(topology: Topology, eng: Engine) -> dict[str, _TypeRows]:
+    inf = float("inf")
+    rows: dict[str, _TypeRows] = {}
+    for t in SIZED_TYPES:
+        idxs = [eng.index[e.id] for e in topology.by_type.get(t, [])]
+        if not idxs or not any(eng.normal[x] for x in idxs):
+            continue
+        normal = [eng.normal[x] for x in idxs]
+        caps = [eng.cap[x] for x in idxs]
+        ranked = sorted(
+            (p for p in range(len(idxs)) if caps[p] != inf and normal[p] > 0),
+            key=lambda p: (-(normal[p] / caps[p]), p),
+        )
+        rows[t] = _TypeRows(idxs, {eng.ids[x]: p for p, x in enumerate(idxs)}, normal, caps, ranked)
+    return rows
+
+
 def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
+    """Per site lost and per element type: the survivors' load (summed in inventory order, as
+    floats add up differently in another order) against their capacity, and the busiest survivor.
+
+    Only the elements whose load changed and the failed ones differ from normal operation, so each
+    row starts from the type's normal lists and patches those few positions instead of walking
+    every element of the type for every site."""
     out: list[SiteCheck] = []
-    types = [t for t in SIZED_TYPES if topology.by_type.get(t)]
+    inf = float("inf")
+    type_rows = _type_rows(topology, eng)
+    ids = eng.ids
     for site in sorted(topology.sites):
         failed = eng.site_elements([site])
         if not failed:
             continue
         outcome = eng.evaluate(failed)
         lost_by_service = defaultdict(float, outcome.service_unserved)
-        for t in types:
-            idxs = [eng.index[e.id] for e in topology.by_type[t]]
-            if not any(x in failed for x in idxs):
+        failed_by_type: dict[str, list[str]] = defaultdict(list)
+        for x in failed:
+            failed_by_type[eng.type_of[x]].append(ids[x])
+        changed_by_type: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for e, new in outcome.loads.items():
+            changed_by_type[eng.type_of[eng.index[e]]].append((e, new))
+        for t, tr in type_rows.items():
+            if t not in failed_by_type:
                 continue
-            unit = eng.model.unit.get(eng.ids[idxs[0]], "users")
-            survivors = [x for x in idxs if x not in failed]
-            loads = {x: outcome.loads.get(eng.ids[x], eng.normal[x]) for x in survivors}
-            load = sum(loads.values())
-            if not any(eng.normal[x] for x in idxs):
-                continue
-            caps = [eng.cap[x] for x in survivors]
-            finite = all(c != float("inf") for c in caps)
+            unit = eng.model.unit.get(ids[tr.idxs[0]], "users")
+            gone = sorted((tr.pos[e] for e in failed_by_type[t]), reverse=True)
+            gone_set = set(gone)
+            loads = list(tr.normal)
+            changed: list[tuple[int, float]] = []
+            for e, new in changed_by_type.get(t, ()):
+                p = tr.pos[e]
+                if p not in gone_set:
+                    loads[p] = new
+                    changed.append((p, new))
+            caps = list(tr.caps)
+            for p in gone:
+                del loads[p]
+                del caps[p]
+            survivors = len(loads)
+            load = sum(loads)
+            finite = inf not in caps
             surviving = sum(caps) if finite else None
             service = "scscf" if t == "cscf" else t
             unserved = lost_by_service.get(service, 0.0)
             must_carry = load + unserved
             if not survivors:
-                must_carry = max(must_carry, sum(eng.normal[x] for x in idxs))
+                must_carry = max(must_carry, sum(tr.normal))
             util = (must_carry / surviving) if surviving else None
-            worst_el, worst_u = None, None
-            for x in survivors:
-                if eng.cap[x] != float("inf") and loads[x] > 0:
-                    ut = loads[x] / eng.cap[x]
-                    if worst_u is None or ut > worst_u:
-                        worst_el, worst_u = eng.ids[x], ut
+            # busiest survivor: the first (inventory order) of the highest utilisation
+            best: tuple[float, int] | None = None  # (utilisation, −position)
+            changed_pos = {p for p, _new in changed}
+            for p in tr.ranked:
+                if p not in gone_set and p not in changed_pos:
+                    best = (tr.normal[p] / tr.caps[p], -p)
+                    break
+            for p, new in changed:
+                if tr.caps[p] != inf and new > 0:
+                    cand = (new / tr.caps[p], -p)
+                    if best is None or cand > best:
+                        best = cand
+            worst_el = ids[tr.idxs[-best[1]]] if best is not None else None
+            worst_u = best[0] if best is not None else None
             bad = (
                 unserved > 1e-6
                 or (worst_u is not None and worst_u > eng.max_util + 1e-9)
