@@ -108,27 +108,39 @@ def _make_set(
     return DispatcherSet(setid, source.id, comment, tuple(dests))
 
 
-def same_home_domain(topo: Topology, source: Element, candidates: list[Element]) -> list[Element]:
-    """The candidates whose FQDN is under the home domain of ``source`` (all when none is)."""
+def same_home_domain(
+    topo: Topology, source: Element, candidates: list[Element], memo: dict[str, list[Element]] | None = None
+) -> list[Element]:
+    """The candidates whose FQDN is under the home domain of ``source`` (all when none is).
+
+    ``memo`` (home domain -> answer) lets a caller asking for many sources against the same
+    ``candidates`` filter them once per home domain instead of once per source.
+    """
     fqdn = topo.fqdn(source)
     domains = [d for d in topo.network.home_domains if is_subdomain(fqdn, d)]
     if not domains:
         return candidates
     home = max(domains, key=len)
-    own = [c for c in candidates if is_subdomain(topo.fqdn(c), home)]
-    return own or candidates
+    if memo is not None and home in memo:
+        return memo[home]
+    own = [c for c in candidates if is_subdomain(topo.fqdn(c), home)] or candidates
+    if memo is not None:
+        memo[home] = own
+    return own
 
 
 def sbc_pcscf_sets(topo: Topology) -> list[DispatcherSet]:
     """One set per SBC: its P-CSCF list in order of preference, or every P-CSCF same-site first."""
     out = []
+    pcscfs = list(topo.by_type["pcscf"])
+    memo: dict[str, list[Element]] = {}
     for i, sbc in enumerate(topo.by_type["sbc"], start=1):
         if sbc.pcscfs:
             targets = [topo.elements[p] for p in sbc.pcscfs]
             tiers = list(range(len(targets)))
             how = "its pcscfs list in order of preference"
         else:
-            targets = same_home_domain(topo, sbc, list(topo.by_type["pcscf"]))
+            targets = same_home_domain(topo, sbc, pcscfs, memo)
             tiers = [site_tier(topo, t, sbc.site) for t in targets]
             how = "the P-CSCFs of its home domain, same site first, same region next"
         if targets:
@@ -141,8 +153,9 @@ def pcscf_icscf_sets(topo: Topology) -> list[DispatcherSet]:
     first, same region next, other regions last."""
     all_icscfs = topo.with_role("icscf")
     out = []
+    memo: dict[str, list[Element]] = {}
     for i, pcscf in enumerate(topo.by_type["pcscf"], start=1):
-        icscfs = same_home_domain(topo, pcscf, all_icscfs)
+        icscfs = same_home_domain(topo, pcscf, all_icscfs, memo)
         if not icscfs:
             continue
         tiers = [site_tier(topo, t, pcscf.site) for t in icscfs]

@@ -56,6 +56,7 @@ _CAPACITY_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 RRKey = tuple[str, str]  # (name, rdtype)
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +316,8 @@ class _Builder:
         self.ttl = net.ttl
         self.primary = net.primary_domain
         self.transports = [t.value for t in net.dns.transports]
+        self._accepts: dict[str, frozenset[str]] = {}  # element id -> transports it accepts
+        self._fqdn: dict[str, str] = {}  # element id -> FQDN
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -362,8 +365,14 @@ class _Builder:
     ) -> dict[str, RRset]:
         """transport -> SRV rrset at ``<_sip._proto>.<name>`` for members supporting it."""
         out: dict[str, RRset] = {}
+        accepts = self._accepts
+        for el in members:
+            if el.id not in accepts:
+                accepts[el.id] = frozenset(t.value for t in el.transports)
+                self._fqdn[el.id] = self.topo.fqdn(el)
+        fqdn = self._fqdn
         for transport in transports:
-            usable = [e for e in members if transport in {t.value for t in e.transports}]
+            usable = [e for e in members if transport in accepts[e.id]]
             if not usable:
                 continue
             by_tier: dict[int, list[Element]] = {}
@@ -373,7 +382,7 @@ class _Builder:
             for prio in sorted(by_tier):
                 group = by_tier[prio]
                 for el, weight in zip(group, srv_weights(group), strict=True):
-                    rdatas.append(SRV(prio, weight, _port(el, transport), self.topo.fqdn(el)))
+                    rdatas.append(SRV(prio, weight, _port(el, transport), fqdn[el.id]))
             out[transport] = RRset(f"{TRANSPORTS[transport][1]}.{name}", "SRV", self.ttl.srv, tuple(rdatas))
         return out
 
@@ -388,8 +397,8 @@ class _Builder:
         v4: list[Rdata] = []
         v6: list[Rdata] = []
         for el in elements:
-            for addr in el.addresses:
-                if ipaddress.ip_address(addr).version == 4:
+            for addr in el.addresses:  # validated by the inventory schema: ':' only in IPv6
+                if ":" not in addr:
                     if A(addr) not in v4:
                         v4.append(A(addr))
                 elif AAAA(addr) not in v6:
@@ -528,13 +537,21 @@ class _Builder:
                     target=view,
                 )
             plan.views.append(view)
-        user_nets = [(ipaddress.ip_network(p), ln.id) for ln in topo.local_networks.values() for p in ln.prefixes]
+        # (version, first, last) integer ranges: overlap tests without ipaddress objects per pair
+        user_nets: dict[int, list[tuple[int, int, IpNetwork, str]]] = {4: [], 6: []}
+        for ln in topo.local_networks.values():
+            for n in map(ipaddress.ip_network, ln.prefixes):
+                user_nets[n.version].append((int(n.network_address), int(n.broadcast_address), n, ln.id))
+        # services by the regions their members are in: a site view overrides a service only when
+        # some member is in the site's region (otherwise every member is 'other region', one tier)
+        regions_of = [{topo.sites[m.site].region for m in members} for _, members, _ in services]
         for site in topo.sites.values():
             if not site.core_subnets:
                 continue
             for subnet in map(ipaddress.ip_network, site.core_subnets):
-                for net, ln_id in user_nets:
-                    if net.version == subnet.version and net.overlaps(subnet):  # type: ignore[arg-type]
+                low, high = int(subnet.network_address), int(subnet.broadcast_address)
+                for first, last, net, ln_id in user_nets[subnet.version]:
+                    if first <= high and low <= last:
                         plan.notes.append(
                             f"site '{site.id}' core subnet {subnet} overlaps local network '{ln_id}' "
                             f"prefix {net}: the users view comes first, so those core addresses get user answers"
@@ -546,8 +563,9 @@ class _Builder:
                 tuple(site.core_subnets),
                 f"core elements at site {site.id} ({site.name}): same-site first",
             )
-            for name, members, origin in services:
-                self._service(name, members, origin, site=site.id, target=view)
+            for (name, members, origin), regions in zip(services, regions_of, strict=True):
+                if site.region in regions:
+                    self._service(name, members, origin, site=site.id, target=view)
             plan.views.append(view)
         plan.views.append(ViewPlan("default", "default", "", (), "everyone else"))
         return plan
