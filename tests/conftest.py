@@ -15,14 +15,14 @@ def start_named() -> Iterator[Callable[..., Any]]:
     """Factory: ``start_named(config_dir, include="named.conf.imsdr")`` starts a real BIND on
     127.0.0.1 (free high port) with the rendered config and returns a ``NamedServer``
     (``.query(qname, rdtype, source=...)``, ``.answer(...)``, ``.port``, ``.pid``); every server
-    started is stopped by pid at teardown. Skips when BIND is not installed."""
+    started is stopped by pid at teardown."""
     import named_harness
 
     servers: list[Any] = []
 
     def factory(config_dir: Path | str, **kwargs: Any) -> Any:
-        if shutil.which("named") is None and not Path("/usr/sbin/named").exists():
-            pytest.skip("BIND 'named' is not installed (bash .ci/test installs bind9)")
+        assert shutil.which("named") or Path("/usr/sbin/named").exists(), (
+            "BIND 'named' is not installed: run the test command, bash .ci/test, which installs bind9")
         server = named_harness.start_named(config_dir, **kwargs)
         servers.append(server)
         return server

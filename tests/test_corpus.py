@@ -209,8 +209,7 @@ def test_bad_inventory_is_refused_cleanly(
 ) -> None:
     """One command on every corpus case (every failure is listed, not just the first)."""
     spec = next(c for c in all_commands() if c.name == command)
-    if not available(command):
-        pytest.skip(f"`imsdr {command}` is not in the CLI (yet)")
+    assert available(command), f"`imsdr {command}` is missing from the CLI"
     monkeypatch.chdir(tmp_path)
     failures: list[str] = []
     for i, case in enumerate(CASES):
@@ -271,8 +270,7 @@ def test_heavy_inputs_bounded_in_a_child_process(
     case: str, command: str, tmp_path: Path, generated: dict[str, Path]
 ) -> None:
     spec = next(c for c in COMMANDS if c.name == command)
-    if not available(command):
-        pytest.skip(f"`imsdr {command}` is not in the CLI (yet)")
+    assert available(command), f"`imsdr {command}` is missing from the CLI"
     inventory = inventory_path(case, generated)
     work, out = prepare_workdir(tmp_path)
     before = snapshot(work)

@@ -20,7 +20,6 @@ from typing import Any
 
 import click.testing
 import dns.zone
-import pytest
 import typer.main
 import yaml
 from hypothesis import HealthCheck, event, given, settings
@@ -196,7 +195,6 @@ def check_zone(path: Path) -> None:
     assert done.returncode == 0, f"named-checkzone {path}:\n{done.stdout}{done.stderr}"
 
 
-@pytest.mark.skipif(shutil.which("named-checkzone") is None, reason="bind9utils is not installed")
 @settings(COMMON, max_examples=15)
 @given(inventories())
 def test_plan_succeeds_or_reports_findings_with_valid_reproducible_zones(inv: dict[str, Any]) -> None:
