@@ -361,6 +361,19 @@ def bench_enum(b: Bench) -> None:
 
 def bench_national_dns(b: Bench, national: Path) -> None:
     bench_render(b, "render dns national plan", national, b.heavy_runs, "ENUM rendering")
+    out = WORK / "out-plan-national"
+
+    def clean() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+
+    r = b.measure("pipeline", "plan national (every analysis and file)",
+                  [*b.imsdr, "plan", str(national), "--out", str(out)], b.heavy_runs, needs=("plan",),
+                  ok_codes=(0, 1), before=clean)
+    if r.wall is not None and out.exists():
+        size = dir_bytes(out)
+        r.note = f"{size / 1e6:,.1f} MB in {sum(1 for p in out.rglob('*') if p.is_file()):,} files"
+        r.extra["bytes_written"] = size
+    clean()
 
 
 # --- octoDNS side by side --------------------------------------------------------------------------------
