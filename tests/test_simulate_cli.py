@@ -109,6 +109,36 @@ def test_simulate_unknown_id_exit_2_without_traceback() -> None:
     assert missing.exit_code == 2
 
 
+def test_simulate_switchover_tie_does_not_depend_on_hash_seed() -> None:
+    """cscf-a-1 and mgcf-b-1 both switch over in 92 s. The --fail ids pass through a set of
+    strings, so picking the first of the tied elements in set order gave cscf-a-1 under
+    PYTHONHASHSEED=1 and mgcf-b-1 under 0; the tie now goes to the element listed first."""
+    import os
+
+    import yaml
+
+    tied = ("cscf-a-1", "mgcf-b-1")
+    outputs = []
+    for seed in ("0", "1", "4", "7"):
+        result = subprocess.run(
+            [sys.executable, "-m", "imsdr", "simulate", str(PROVINCE), "--format", "json"]
+            + [arg for el in tied for arg in ("--fail", el)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert result.returncode in (0, 1), result.stderr
+        outputs.append(result.stdout)
+    assert all(out == outputs[0] for out in outputs[1:])
+    data = json.loads(outputs[0])
+    listed = [e["id"] for e in yaml.safe_load(PROVINCE.read_text())["elements"] if e["id"] in tied]
+    parts = {f["id"]: f["switchover"]["seconds"] for f in data["failed"]}
+    assert parts[tied[0]] == parts[tied[1]] == data["switchover_s"] > 0
+    assert data["switchover_from"] == listed[0]
+
+
 def test_scenarios_province_depth_2_exit_0_and_json() -> None:
     result = invoke("scenarios", PROVINCE, "--depth", "2")
     assert result.exit_code == 0, result.output

@@ -320,11 +320,17 @@ class Engine:
         if lost_users or lost_erl:
             self._per_local_network(outcome, lost_users, lost_erl)
         outcome.verdict = verdict
-        best, who = 0, None
+        # the slowest switchover; ties go to the element listed first in the inventory, never to
+        # set order (it follows insertion order and string hashes, so it changed with PYTHONHASHSEED)
+        best, who = 0, -1
         for x in failed:
-            if self.normal[x] > 0 and self.switchover_s[x] > best and ids[x] not in outcome.no_takeover:
-                best, who = self.switchover_s[x], ids[x]
-        outcome.switchover_s, outcome.worst_switchover_from = best, who
+            s = self.switchover_s[x]
+            if s < best or s == 0 or self.normal[x] <= 0 or ids[x] in outcome.no_takeover:
+                continue
+            if s > best or x < who:
+                best, who = s, x
+        outcome.switchover_s = best
+        outcome.worst_switchover_from = ids[who] if who >= 0 else None
         return outcome
 
     def _per_local_network(
