@@ -198,7 +198,7 @@ class Engine:
         state = self._site_cache.get(site)
         if state is None:
             failed = set(self.by_site.get(site, ()))
-            results = {i: self._assign(i, failed) for i in self.affected_flows(failed)}
+            results = {i: self._assign(i, failed) for i in sorted(self.affected_flows(failed))}
             delta, lossy = self._delta(results)
             state = _SiteState(failed, results, delta, lossy)
             self._site_cache[site] = state
@@ -259,7 +259,7 @@ class Engine:
     def evaluate(self, failed_ids: Iterable[str] | Iterable[int], *, detail: bool = False) -> Outcome:
         """Evaluate one scenario: ``failed_ids`` are element ids or indices."""
         failed = {x if isinstance(x, int) else self.index[x] for x in failed_ids}
-        results = {i: self._assign(i, failed) for i in self.affected_flows(failed)}
+        results = {i: self._assign(i, failed) for i in sorted(self.affected_flows(failed))}
         delta, lossy = self._delta(results)
         return self._finish(failed, results, delta, lossy, detail)
 
@@ -302,7 +302,8 @@ class Engine:
         # overload of the survivors whose load changed
         loads = outcome.loads
         ids = self.ids
-        for x, d in delta.items():
+        for x in sorted(delta):  # inventory order: ties among survivors never follow set order
+            d = delta[x]
             if -1e-9 < d < 1e-9 and (x not in failed or self.normal[x] == 0):
                 continue
             load = self.normal[x] + d
