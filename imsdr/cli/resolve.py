@@ -50,7 +50,7 @@ def _plan(inventory: Any) -> tuple[Any, Any]:
 
     inv, source_map = load(inventory)
     topology = Topology(inv, source_map)
-    plan = build_dns_plan(topology)
+    plan = build_dns_plan(topology, lazy=True)  # a view's overrides are computed when first asked
     for issue in getattr(plan, "issues", []):
         sys.stderr.write(f"warning: the DNS plan has a problem `render dns` would refuse: {issue.message}\n")
     return topology, plan

@@ -21,8 +21,9 @@ Design (see docs/dns.md):
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.names import enum_digits, is_subdomain, reverse_digits, sort_key
@@ -167,21 +168,44 @@ class DnsPlan:
     origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
     issues: list[PlanIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # lazy plans only: view name -> computes that view's overrides on first use
+    pending: dict[str, Callable[[], None]] = field(default_factory=dict, repr=False)
+    _view_index: dict[str, ViewPlan] = field(default_factory=dict, repr=False, compare=False)
+    _view_count: int = field(default=-1, repr=False, compare=False)
 
     # --- queries ---------------------------------------------------------------------------------
 
-    def view(self, name: str) -> ViewPlan:
+    def materialise(self, view: ViewPlan) -> ViewPlan:
+        """Compute ``view``'s overrides now if the plan was built lazily and they are not yet."""
+        build = self.pending.pop(view.name, None)
+        if build is not None:
+            build()
+        return view
+
+    def materialise_all(self) -> None:
         for view in self.views:
-            if view.name == name:
-                return view
+            self.materialise(view)
+
+    def _views_by_name(self) -> dict[str, ViewPlan]:
+        if self._view_count != len(self.views):  # (re)index: views are appended while the plan is built
+            self._view_index.clear()
+            for view in self.views:
+                self._view_index.setdefault(view.name, view)  # the first view of a name, as before
+            self._view_count = len(self.views)
+        return self._view_index
+
+    def view(self, name: str) -> ViewPlan:
+        view = self._views_by_name().get(name)
+        if view is not None:
+            return self.materialise(view)
         raise KeyError(f"no view {name!r} (views: {', '.join(v.name for v in self.views)})")
 
     def view_for_client(self, address: str) -> ViewPlan:
         """The view BIND answers ``address`` from: the first whose match-clients contains it."""
         for view in self.views:
             if view.matches(address):
-                return view
-        return self.views[-1]
+                return self.materialise(view)
+        return self.materialise(self.views[-1])
 
     def find_zone(self, qname: str) -> ZonePlan | None:
         """The most specific zone of the plan that contains ``qname``."""
@@ -198,7 +222,7 @@ class DnsPlan:
 
     def zone_for_view(self, view: ViewPlan | str, zone_name: str) -> ZonePlan:
         """The zone as ``view`` serves it: base content with the view's overrides applied."""
-        v = self.view(view) if isinstance(view, str) else view
+        v = self.view(view) if isinstance(view, str) else self.materialise(view)
         base = self.zones[zone_name]
         overrides = v.overrides.get(zone_name)
         if not overrides:
@@ -210,6 +234,8 @@ class DnsPlan:
     def lookup_rrset(self, view: ViewPlan | str, qname: str, rdtype: str) -> RRset | None:
         """The rrset ``view`` answers for (qname, rdtype), ENUM computed from blocks; None if none."""
         v = self.view(view) if isinstance(view, str) else view
+        if self.pending:
+            self.materialise(v)
         qname = qname.rstrip(".").lower()
         rdtype = rdtype.upper()
         zone = self.find_zone(qname)
@@ -258,6 +284,7 @@ class DnsPlan:
 
     def all_rrsets(self) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
         """(zone, view or None for base, rrset) for every stored rrset (ENUM numbers excluded)."""
+        self.materialise_all()
         for zone in self.zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, None, rrset
@@ -454,8 +481,15 @@ class _Builder:
 
     # --- the build -------------------------------------------------------------------------------------
 
-    def build(self) -> DnsPlan:
+    def build(self, lazy: bool = False) -> DnsPlan:
         topo, net, plan = self.topo, self.net, self.plan
+
+        def overrides(view: ViewPlan, compute: Callable[[], None]) -> None:
+            if lazy:
+                plan.pending[view.name] = compute
+            else:
+                compute()
+
         ns_ids = list(net.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
         nameservers = [topo.elements[i] for i in ns_ids if i in topo.elements]
         ns_names = [topo.fqdn(e) for e in nameservers]
@@ -530,12 +564,8 @@ class _Builder:
                     f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} like the default view"
                 )
             else:
-                self._sbc(
-                    local,
-                    backup,
-                    Origin(ln.id, ("prefixes",), f"the SBC answer of local network '{ln.id}'"),
-                    target=view,
-                )
+                origin = Origin(ln.id, ("prefixes",), f"the SBC answer of local network '{ln.id}'")
+                overrides(view, partial(self._sbc, local, backup, origin, target=view))
             plan.views.append(view)
         # (version, first, last) integer ranges: overlap tests without ipaddress objects per pair
         user_nets: dict[int, list[tuple[int, int, IpNetwork, str]]] = {4: [], 6: []}
@@ -563,12 +593,15 @@ class _Builder:
                 tuple(site.core_subnets),
                 f"core elements at site {site.id} ({site.name}): same-site first",
             )
-            for (name, members, origin), regions in zip(services, regions_of, strict=True):
-                if site.region in regions:
-                    self._service(name, members, origin, site=site.id, target=view)
+            site_services = [svc for svc, regions in zip(services, regions_of, strict=True) if site.region in regions]
+            overrides(view, partial(self._site_view, site_services, site.id, view))
             plan.views.append(view)
         plan.views.append(ViewPlan("default", "default", "", (), "everyone else"))
         return plan
+
+    def _site_view(self, services: list[tuple[str, list[Element], Origin]], site: str, view: ViewPlan) -> None:
+        for name, members, origin in services:
+            self._service(name, members, origin, site=site, target=view)
 
     def _override(self, view: ViewPlan, rrset: RRset, origin: Origin) -> None:
         zone = self.zone_of(rrset.name)
@@ -668,6 +701,13 @@ class _Builder:
             apex(zone)
 
 
-def build_dns_plan(topology: Topology) -> DnsPlan:
-    """Build the full DNS plan of ``topology`` in memory (zones, views, ENUM blocks)."""
-    return _Builder(topology).build()
+def build_dns_plan(topology: Topology, lazy: bool = False) -> DnsPlan:
+    """Build the full DNS plan of ``topology`` in memory (zones, views, ENUM blocks).
+
+    ``lazy=True`` (``resolve``, ``verify``: they read one or a few views) builds the zones and
+    the list of views at once, but each view's overrides only when that view is first used
+    (``DnsPlan.view``, ``view_for_client``, ``lookup_rrset``, ``zone_for_view``, ``all_rrsets``);
+    problems and notes of views never used are then not reported. Reading ``ViewPlan.overrides``
+    directly needs ``DnsPlan.materialise`` first.
+    """
+    return _Builder(topology).build(lazy)

@@ -30,6 +30,17 @@ def _name(text: str) -> dns.name.Name:
     return dns.name.from_text(text.rstrip(".") + ".") if text not in ("", ".") else dns.name.root
 
 
+@lru_cache(maxsize=65536)
+def _text(name: dns.name.Name) -> str:
+    """A name as the plan keys it: lower case, no final dot (asked once per name, not per view)."""
+    return name.to_text(omit_final_dot=True).lower()
+
+
+@lru_cache(maxsize=256)
+def _type_text(rdtype: dns.rdatatype.RdataType) -> str:
+    return dns.rdatatype.to_text(rdtype)
+
+
 def _rdata(rd: Any, rdtype: dns.rdatatype.RdataType) -> dns.rdata.Rdata:
     """A plan rdata as a dnspython rdata, built from its fields (text parsing only as a fallback)."""
     from dns.rdtypes.ANY.CNAME import CNAME
@@ -80,8 +91,7 @@ class PlanSource:
 
     def _lookup(self, view: str, qname: dns.name.Name,
                 rdtype: dns.rdatatype.RdataType) -> dns.rrset.RRset | None:
-        found = self.plan.lookup_rrset(view, qname.to_text(omit_final_dot=True).lower(),
-                                       dns.rdatatype.to_text(rdtype))
+        found = self.plan.lookup_rrset(view, _text(qname), _type_text(rdtype))
         if found is None or not found.rdatas:
             return None
         converted = self._converted.get(found)
@@ -108,14 +118,12 @@ class ElementIndex:
     def __init__(self, topology: Topology) -> None:
         self.by_name: dict[str, Owner] = {}
         self.by_address: dict[str, list[Owner]] = {}
-        import ipaddress
-
         for el in topology.elements.values():
             owner = Owner(el.id, el.site)
             self.by_name[topology.fqdn(el).rstrip(".").lower()] = owner
             for address in el.addresses:
-                key = ipaddress.ip_address(address).compressed
-                self.by_address.setdefault(key, []).append(owner)
+                # already normalised by the inventory schema (str(ip_address(...)) == compressed)
+                self.by_address.setdefault(address, []).append(owner)
 
     def describe(self, target: str, addresses: Sequence[str]) -> tuple[str | None, str | None]:
         """(element, site) of a target; several owners (a shared name) are joined with ', '."""

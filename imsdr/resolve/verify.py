@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import dns.exception
@@ -229,6 +230,7 @@ def enum_sample_numbers(block: Any, sample: int) -> list[str]:
     return [prefix + str(i).zfill(digits) for i in sample_indices(10**digits, sample)]
 
 
+@lru_cache(maxsize=1 << 17)  # the same names are asked once per client source
 def _name(text: str) -> dns.name.Name:
     return dns.name.from_text(text.rstrip(".") + ".")
 
