@@ -123,6 +123,7 @@ class Engine:
         for e, el in topology.elements.items():
             self.by_site[el.site].append(ix[e])
         self.switchover_s = [switchover(topology, topology.elements[e]).seconds for e in self.ids]
+        self.group_pos: dict[str, int] = {gid: i for i, gid in enumerate(topology.groups)}
         self.groups_of_idx: list[list[str]] = [
             [g.id for g in topology.groups_of.get(e, [])] for e in self.ids
         ]
