@@ -22,7 +22,6 @@ each set names the source element.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,7 +56,7 @@ class DispatcherSet:
 def sip_uri(el: Element) -> str:
     transport = el.transports[0].value if el.transports else "udp"
     addr = el.addresses[0]
-    host = f"[{addr}]" if ipaddress.ip_address(addr).version == 6 else addr
+    host = f"[{addr}]" if ":" in addr else addr  # schema-validated address: ':' only in IPv6
     port = el.tls_port if transport == "tls" else el.port
     return f"sip:{host}:{port};transport={transport}"
 

@@ -14,7 +14,14 @@ from imsdr.dns.dispatcher import pcscf_icscf_sets, render_dispatcher_list, sbc_p
 from imsdr.dns.lint import lint_plan, lint_problems
 from imsdr.dns.plan import DnsPlan, ViewPlan, build_dns_plan
 from imsdr.dns.views import ZoneFileRef, render_named_conf, zone_files
-from imsdr.dns.zonefile import choose_serial, header_lines, prepare_zone, read_previous, write_prepared
+from imsdr.dns.zonefile import (
+    RenderCache,
+    choose_serial,
+    header_lines,
+    prepare_zone,
+    read_previous,
+    write_prepared,
+)
 from imsdr.errors import RenderError
 from imsdr.output.atomic import atomic_directory, safe_join
 
@@ -93,8 +100,10 @@ def write_dns_files(
     directory = Path(directory)
     inventory = printable(inventory)
     report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views])
+    cache: RenderCache = {}  # rrset text shared by the per-view copies of a zone
     for ref in zone_files(plan):
-        report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial))
+        report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial, cache))
+    del cache
     _write_text(directory, NAMED_CONF, render_named_conf(plan, inventory))
     report.files.append(WrittenFile(NAMED_CONF, "named.conf", records=len(plan.views)))
     for path, sets, title in (
@@ -122,7 +131,13 @@ def _write_text(staging: Path, relative: str, text: str) -> None:
 
 
 def _write_zone_file(
-    plan: DnsPlan, ref: ZoneFileRef, previous: Path | None, staging: Path, inventory: str, forced: int | None
+    plan: DnsPlan,
+    ref: ZoneFileRef,
+    previous: Path | None,
+    staging: Path,
+    inventory: str,
+    forced: int | None,
+    cache: RenderCache | None = None,
 ) -> WrittenFile:
     view = plan.view(ref.view) if ref.view else _BASE
     zone = plan.zone_for_view(view, ref.zone)
@@ -134,7 +149,7 @@ def _write_zone_file(
             "(no fixed rrset-order): clients should follow the SRV priorities"
         )
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
-    prepared = prepare_zone(zone, header, comments)  # every record rendered once: digest and lines
+    prepared = prepare_zone(zone, header, comments, cache)  # every record rendered once: digest and lines
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
     serial = choose_serial(prepared.digest, old, forced)
     path = safe_join(staging, ref.path)

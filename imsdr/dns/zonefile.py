@@ -84,12 +84,25 @@ class PreparedZone:
     records: int
 
 
-def prepare_zone(zone: ZonePlan, header: list[str], comments: dict[RRKey, str] | None = None) -> PreparedZone:
+# (id(rrset), origin, width) -> (rrset, digest text, lines): see prepare_zone's ``cache``
+RenderCache = dict[tuple[int, str, int], tuple[RRset, str, str]]
+
+
+def prepare_zone(
+    zone: ZonePlan,
+    header: list[str],
+    comments: dict[RRKey, str] | None = None,
+    cache: RenderCache | None = None,
+) -> PreparedZone:
     """Render every stored rdata of ``zone`` once, for both the digest and the lines written.
 
     The digest is sha256 over what the file will hold, except the SOA serial (so it can decide
     the serial): the format version, the header, ``name|type|ttl|rdata|rdata...`` per rrset in
     file order (SOA with serial 0), then each ENUM block's parameters.
+
+    ``cache`` (one dict for one render run) reuses the text of an rrset already rendered with the
+    same origin and owner width: the per-view copies of a zone share most of their rrsets. It
+    holds the rrset itself, so the ``id`` in its key cannot be reused while the cache lives.
     """
     comments = comments or {}
     h = hashlib.sha256()
@@ -114,10 +127,20 @@ def prepare_zone(zone: ZonePlan, header: list[str], comments: dict[RRKey, str] |
             digest_parts.append(f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{unserialled.to_text()}\n")
             body.append(rrset)
             continue
-        texts = [rd.to_text() for rd in rdatas]
-        digest_parts.append(f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(texts)}\n")
-        prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
-        body.append("".join([f"{prefix}{text}\n" for text in texts]))
+        key = (id(rrset), origin, width)
+        hit = cache.get(key) if cache is not None else None
+        if hit is None:
+            texts = [rd.to_text() for rd in rdatas]
+            prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
+            hit = (
+                rrset,
+                f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(texts)}\n",
+                "".join([f"{prefix}{text}\n" for text in texts]),
+            )
+            if cache is not None:
+                cache[key] = hit
+        digest_parts.append(hit[1])
+        body.append(hit[2])
     h.update("".join(digest_parts).encode())
     for block in zone.blocks:
         h.update(
