@@ -59,3 +59,16 @@ def test_aaaa_text_is_compressed_whatever_the_input_spelling() -> None:
     assert AAAA("2001:0db8:0000:0000:0000:0000:0000:0001").to_text() == "2001:db8::1"
     assert AAAA("2001:DB8::A").to_text() == "2001:db8::a"
     assert AAAA("2001:db8::1").to_text() == "2001:db8::1"
+
+
+def test_rdata_problem_memo_reports_every_rrset_that_holds_the_rdata() -> None:
+    from imsdr.dns.records import SRV, RRset
+
+    bad = SRV(10, 5, 0, "x.example.net")  # port 0 with a real target
+    first = RRset("_sip._udp.a.example.net", "SRV", 60, (bad,))
+    second = RRset("_sip._udp.b.example.net", "SRV", 60, (SRV(10, 5, 5060, "y.example.net"), bad))
+    memo: dict[object, list[str]] = {}
+    assert first.problems(memo) == first.problems() != []
+    assert second.problems(memo) == second.problems()
+    assert any("_sip._udp.b.example.net" in p and "port 0" in p for p in second.problems(memo))
+    assert bad in memo

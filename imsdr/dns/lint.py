@@ -56,22 +56,28 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
         if (zone.name, "NS") not in zone.rrsets:
             err(f"zone {zone.name} has no NS records", Origin("", ("network", "dns", "nameservers"), ""))
 
-    checked_text: set[tuple[str, str]] = set()
+    checked_text: set[tuple[object, ...]] = set()
     checked_types: set[str] = set()
     problems_of: dict[RRset, list[str]] = {}
+    rdata_memo: dict[object, list[str]] = {}  # the same rdata recurs in many rrsets
     for zone_name, view, rrset in plan.all_rrsets():
         origin = _origin(plan, zone_name, rrset)
         where = f" (view {view.name})" if view else ""
         if rrset not in problems_of:  # identical rrsets recur across views: validate once
-            problems_of[rrset] = rrset.problems()
+            problems_of[rrset] = rrset.problems(rdata_memo)
         for problem in problems_of[rrset]:
             err(problem + where, origin)
         for rd in rrset.rdatas:
-            # dnspython reads back every NAPTR/SOA (quoting, escaping) and one rdata of each other type
+            # dnspython reads back every SOA, every NAPTR shape (order, preference, flags, services,
+            # regexp: the quoting and escaping; its replacement is a name, written like every
+            # other target and checked by name_problems) and one rdata of each other type
             if rrset.rdtype not in ("NAPTR", "SOA") and rrset.rdtype in checked_types:
                 continue
             checked_types.add(rrset.rdtype)
-            key = (rrset.rdtype, rd.to_text())
+            if isinstance(rd, NAPTR):
+                key: tuple[object, ...] = ("NAPTR", rd.order, rd.preference, rd.flags, rd.services, rd.regexp)
+            else:
+                key = (rrset.rdtype, rd.to_text())
             if key not in checked_text:
                 checked_text.add(key)
                 why = dnspython_check(rd.to_text(), rrset.rdtype, zone_name)

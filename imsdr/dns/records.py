@@ -285,7 +285,8 @@ class RRset:
     ttl: int
     rdatas: tuple[Rdata, ...]
 
-    def problems(self) -> list[str]:
+    def problems(self, memo: dict[object, list[str]] | None = None) -> list[str]:
+        """Reasons this rrset cannot be written; ``memo`` caches each rdata's own problems."""
         out = [f"{self.name}: {p}" for p in name_problems(self.name)]
         if self.ttl not in range(0, 2**31):
             out.append(f"{self.name} {self.rdtype}: TTL {self.ttl} is outside 0..2147483647")
@@ -296,7 +297,13 @@ class RRset:
         for rd in self.rdatas:
             if rd.rdtype != self.rdtype:
                 out.append(f"{self.name} {self.rdtype}: holds a {rd.rdtype} record")
-            out.extend(f"{self.name} {self.rdtype}: {p}" for p in rd.problems())
+            if memo is None:
+                found = rd.problems()
+            else:
+                found = memo.get(rd)  # type: ignore[assignment]
+                if found is None:
+                    found = memo[rd] = rd.problems()
+            out.extend(f"{self.name} {self.rdtype}: {p}" for p in found)
         if len(set(self.rdatas)) != len(self.rdatas):
             out.append(f"{self.name} {self.rdtype}: a record is listed twice")
         if self.rdtype in ("SOA", "CNAME") and len(self.rdatas) > 1:
