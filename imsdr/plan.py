@@ -197,9 +197,9 @@ def simulated_elements(topo: Topology) -> list[str]:
 def _engine(pipe: Pipeline) -> Any:
     engine = pipe.raw.get("_engine")
     if engine is None:
-        from imsdr.scenarios.engine import Engine
+        from imsdr.scenarios.engine import shared_engine
 
-        engine = pipe.raw["_engine"] = Engine(pipe.topology)
+        engine = pipe.raw["_engine"] = shared_engine(pipe.topology)
     return engine
 
 

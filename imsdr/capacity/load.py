@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.erlang import carried_traffic
@@ -493,7 +494,9 @@ def _to_float(value: Any) -> float:
     return float(value)
 
 
+@cache
 def _feature(name: str):  # type: ignore[no-untyped-def]
+    """The Feature member ``name`` (looked up once per name: the Enum call is not free)."""
     from imsdr.inventory.schema import Feature
 
     return Feature(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -176,10 +177,30 @@ def _f(x: Fraction | float | None, digits: int = 4) -> float | None:
 
 
 def capacity_report(topology: Topology, engine: Engine | None = None) -> CapacityReport:
-    """Size every pool, pair, HSS, trunk group, DR SBC and site of ``topology``."""
-    from imsdr.scenarios.engine import Engine
+    """Size every pool, pair, HSS, trunk group, DR SBC and site of ``topology``.
 
-    eng = engine or Engine(topology)
+    Without ``engine`` (or with the shared one) the report is computed once per Topology object
+    and reused: ``check``'s CAP rules and ``plan``'s capacity stage ask for the same report."""
+    from imsdr.scenarios.engine import shared_engine
+
+    if engine is None or engine is _shared_or_none(topology):
+        cached = _REPORTS.get(topology)
+        if cached is None:
+            cached = _REPORTS[topology] = _capacity_report(topology, shared_engine(topology))
+        return cached
+    return _capacity_report(topology, engine)
+
+
+_REPORTS: weakref.WeakKeyDictionary[Topology, CapacityReport] = weakref.WeakKeyDictionary()
+
+
+def _shared_or_none(topology: Topology) -> Engine | None:
+    from imsdr.scenarios.engine import _SHARED
+
+    return _SHARED.get(topology)
+
+
+def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
     model = eng.model
     u = exact(model.cm.max_utilisation)
     pools: list[GroupCheck] = []

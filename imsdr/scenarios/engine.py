@@ -11,6 +11,7 @@ Verdicts:
 from __future__ import annotations
 
 import math
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -66,6 +67,18 @@ class _SiteState:
     results: dict[int, Result]
     delta: dict[int, float]
     lossy: list[int]
+
+
+_SHARED: weakref.WeakKeyDictionary[Topology, Engine] = weakref.WeakKeyDictionary()
+
+
+def shared_engine(topology: Topology) -> Engine:
+    """The exact-number Engine of ``topology``, built once per Topology object and shared (the
+    capacity rules of ``check`` and the stages of ``plan`` all read the same one)."""
+    engine = _SHARED.get(topology)
+    if engine is None:
+        engine = _SHARED[topology] = Engine(topology)
+    return engine
 
 
 class Engine:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.formulas import fmt, pct
@@ -390,7 +391,9 @@ def _texts(
     return tuple(impact), tuple(failback)
 
 
+@cache
 def _feature(name: str):  # type: ignore[no-untyped-def]
+    """The Feature member ``name`` (looked up once per name: the Enum call is not free)."""
     from imsdr.inventory.schema import Feature
 
     return Feature(name)
