@@ -45,7 +45,8 @@ def circuits_needed(traffic: float, grade_of_service: float) -> int:
         n += 1
         if n > MAX_CIRCUITS:
             raise ValueError(f"more than {MAX_CIRCUITS} circuits needed for {traffic} E")
-        b = traffic * b / (n + traffic * b)
+        ab = traffic * b  # A·B once per step: the same operations, bit-identical
+        b = ab / (n + ab)
     return n
 
 

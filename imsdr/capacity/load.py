@@ -103,6 +103,7 @@ class LoadModel:
                     self.gos.setdefault(m, gos)
                 if pool.busy_hour_erlangs:  # type: ignore[union-attr]
                     self.trunk_erlangs[group.id] = self.num(pool.busy_hour_erlangs)  # type: ignore[union-attr]
+        self._share_cache: dict[tuple[str, ...], dict[str, Fraction]] = {}
         self.capacity: dict[str, Fraction | None] = {
             el.id: element_capacity(el, self.gos.get(el.id, self.cm.grade_of_service), self.num)
             for el in topology.elements.values()
@@ -148,8 +149,17 @@ class LoadModel:
         return types.pop() if len(types) == 1 else None
 
     def share_weights(self, members: Iterable[str]) -> dict[str, Fraction]:
-        """Each member's share of load split across ``members``: by capacity, else equally."""
-        members = list(members)
+        """Each member's share of load split across ``members``: by capacity, else equally.
+
+        Memoised per member tuple (capacities are fixed once the model is built); callers only
+        read the returned dict."""
+        key = tuple(members)
+        cached = self._share_cache.get(key)
+        if cached is None:
+            cached = self._share_cache[key] = self._share_weights(list(key))
+        return cached
+
+    def _share_weights(self, members: list[str]) -> dict[str, Fraction]:
         caps = [self.capacity.get(m) for m in members]
         if members and all(c for c in caps):
             total = sum(caps, self.num(0))  # type: ignore[arg-type]
@@ -479,15 +489,17 @@ class LoadModel:
         return [(m, amount * w) for m, w in self.share_weights(members).items()]
 
     def _normal(self) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
-        load: dict[str, Fraction] = defaultdict(lambda: self.num(0))
-        unserved: dict[str, Fraction] = defaultdict(lambda: self.num(0))
+        load: dict[str, Fraction] = {}
+        unserved: dict[str, Fraction] = {}
+        zero = self.num(0)
         for flow in self.flows:
             parts, lost = self.assign(flow, ())
             for el_id, amt in parts:
-                load[el_id] += amt
+                # 0 + amt is amt: start from the first part (one Fraction addition fewer each)
+                load[el_id] = load[el_id] + amt if el_id in load else amt
             if lost:
-                unserved[flow.service] += lost
-        return dict(load), dict(unserved)
+                unserved[flow.service] = unserved.get(flow.service, zero) + lost
+        return load, unserved
 
 
 def _to_float(value: Any) -> float:

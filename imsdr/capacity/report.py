@@ -687,7 +687,7 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
         failed = eng.site_elements([site])
         if not failed:
             continue
-        outcome = eng.evaluate(failed)
+        outcome = eng.evaluate_sites([site])  # cached per site: plan's scenarios reuse it
         lost_by_service = defaultdict(float, outcome.service_unserved)
         failed_by_type: dict[str, list[str]] = defaultdict(list)
         for x in failed:
