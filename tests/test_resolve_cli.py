@@ -151,3 +151,12 @@ def test_verify_refuses_a_source_it_cannot_send_from() -> None:
     assert result.exit_code == 2 and "cannot send" in result.stderr, result.output
     bad = run("verify", str(PROVINCE), "--server", f"127.0.0.1:{port}", "--names", "a..b")
     assert bad.exit_code == 2 and "--names" in bad.stderr
+
+
+def test_resolve_warns_about_plan_problems_render_would_refuse(make_inventory: Any) -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        d["redundancy"]["pools"][3]["dns_name"] = "sbc"  # collides with the SBC discovery name
+
+    result = run("resolve", str(make_inventory(mutate)), "ims.example.net")
+    assert "warning: the DNS plan has a problem `render dns` would refuse" in result.stderr
+    assert "produced twice" in result.stderr

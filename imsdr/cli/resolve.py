@@ -51,9 +51,13 @@ def _plan(inventory: Any) -> tuple[Any, Any]:
     inv, source_map = load(inventory)
     topology = Topology(inv, source_map)
     plan = build_dns_plan(topology, lazy=True)  # a view's overrides are computed when first asked
+    return topology, plan
+
+
+def _warn_issues(plan: Any) -> None:
+    """Plan problems found so far: the base, and the views the questions reached (lazy plan)."""
     for issue in getattr(plan, "issues", []):
         sys.stderr.write(f"warning: the DNS plan has a problem `render dns` would refuse: {issue.message}\n")
-    return topology, plan
 
 
 @handle_errors
@@ -81,6 +85,7 @@ def resolve(
     res = resolve_in(PlanSource(plan), name, client=source, rdtype=rdtype.value,
                      transport=transport.value if transport else None,
                      enum_suffix=topology.network.enum_suffix, index=ElementIndex(topology))
+    _warn_issues(plan)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps
 
@@ -211,6 +216,7 @@ def verify(
         questions, chosen = expectations(source, plan, clients, names=wanted, enum_sample=enum_sample)
     except ValueError as exc:
         raise ImsdrError(str(exc)) from None
+    _warn_issues(plan)
     querier = LiveQuerier(address, port, timeout=timeout, retries=retries)
     probe_name = questions[0].qname if questions else None
     try:
