@@ -271,6 +271,19 @@ class LoadModel:
         everyone = tuple(range(len(units)))
         if self.num is exact:
             return self._allocate_exact(units, values, caps if use_caps else None, by_province, everyone)
+        return self._allocate_loop(units, values, caps, use_caps, by_province, everyone)
+
+    def _allocate_loop(
+        self,
+        units: list[tuple[Group | None, list[str]]],
+        values: dict[str, Fraction],
+        caps: list[Fraction | None],
+        use_caps: bool,
+        by_province: dict[str, list[int]],
+        everyone: tuple[int, ...],
+    ) -> list[tuple[Fraction, tuple[tuple[str, Fraction], ...]]]:
+        """:meth:`allocate` local network by local network (the float path)."""
+        topo = self.topology
         ratio_cache: dict[tuple[int, ...], list[Fraction]] = {}
         amounts = [self.num(0)] * len(units)
         contrib: list[dict[str, Fraction]] = [{} for _ in units]
