@@ -817,9 +817,19 @@ def capacity_to_dict(report: CapacityReport) -> dict[str, Any]:
     """The report as plain JSON data (keys documented in docs/capacity.md)."""
     import dataclasses
 
+    names: dict[type, tuple[str, ...] | None] = {}  # field names per class, looked up once
+
     def conv(obj: Any) -> Any:
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return {f.name: conv(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        cls = type(obj)
+        if cls in (str, int, float, bool) or obj is None:
+            return obj
+        if cls not in names:
+            names[cls] = (
+                tuple(f.name for f in dataclasses.fields(obj)) if dataclasses.is_dataclass(cls) else None
+            )
+        fields = names[cls]
+        if fields is not None:
+            return {name: conv(getattr(obj, name)) for name in fields}
         if isinstance(obj, (list, tuple)):
             return [conv(x) for x in obj]
         return obj
