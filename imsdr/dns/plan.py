@@ -266,10 +266,13 @@ class DnsPlan:
         return list(rrset.rdatas) if rrset else []  # type: ignore[arg-type]
 
     def _enum_zones_for(self, digits: str) -> list[ZonePlan]:
-        zones = [
-            z for z in self.zones.values() if z.kind == "enum" and any(digits.startswith(b.prefix) for b in z.blocks)
-        ]
-        return sorted(zones, key=lambda z: -len(z.name))
+        """ENUM zones whose block prefix starts ``digits``, longest prefix first (O(digits) lookups)."""
+        out = []
+        for i in range(len(digits), 0, -1):
+            zone = self.zones.get(f"{'.'.join(reversed(digits[:i]))}.{self.enum_suffix}")
+            if zone is not None and zone.kind == "enum" and any(digits.startswith(b.prefix) for b in zone.blocks):
+                out.append(zone)
+        return out
 
     def _enum_rrset(self, zone: ZonePlan, qname: str) -> RRset | None:
         digits = enum_digits(qname, self.enum_suffix)
