@@ -41,6 +41,7 @@ def _type_text(rdtype: dns.rdatatype.RdataType) -> str:
     return dns.rdatatype.to_text(rdtype)
 
 
+@lru_cache(maxsize=1 << 16)  # the same record recurs in many rrsets (views); dnspython rdata are immutable
 def _rdata(rd: Any, rdtype: dns.rdatatype.RdataType) -> dns.rdata.Rdata:
     """A plan rdata as a dnspython rdata, built from its fields (text parsing only as a fallback)."""
     from dns.rdtypes.ANY.CNAME import CNAME
