@@ -22,14 +22,12 @@ from imsdr.inventory.build import load_inventory
 from imsdr.model.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(
-    shutil.which("kamailio") is None and not os.path.exists("/usr/sbin/kamailio"),
-    reason="kamailio is not installed (bash .ci/test installs it)",
-)
 
 
 def kamailio_bin() -> str:
-    return shutil.which("kamailio") or "/usr/sbin/kamailio"
+    found = shutil.which("kamailio") or "/usr/sbin/kamailio"
+    assert os.path.exists(found), "kamailio is not installed: run bash .ci/test, which installs it"
+    return found
 
 
 def kamcmd_bin() -> str:
@@ -41,8 +39,7 @@ def module_dir() -> str:
         glob.glob("/usr/lib/*/kamailio/modules/dispatcher.so")
         + glob.glob("/usr/lib/kamailio/modules/dispatcher.so")
     )
-    if not found:
-        pytest.skip("kamailio dispatcher module not found")
+    assert found, "kamailio's dispatcher module is missing: run bash .ci/test, which installs kamailio"
     return os.path.dirname(found[0])
 
 
