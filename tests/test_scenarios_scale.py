@@ -1,8 +1,8 @@
-"""National scale: ~124 sites, ~5,000 elements, ~7,600 site pairs, evaluated incrementally."""
+"""National scale: ~124 sites, ~5,000 elements, ~7,600 site pairs, evaluated incrementally.
+
+Timings are measured by benchmarks/run.py, never asserted here."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -18,16 +18,12 @@ def national() -> Topology:
     return Topology(inv, source)
 
 
-def test_depth_2_at_national_scale_is_fast(national: Topology) -> None:
+def test_depth_2_at_national_scale(national: Topology) -> None:
     assert len(national.sites) == 124 and len(national.elements) > 4900
-    start = time.process_time()
     report = run_scenarios(national, 2)
-    cpu = time.process_time() - start
     n_sites = len(national.sites)
     assert len(report.rows) == n_sites + len(national.elements) + n_sites * (n_sites - 1) // 2
     assert not report.depth1_loses_traffic  # the generator is redundant by construction
-    # CPU seconds, so a busy machine does not fail it; the target is well under 10 s in all
-    assert cpu < 8, f"depth-2 sweep took {cpu:.1f} s of CPU"
 
 
 def test_site_states_are_built_once_and_reused(national: Topology) -> None:
@@ -100,13 +96,8 @@ def test_site_checks_match_a_walk_over_every_survivor(national: Topology) -> Non
             assert (row.worst_element, row.worst_utilisation) == (worst, None if worst_u is None else round(worst_u, 4))
 
 
-def test_capacity_report_at_national_scale_is_fast(national: Topology) -> None:
+def test_capacity_report_at_national_scale(national: Topology) -> None:
     from imsdr.capacity.report import capacity_report
 
-    start = time.process_time()
     report = capacity_report(national, Engine(national))
-    cpu = time.process_time() - start
     assert report.sites and report.hss and report.trunks
-    # about 0.7 s of CPU on the reference machine (1.2-1.7 s before the site rows were patched
-    # instead of rebuilt and the allocation regrouped); generous so a busy machine does not fail it
-    assert cpu < 4, f"capacity report took {cpu:.1f} s of CPU"
