@@ -308,3 +308,17 @@ def test_site_pages_query_a_surviving_dns_server(province) -> None:
         assert len(servers) == len(lost)
         dead = {a for e in topo.by_site[site_id] for a in e.addresses}
         assert servers and not dead & set(servers), site_id
+
+
+def test_pages_with_many_checks_and_elements_lint_clean(tmp_path: Path) -> None:
+    """Two provinces: pages with ten or more verification checks stay valid Markdown."""
+    from imsdr.example.national import NationalParams, national_yaml
+
+    inventory = tmp_path / "two-provinces.yaml"
+    inventory.write_text(national_yaml(NationalParams(provinces=2, enum_numbers=1000)))
+    result = run("render", "runbook", str(inventory), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    pages = sorted((tmp_path / "out").glob("*.md"))
+    assert max(page.read_text().count("**Check ") for page in pages) >= 10
+    problems = {page.name: lint(page.read_text()) for page in pages}
+    assert {name: found for name, found in problems.items() if found} == {}
