@@ -245,7 +245,7 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
 
 def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A site's simulation, as the site page reads it (see docs/runbooks.md)."""
-    from imsdr.runbook.diagrams import TYPE_LABELS
+    from imsdr.model.topology import TYPE_LABELS
 
     failed = sim["failed"]
     slowest = _slowest(failed)

@@ -11,13 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from imsdr.model.topology import TYPE_LABELS
+
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
-TYPE_LABELS = {
-    "enum_dns": "ENUM/DNS", "sbc": "SBC", "pcscf": "P-CSCF", "cscf": "CSCF", "hss": "HSS",
-    "slf": "SLF", "mgcf": "MGCF", "imgw": "IM-MGW", "as": "AS",
-}
 
 
 @dataclass

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from imsdr.runbook.diagrams import TYPE_LABELS, failover_diagram, topology_diagram
+from imsdr.model.topology import TYPE_LABELS
+from imsdr.runbook.diagrams import failover_diagram, topology_diagram
 
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element

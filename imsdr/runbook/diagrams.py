@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from imsdr.model.topology import TYPE_LABELS
+
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
@@ -17,17 +19,6 @@ if TYPE_CHECKING:
 # Above this many elements the index diagram shows sites, not elements (readability, size).
 ELEMENT_DIAGRAM_LIMIT = 80
 
-TYPE_LABELS = {
-    "enum_dns": "ENUM/DNS",
-    "sbc": "SBC",
-    "pcscf": "P-CSCF",
-    "cscf": "CSCF",
-    "hss": "HSS",
-    "slf": "SLF",
-    "mgcf": "MGCF",
-    "imgw": "IM-MGW",
-    "as": "AS",
-}
 
 
 def node_id(kind: str, ident: str) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
 from imsdr.errors import ImsdrError
+from imsdr.model.topology import TYPE_LABELS
 from imsdr.scenarios.engine import NO_LOSS, Engine, Outcome
 from imsdr.scenarios.timing import Switchover, switchover
 
@@ -18,17 +19,6 @@ if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
 
-TYPE_LABEL = {
-    "sbc": "SBC",
-    "pcscf": "P-CSCF",
-    "cscf": "CSCF",
-    "hss": "HSS",
-    "slf": "SLF",
-    "mgcf": "MGCF",
-    "imgw": "IM-MGW",
-    "enum_dns": "ENUM/DNS",
-    "as": "AS",
-}
 
 
 @dataclass(frozen=True)
@@ -332,7 +322,7 @@ def _texts(
                 f"and fail over to {names}"
             )
         else:
-            impact.append(f"{TYPE_LABEL[t]} unreachable: registrations and re-registrations fail")
+            impact.append(f"{TYPE_LABELS[t]} unreachable: registrations and re-registrations fail")
         passthrough = eng.passthrough
         impact.append(
             "until the Diameter failover completes, S-CSCFs keep basic calls going on cached data "
