@@ -316,3 +316,18 @@ def test_any_inventory_name_makes_a_valid_mermaid_label() -> None:
         assert mermaid_errors(text, require_declared=True) == []
 
     check()
+
+
+def test_json_export_matches_the_design(topo: Topology) -> None:
+    import json
+
+    result = CliRunner().invoke(app, ["graph", str(PROVINCE), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["format"] == "imsdr.graph/1" and data["site"] is None
+    assert [s["id"] for s in data["sites"]] == list(topo.sites)
+    drawn = {e["id"] for s in data["sites"] for e in s["elements"]}
+    assert drawn == set(topo.elements)
+    assert {(d["local_network"], d["sbc"]) for d in data["dr"]} == {
+        (ln, sbc.id) for ln, sbc in topo.dr_sbc.items()}
+    assert {p["group"] for p in data["pairs"]} == {g.id for g in topo.groups.values() if g.kind == "pair"}

@@ -32,6 +32,7 @@ class RulesFormat(str, Enum):  # noqa: UP042
 class GraphFormat(str, Enum):  # noqa: UP042
     mermaid = "mermaid"
     dot = "dot"
+    json = "json"
 
 
 class FailOn(str, Enum):  # noqa: UP042
@@ -195,12 +196,12 @@ SiteOpt = Annotated[str | None, typer.Option(
 
 @handle_errors
 def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, site: SiteOpt = None) -> None:
-    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid or DOT."""
+    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid, DOT or JSON."""
     import difflib
 
     from imsdr.errors import ImsdrError
     from imsdr.model.topology import Topology
-    from imsdr.output.topology import to_dot, to_mermaid
+    from imsdr.output.topology import to_dot, to_json, to_mermaid
 
     inv, source = load(inventory)
     topo = Topology(inv, source)
@@ -208,4 +209,5 @@ def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, si
         close = difflib.get_close_matches(site, list(topo.sites), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (sites: {', '.join(topo.sites)})"
         raise ImsdrError(f"{inventory}: unknown site {site!r}{hint}")
-    write_stdout(to_mermaid(topo, site) if fmt is GraphFormat.mermaid else to_dot(topo, site))
+    render = {GraphFormat.mermaid: to_mermaid, GraphFormat.dot: to_dot, GraphFormat.json: to_json}[fmt]
+    write_stdout(render(topo, site))

@@ -126,6 +126,25 @@ def _q(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def to_json(topo: Topology, site: str | None = None) -> str:
+    """The same selection as the diagrams, for pipelines."""
+    from imsdr.output.jsonout import dumps
+
+    view = build_view(topo, site)
+    return dumps({
+        "format": "imsdr.graph/1",
+        "site": site,
+        "sites": [{"id": s, "region": topo.sites[s].region, "elements": [
+            {"id": e, "type": topo.elements[e].type.value} for e in view.elements.get(s, [])]}
+            for s in view.sites],
+        "local_networks": view.local_networks,
+        "access": [{"local_network": ln, "sbc": sbc} for ln, sbc in view.access],
+        "pairs": [{"group": g, "members": [a, b]} for g, a, b in view.pairs],
+        "pools": [{"group": g, "members": members} for g, members in view.pools],
+        "dr": [{"sbc": sbc, "local_network": ln} for sbc, ln in view.dr],
+    })
+
+
 def to_dot(topo: Topology, site: str | None = None) -> str:
     view = build_view(topo, site)
     els = topo.elements
