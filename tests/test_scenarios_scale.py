@@ -56,13 +56,7 @@ def test_exact_allocation_gives_the_same_numbers_as_the_per_local_network_loop(n
         for values in (subscribers, erlangs):
             fast = model.allocate(units, values)
             caps = [model.unit_capacity(g, ms) for g, ms in units]
-            by_province: dict[str, list[int]] = {}
-            for k, (_g, ms) in enumerate(units):
-                for prov in sorted({national.sites[national.elements[m].site].province for m in ms} - {None}):
-                    by_province.setdefault(prov, []).append(k)  # type: ignore[arg-type]
-            slow = model._allocate_loop(
-                units, values, caps, all(caps), by_province, tuple(range(len(units)))
-            )
+            slow = model._allocate_loop(units, values, caps, all(caps), model.scopes(units, values))
             assert len(fast) == len(slow) > 1
             for (amount, weights), (ref_amount, ref_weights) in zip(fast, slow, strict=True):
                 assert amount == ref_amount and type(amount) is type(ref_amount)

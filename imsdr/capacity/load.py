@@ -260,18 +260,31 @@ class LoadModel:
         the local network's home sites; without provinces (or without any unit in scope) every
         unit is. Returns, per unit, its amount and how that amount splits over local networks.
         """
-        topo = self.topology
         caps = [self.unit_capacity(g, ms) for g, ms in units]
-        use_caps = all(caps)
+        scopes = self.scopes(units, values)
+        if self.num is exact:
+            return self._allocate_exact(units, values, caps if all(caps) else None, scopes)
+        return self._allocate_loop(units, values, caps, all(caps), scopes)
+
+    def scopes(
+        self, units: list[tuple[Group | None, list[str]]], values: dict[str, Fraction]
+    ) -> dict[str, tuple[int, ...]]:
+        """Local network (with a value) → indices of the units that share its traffic."""
+        topo = self.topology
         provinces = [{topo.sites[topo.elements[m].site].province for m in ms} - {None} for _g, ms in units]
         by_province: dict[str, list[int]] = defaultdict(list)
         for k, provs in enumerate(provinces):
             for prov in provs:
                 by_province[prov].append(k)
         everyone = tuple(range(len(units)))
-        if self.num is exact:
-            return self._allocate_exact(units, values, caps if use_caps else None, by_province, everyone)
-        return self._allocate_loop(units, values, caps, use_caps, by_province, everyone)
+        scopes: dict[str, tuple[int, ...]] = {}  # local network → indices of the units sharing it
+        for ln_id in sorted(values):
+            if not values[ln_id] or not units:
+                continue
+            ln = topo.local_networks[ln_id]
+            ln_provs = {topo.sites[h].province for h in ln.home_sites if h in topo.sites} - {None}
+            scopes[ln_id] = tuple(sorted({k for prov in ln_provs for k in by_province.get(prov, [])})) or everyone
+        return scopes
 
     def _allocate_loop(
         self,
@@ -279,21 +292,14 @@ class LoadModel:
         values: dict[str, Fraction],
         caps: list[Fraction | None],
         use_caps: bool,
-        by_province: dict[str, list[int]],
-        everyone: tuple[int, ...],
+        scopes: dict[str, tuple[int, ...]],
     ) -> list[tuple[Fraction, tuple[tuple[str, Fraction], ...]]]:
         """:meth:`allocate` local network by local network (the float path)."""
-        topo = self.topology
         ratio_cache: dict[tuple[int, ...], list[Fraction]] = {}
         amounts = [self.num(0)] * len(units)
         contrib: list[dict[str, Fraction]] = [{} for _ in units]
-        for ln_id in sorted(values):
+        for ln_id, cand in scopes.items():
             value = values[ln_id]
-            if not value or not units:
-                continue
-            ln = topo.local_networks[ln_id]
-            ln_provs = {topo.sites[h].province for h in ln.home_sites if h in topo.sites} - {None}
-            cand = tuple(sorted({k for prov in ln_provs for k in by_province.get(prov, [])})) or everyone
             ratios = ratio_cache.get(cand)
             if ratios is None:
                 if use_caps:
@@ -317,8 +323,7 @@ class LoadModel:
         units: list[tuple[Group | None, list[str]]],
         values: dict[str, Fraction],
         caps: list[Fraction | None] | None,
-        by_province: dict[str, list[int]],
-        everyone: tuple[int, ...],
+        scopes: dict[str, tuple[int, ...]],
     ) -> list[tuple[Fraction, tuple[tuple[str, Fraction], ...]]]:
         """:meth:`allocate` in exact arithmetic with few Fraction operations (same numbers).
 
@@ -327,19 +332,10 @@ class LoadModel:
         (Σ v)/D, and each local network's weight in it is (v·c_k/D)/(c_k·S_k) = v/(D·S_k).
         Exact arithmetic makes the regrouping give the very same Fractions.
         """
-        topo = self.topology
         n = len(units)
-        scope_of: dict[str, tuple[int, ...]] = {}
         totals: dict[tuple[int, ...], Fraction] = {}
-        for ln_id in sorted(values):
-            value = values[ln_id]
-            if not value or not units:
-                continue
-            ln = topo.local_networks[ln_id]
-            ln_provs = {topo.sites[h].province for h in ln.home_sites if h in topo.sites} - {None}
-            cand = tuple(sorted({k for prov in ln_provs for k in by_province.get(prov, [])})) or everyone
-            scope_of[ln_id] = cand
-            totals[cand] = totals.get(cand, 0) + value
+        for ln_id, cand in scopes.items():
+            totals[cand] = totals.get(cand, 0) + values[ln_id]
         weight = [caps[k] if caps is not None else Fraction(1) for k in range(n)]
         denom: dict[tuple[int, ...], Fraction] = {
             cand: sum((weight[k] for k in cand), Fraction(0)) for cand in totals
@@ -353,7 +349,7 @@ class LoadModel:
         # each is the very float(Fraction) the exact product would give, without building it
         inv: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
         contrib: list[list[tuple[str, float]]] = [[] for _ in units]
-        for ln_id, cand in scope_of.items():  # sorted by local network already
+        for ln_id, cand in scopes.items():  # sorted by local network already
             value = values[ln_id]
             vn, vd = value.numerator, value.denominator
             for k in cand:

@@ -6,16 +6,15 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from imsdr.model.topology import TYPE_LABELS
+
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Group
     from imsdr.rules.base import RuleContext
 
 EARTH_RADIUS_KM = 6371.0088
-TYPE_NAMES = {
-    "enum_dns": "ENUM/DNS", "sbc": "SBC", "pcscf": "P-CSCF", "cscf": "CSCF", "hss": "HSS",
-    "slf": "SLF", "mgcf": "MGCF", "imgw": "IM-MGW", "as": "AS",
-}
+TYPE_NAMES = TYPE_LABELS  # the rules speak of element types as people write them
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:

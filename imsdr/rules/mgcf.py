@@ -6,15 +6,14 @@ from collections.abc import Iterator
 
 from imsdr.diagnostics import Finding, Severity
 from imsdr.rules.base import Rule, RuleContext, make_doc
-from imsdr.rules.common import join
-
-_NAMES = {"mgcf": "MGCF", "imgw": "IM-MGW"}
+from imsdr.rules.common import TYPE_NAMES, join
 
 
 def check_one_site(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
     if len(ctx.topology.sites) < 2:
         return
-    for type_, name in _NAMES.items():
+    for type_ in ("mgcf", "imgw"):
+        name = TYPE_NAMES[type_]
         els = ctx.topology.by_type.get(type_, [])
         sites = sorted({el.site for el in els})
         if len(sites) == 1:
