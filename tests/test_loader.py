@@ -194,3 +194,21 @@ def test_yes_no_on_off_are_text_as_in_yaml_1_2() -> None:
     assert inv.rules["GEO-004"].value == "off"
     found = problems_of(MINIMAL.replace("name: Test", "name: true"))
     assert found[0].startswith("inv.yaml:3:9: network.name:") and "boolean" in found[0]
+
+
+def test_dns_fields_of_issue_13_are_checked() -> None:
+    text = MINIMAL.replace(
+        "home_sites: [site-a]}", "home_sites: [site-a], resolvers: [198.51.100.53]}"
+    ).replace(
+        "addresses: [192.0.2.1]}", "addresses: [192.0.2.1], access_addresses: [203.0.113.1]}"
+    ) + "  enum_dns: {primaries: [hss-2]}\n"
+    found = problems_of(text)
+    assert any("access_addresses" in p and "applies to sbc elements only" in p for p in found), found
+    assert any("primaries" in p and "is a hss, not an enum_dns" in p for p in found), found
+    bad_dir = MINIMAL.replace('country_code: "86"', 'country_code: "86"\n  dns: {secondary_directory: /var/../etc}')
+    assert any("secondary_directory" in p and "invalid directory" in p for p in problems_of(bad_dir))
+    inv, _ = load_inventory_text(MINIMAL.replace(
+        "home_sites: [site-a]}", "home_sites: [site-a], resolvers: [198.51.100.53]}"), "inv.yaml")
+    assert inv.local_networks[0].resolvers == ["198.51.100.53"]
+    assert inv.network.dns.default_view == "refuse"
+    assert inv.network.dns.publish == ["home_domains", "3gpp"]

@@ -496,13 +496,18 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
         if etype is not None and etype != ElementType.CSCF.value and roles:
             yield (*base, "roles"), f"roles apply to cscf elements only, not {etype}"
         if etype is not None and etype != ElementType.SBC.value:
-            for key in ("serves", "pcscfs"):
+            for key in ("serves", "pcscfs", "access_addresses", "core_addresses"):
                 if el.get(key):
                     yield (*base, key), f"'{key}' applies to sbc elements only, not {etype}"
         for j, ln_id in _strs(el, "serves"):
             yield from ref((*base, "serves", j), ln_id, lns, "local network", "local network")
         for j, pcscf in _strs(el, "pcscfs"):
             yield from typed_ref((*base, "pcscfs", j), pcscf, ElementType.PCSCF.value, "")
+        for key in ("access_addresses", "core_addresses"):
+            for j, text in _strs(el, key):
+                addr = _ip(text)
+                if addr is not None:
+                    yield from _address_issues((*base, key, j), addr)
         normalised = []
         for j, text in _strs(el, "addresses"):
             addr = _ip(text)
@@ -562,6 +567,10 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
         for j, ns in _strs(dns, "nameservers"):
             yield from typed_ref(("network", "dns", "nameservers", j), ns, ElementType.ENUM_DNS.value,
                                  "nameserver ")
+    design = _get(data, "redundancy", "enum_dns")
+    for j, server in _strs(design if isinstance(design, dict) else {}, "primaries"):
+        yield from typed_ref(("redundancy", "enum_dns", "primaries", j), server, ElementType.ENUM_DNS.value,
+                             "primary ")
 
     all_complete = all(complete.values())
     for base, waiver in _entries(data, "waivers"):

@@ -102,6 +102,17 @@ def _check_e164(value: str) -> str:
     return value.lstrip("+")
 
 
+_PATH_RE = re.compile(r"^(/[A-Za-z0-9_][A-Za-z0-9._-]{0,63})+$")
+
+
+def _check_absolute_path(value: str) -> str:
+    """A directory path written into named.conf: absolute, plain characters, no '..' or quotes."""
+    if not _PATH_RE.match(value) or len(value) > 200 or "/.." in value:
+        raise ValueError(f"invalid directory {value!r}: an absolute path of letters, digits, '.', '_', '-' "
+                         "and '/' (each part not starting with '.' or '-'), at most 200 characters")
+    return value
+
+
 def _schema(pattern: str | None = None, **extra: object) -> WithJsonSchema:
     """Publish the validator's rule in the JSON Schema so editors check it too."""
     body: dict[str, object] = {"type": "string", **extra}
@@ -123,6 +134,7 @@ RuleId = Annotated[str, AfterValidator(_check_rule_id), _schema("^[A-Z]{2,6}-[0-
 Vendor = Annotated[str, AfterValidator(_check_vendor), _schema("^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$")]
 Text = Annotated[str, AfterValidator(_check_free_text), _schema("^[^\\n\\r;$`<>]{1,200}$")]
 E164Digits = Annotated[str, AfterValidator(_check_e164), _schema("^\\+?[0-9]{1,15}$")]
+AbsolutePath = Annotated[str, AfterValidator(_check_absolute_path), _schema(_PATH_RE.pattern, maxLength=200)]
 Seconds = Annotated[int, Field(ge=1, le=86400)]
 Ttl = Annotated[int, Field(ge=0, le=2_147_483_647)]
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -241,6 +253,18 @@ class DnsSettings(_Strict):
         default_factory=list, description="enum_dns element ids serving the zones (default: all)"
     )
     hostmaster: DnsLabel = Field("hostmaster", description="SOA RNAME label under the operator domain")
+    sbc_dr_name: DnsLabel = Field(
+        "sbc-dr", description="second SBC name (the DR SBC, for a UE's second proxy) under the home domain")
+    publish: Annotated[list[Literal["home_domains", "3gpp"]], Field(min_length=1)] = Field(
+        default_factory=lambda: ["home_domains", "3gpp"],
+        description="home domains published: the network.home_domains and/or the 3GPP home domain "
+                    "ims.mncXXX.mccYYY.3gppnetwork.org derived from mcc/mnc (TS 23.003 13.2)")
+    default_view: Literal["refuse", "access"] = Field(
+        "refuse", description="clients outside every view's match list: refused, or served the access "
+                              "data only (SBC discovery, never the core)")
+    secondary_directory: AbsolutePath = Field(
+        "/var/cache/bind/imsdr", description="where secondary name servers keep transferred zones "
+                                             "(an existing directory writable by named)")
 
 
 class Network(_Strict):
@@ -296,6 +320,9 @@ class LocalNetwork(_Strict):
     id: Id
     name: Text
     prefixes: Annotated[list[IpPrefix], Field(min_length=1)] = Field(description="user source prefixes (IPv4 and IPv6)")
+    resolvers: list[IpAddress] = Field(
+        default_factory=list, description="access resolvers the users of this network query (matched by "
+                                          "their user view, as UEs reach DNS through them)")
     home_sites: Annotated[list[Id], Field(min_length=1)]
     subscribers: Annotated[int, Field(ge=0, le=10**10)] = Field(0, description="registered users in the busy hour")
     busy_hour_erlangs: Annotated[float, Field(ge=0, le=1e9)] = Field(0.0, description="busy-hour voice traffic")
@@ -321,6 +348,11 @@ class Element(_Strict):
     vendor: Vendor
     roles: list[CscfRole] = Field(default_factory=list, description="cscf only: icscf, scscf, ecscf, bgcf")
     addresses: Annotated[list[IpAddress], Field(min_length=1)] = Field(description="signalling addresses")
+    access_addresses: list[IpAddress] = Field(
+        default_factory=list, description="sbc only: access-side (UE-facing) addresses (default: addresses)")
+    core_addresses: list[IpAddress] = Field(
+        default_factory=list, description="sbc only: core-side addresses, matched by its site's core view "
+                                          "(default: addresses)")
     port: Port = 5060
     tls_port: Port = 5061
     transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP])
@@ -375,6 +407,9 @@ class SbcDr(_Strict):
 class EnumDnsDesign(_Strict):
     sync: Literal["master-slave", "provisioning", "backend-db"] | None = None
     load_sharing: Literal["regional", "rtt", "anycast"] | None = None
+    primaries: list[Id] = Field(
+        default_factory=list, description="master-slave: the master set; backend-db: the back-end server(s) "
+                                          "the front-ends transfer from (default: the first name server)")
 
 
 class Redundancy(_Strict):
