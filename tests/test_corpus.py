@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import click.testing
 import pytest
 import typer.main
+
+from typer.core import TyperCommand, TyperGroup
+from typer.testing import CliRunner, Result
 
 from imsdr.cli.app import app
 
@@ -36,6 +38,7 @@ MEMORY_LIMIT = 1536 * 1024 * 1024  # address space of a child process
 TIMEOUT = 60  # seconds per child process
 
 Argv = Callable[[str, str], list[str]]
+CliCommand = TyperCommand | TyperGroup
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,12 @@ COMMANDS = [
                                         "--retries", "0"]),
 ]
 
-runner = click.testing.CliRunner()
-CLI = typer.main.get_command(app)  # built once: typer's CliRunner rebuilds it on every call
+runner = CliRunner()
+CLI = typer.main.get_command(app)  # the command tree, walked to find every inventory command
 
 
-def invoke(args: list[str]) -> click.testing.Result:
-    return runner.invoke(CLI, args, prog_name="imsdr")
+def invoke(args: list[str]) -> Result:
+    return runner.invoke(app, args, prog_name="imsdr")
 
 
 @cache
@@ -76,13 +79,13 @@ def available(command: str) -> bool:
     return invoke([*command.split(), "--help"]).exit_code == 0
 
 
-def inventory_commands() -> dict[str, click.Command]:
+def inventory_commands() -> dict[str, CliCommand]:
     """Every command of the CLI that takes an INVENTORY argument, by its full name."""
-    found: dict[str, click.Command] = {}
+    found: dict[str, CliCommand] = {}
 
-    def walk(group: click.Command, prefix: str) -> None:
+    def walk(group: CliCommand, prefix: str) -> None:
         for name, cmd in getattr(group, "commands", {}).items():
-            if isinstance(cmd, click.Group):
+            if isinstance(cmd, TyperGroup):
                 walk(cmd, f"{prefix}{name} ")
             elif any(p.name == "inventory" for p in cmd.params):
                 found[f"{prefix}{name}"] = cmd
@@ -91,7 +94,7 @@ def inventory_commands() -> dict[str, click.Command]:
     return found
 
 
-def automatic(name: str, cmd: click.Command) -> Command:
+def automatic(name: str, cmd: CliCommand) -> Command:
     """A spec for a command not listed above: the inventory, plus --out when it has one."""
     has_out = any(p.name == "out" for p in cmd.params)
     return Command(name, lambda inv, out: [*name.split(), inv, *(["--out", out] if has_out else [])])

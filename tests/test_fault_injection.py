@@ -23,9 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import click.testing
 import pytest
 import typer.main
+
+from typer.testing import CliRunner, Result
 
 from imsdr.cli.app import app
 from imsdr.errors import ImsdrError
@@ -34,12 +35,11 @@ from imsdr.output.atomic import atomic_directory, clean_stale, safe_join
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "inventories" / "lab.yaml"
 PROVINCE = ROOT / "inventories" / "province.yaml"
-CLI = typer.main.get_command(app)
-runner = click.testing.CliRunner()
+runner = CliRunner()
 
 
-def invoke(*args: str) -> click.testing.Result:
-    return runner.invoke(CLI, list(args), prog_name="imsdr")
+def invoke(*args: str) -> Result:
+    return runner.invoke(app, list(args), prog_name="imsdr")
 
 
 def snapshot(root: Path) -> dict[str, bytes | None]:
@@ -82,7 +82,7 @@ OUTPUT_COMMANDS = {
 }
 
 
-def assert_failed_cleanly(result: click.testing.Result, out: Path, before: dict[str, bytes | None],
+def assert_failed_cleanly(result: Result, out: Path, before: dict[str, bytes | None],
                           fragment: str) -> None:
     assert result.exit_code == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr

@@ -18,18 +18,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import click.testing
 import dns.zone
 import typer.main
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from typer.testing import CliRunner, Result
+
 from imsdr.cli.app import app
 from imsdr.inventory.build import load_inventory_text
 
-CLI = typer.main.get_command(app)
-runner = click.testing.CliRunner()
+runner = CliRunner()
 COMMON = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
                   print_blob=True, database=None)
 
@@ -37,8 +37,8 @@ label = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
 text = st.from_regex(r"[A-Za-z][A-Za-z0-9 ._-]{0,20}", fullmatch=True).map(str.strip).filter(bool)
 
 
-def invoke(*args: str) -> click.testing.Result:
-    return runner.invoke(CLI, list(args), prog_name="imsdr")
+def invoke(*args: str) -> Result:
+    return runner.invoke(app, list(args), prog_name="imsdr")
 
 
 @st.composite
