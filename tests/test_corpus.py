@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 import typer.main
-
 from typer.core import TyperCommand, TyperGroup
 from typer.testing import CliRunner, Result
 

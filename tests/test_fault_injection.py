@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer.main
-
 from typer.testing import CliRunner, Result
 
 from imsdr.cli.app import app

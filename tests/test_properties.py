@@ -19,11 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import dns.zone
-import typer.main
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
 from typer.testing import CliRunner, Result
 
 from imsdr.cli.app import app
