@@ -6,6 +6,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped ('\\n', '\\x85', '\\u2028'): a diagnostic
+    is one line on a terminal or in a log, whatever the inventory (or its file name) holds."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 @dataclass(frozen=True, slots=True)
 class Location:
     file: str
@@ -13,7 +21,7 @@ class Location:
     column: int  # 1-based
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{one_line(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +35,7 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
         path = f"{self.path}: " if self.path else ""
-        return f"{where}{path}{self.message}"
+        return one_line(f"{where}{path}{self.message}")
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from imsdr.cli.common import InventoryArg, handle_errors, load, stderr, stdout, write_stdout
+from imsdr.cli.common import InventoryArg, handle_errors, load, stderr, stdout, styled, write_stdout
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -46,7 +46,7 @@ def _table(title: str, *columns: str, caption: str | None = None) -> Table:
     return table
 
 
-def _v(verdict: str) -> str:
+def _v(verdict: str) -> Any:
     colour = {
         "ok": "green",
         "no loss": "green",
@@ -55,7 +55,7 @@ def _v(verdict: str) -> str:
         "degraded": "yellow",
         "unknown": "yellow",
     }.get(verdict, "")
-    return f"[{colour}]{verdict}[/]" if colour else verdict
+    return styled(verdict, colour)
 
 
 # --- capacity --------------------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def _simulation_tables(report: Any) -> None:
     if report.survivors:
         t = _table("Surviving members", "group", "survivors")
         for gid, members in report.survivors:
-            t.add_row(gid, ", ".join(members) or "[bold red]none[/]")
+            t.add_row(gid, ", ".join(members) or styled("none", "bold red"))
         out.print(t)
     if report.loads:
         t = _table(
@@ -202,7 +202,7 @@ def _simulation_tables(report: Any) -> None:
                 fmt(r.load_after),
                 "–" if r.capacity is None else fmt(r.capacity),
                 "–" if r.utilisation is None else pct(r.utilisation),
-                _v("ok") if r.status == "ok" else f"[bold red]{r.status}[/]",
+                _v("ok") if r.status == "ok" else styled(r.status, "bold red"),
             )
         out.print(t)
     if report.local_networks:

@@ -33,16 +33,27 @@ InventoryArg = Annotated[
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 
+# markup=False, emoji=False: names, ids and DNS answers are printed as they are. A network named
+# "Corpus [/x] IMS" is text, not a Rich tag (which crashed every table it appeared in), and
+# ":bomb:" stays ":bomb:". Styling is given explicitly (rich.text.Text with a style), never as markup.
+
 def stdout() -> Console:
     from rich.console import Console
 
-    return Console(soft_wrap=False)
+    return Console(soft_wrap=False, markup=False, emoji=False)
 
 
 def stderr() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, soft_wrap=True)
+    return Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
+
+
+def styled(text: str, style: str) -> Any:
+    """``text`` printed with ``style`` (a rich Text; plain text when style is empty)."""
+    from rich.text import Text
+
+    return Text(text, style=style)
 
 
 def write_stdout(text: str) -> None:
@@ -88,7 +99,9 @@ def print_error(exc: Exception) -> None:
             sys.stderr.write(f"{problem}\n")
         sys.stderr.write(f"error: {len(problems)} problem{'s' if len(problems) != 1 else ''} found\n")
     else:
-        sys.stderr.write(f"error: {exc}\n")
+        from imsdr.diagnostics import one_line
+
+        sys.stderr.write(f"error: {one_line(str(exc))}\n")
 
 
 def load(path: Path) -> tuple[Inventory, SourceMap]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, stdout, write_stdout
+from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, stdout, styled, write_stdout
 
 
 class FailOn(str, Enum):  # noqa: UP042 - same pattern as common.Format
@@ -101,7 +101,7 @@ def print_summary(summary: dict[str, Any], out: Path) -> None:
         sys.stderr.write(f"failing: {line}\n")
 
 
-def _verdict(passed: Any) -> str:
+def _verdict(passed: Any) -> Any:
     if passed is None:
         return "—"
-    return "[green]pass[/green]" if passed else "[red]fail[/red]"
+    return styled("pass", "green") if passed else styled("fail", "red")

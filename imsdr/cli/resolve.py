@@ -16,6 +16,7 @@ from imsdr.cli.common import (
     load,
     stderr,
     stdout,
+    styled,
     write_stdout,
 )
 
@@ -115,7 +116,7 @@ def _print_resolution(res: Resolution) -> None:
 
     console = _wide()
     who = f"from {res.source}" if res.source else "from any client"
-    console.print(f"[bold]{res.query}[/] {who} → view [bold]{res.view or '-'}[/]", highlight=False)
+    console.print(styled(res.query, "bold") + f" {who} → view " + styled(res.view or "-", "bold"), highlight=False)
     if res.enum_domain:
         console.print(f"  ENUM  {res.enum_domain} NAPTR {res.enum_naptr or '-'}", highlight=False)
         console.print(f"        → {res.uri or '-'}", highlight=False)
@@ -265,7 +266,7 @@ def _print_report(report: VerifyReport) -> None:
     console.print(f"verify {report.server} port {report.port}: {report.checked} answers checked ({views})",
                   highlight=False)
     if report.ok:
-        console.print("[green]no drift[/]: the live DNS matches the plan")
+        console.print(styled("no drift", "green") + ": the live DNS matches the plan")
         return
     table = Table(title=f"{len(report.drift)} difference(s) from the plan")
     for column in ("view", "name", "type", "kind", "detail"):

@@ -9,14 +9,15 @@ from __future__ import annotations
 import functools
 import re
 
-_HOST_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-_SERVICE_LABEL = re.compile(r"^_[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-_DIGITS = re.compile(r"^[0-9]+$")
+# Always fullmatch: with match() and '$', "sbc\n" would pass as a label.
+_HOST_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_SERVICE_LABEL = re.compile(r"_[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def label_problem(label: str) -> str | None:
     """Why ``label`` cannot appear in a name imsdr writes (None when it can)."""
-    if label == "*" or _HOST_LABEL.match(label) or _SERVICE_LABEL.match(label):
+    if label == "*" or _HOST_LABEL.fullmatch(label) or _SERVICE_LABEL.fullmatch(label):
         return None
     if not label:
         return "empty label"
@@ -75,7 +76,7 @@ def sort_key(name: str) -> tuple[str, ...]:
 
 def reverse_digits(digits: str) -> str:
     """'8610' -> '0.1.6.8' (each digit one label, least significant first)."""
-    if not _DIGITS.match(digits):
+    if not _DIGITS.fullmatch(digits):
         raise ValueError(f"not a digit string: {digits!r}")
     return ".".join(reversed(digits))
 
@@ -91,6 +92,6 @@ def enum_digits(name: str, suffix: str = "e164.arpa") -> str | None:
     if not name.endswith("." + suffix):
         return None
     labels = name[: -len(suffix) - 1].split(".")
-    if not all(len(label) == 1 and label.isdigit() for label in labels):
+    if not all(len(label) == 1 and label in "0123456789" for label in labels):
         return None
     return "".join(reversed(labels))

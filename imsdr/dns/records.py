@@ -19,7 +19,7 @@ TYPE_ORDER: tuple[str, ...] = ("SOA", "NS", "NAPTR", "SRV", "CNAME", "A", "AAAA"
 
 # NAPTR services imsdr publishes (RFC 3263 §4.1, RFC 6116 / RFC 3764).
 KNOWN_SERVICES = frozenset({"SIP+D2U", "SIP+D2T", "SIPS+D2T", "SIP+D2S", "SIPS+D2S", "E2U+sip"})
-_SERVICE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,31}(?:\+[A-Za-z0-9][A-Za-z0-9:._-]{0,31})*$")
+_SERVICE_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,31}(?:\+[A-Za-z0-9][A-Za-z0-9:._-]{0,31})*")
 _U16 = range(0, 65536)
 _U32 = range(0, 2**32)
 
@@ -237,7 +237,7 @@ class NAPTR:
                 f"NAPTR flags {self.flags!r}: imsdr writes only 's' (SRV next), 'a' (address next), "
                 "'u' (terminal URI) or '' (non-terminal)"
             )
-        if not _SERVICE_RE.match(self.services):
+        if not _SERVICE_RE.fullmatch(self.services):
             out.append(f"NAPTR services {self.services!r} is not 'protocol+resolution service' syntax")
         elif self.services not in KNOWN_SERVICES:
             out.append(

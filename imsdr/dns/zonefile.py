@@ -35,7 +35,7 @@ from imsdr.errors import RenderError
 
 FORMAT_VERSION = "imsdr-zonefile/1"
 MAX_SERIAL = 2**32 - 1
-_DIGEST_RE = re.compile(r"^; content-digest: (sha256:[0-9a-f]{64})$")
+_DIGEST_RE = re.compile(r"; content-digest: (sha256:[0-9a-f]{64})")
 _CHUNK_DIGITS = 3  # numbers are written 10**3 per chunk
 
 
@@ -176,13 +176,13 @@ def read_previous(path: Path) -> Previous | None:
                 if not line:
                     break
                 line = line.rstrip("\n")
-                m = _DIGEST_RE.match(line)
+                m = _DIGEST_RE.fullmatch(line)
                 if m:
                     digest = m.group(1)
                 fields = line.split()
                 if "SOA" in fields and digest is not None:
                     i = fields.index("SOA")
-                    if len(fields) > i + 3 and fields[i + 3].isdigit():
+                    if len(fields) > i + 3 and fields[i + 3].isascii() and fields[i + 3].isdigit():
                         return Previous(digest, int(fields[i + 3]))
     except (OSError, UnicodeDecodeError):
         return None
@@ -191,7 +191,7 @@ def read_previous(path: Path) -> Previous | None:
 
 def today() -> dt.date:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
+    if epoch and epoch.isascii() and epoch.isdigit():
         return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date()
     return dt.datetime.now(dt.UTC).date()
 

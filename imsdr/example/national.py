@@ -421,7 +421,7 @@ def _enum_blocks(params: NationalParams, provinces: list[str],
 
 # --- YAML output ---------------------------------------------------------------------------------
 
-_PLAIN = re.compile(r"^[a-z][a-z0-9._/-]*$")
+_PLAIN = re.compile(r"[a-z][a-z0-9._/-]*")
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "nan", "inf"}
 
 
@@ -435,7 +435,7 @@ def _scalar(value: Any) -> str:
     if value is None:
         return "null"
     text = str(value)
-    if _PLAIN.match(text) and text not in _RESERVED:
+    if _PLAIN.fullmatch(text) and text not in _RESERVED:
         return text
     return json.dumps(text)
 

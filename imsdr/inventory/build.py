@@ -25,7 +25,8 @@ from imsdr.inventory.loader import (
     load_yaml_text,
     shorten,
 )
-from imsdr.inventory.schema import ElementType, Inventory
+from imsdr.inventory.scalars import decimal_spelling
+from imsdr.inventory.schema import ElementType, Inventory, parse_address, parse_prefix
 
 MAX_ENUM_BLOCK_NUMBERS = 100_000_000
 MAX_ENUM_NUMBERS = 100_000_000  # all numbers blocks together (national scale: 10,000,000)
@@ -160,7 +161,6 @@ def _yaml_text(value: Any) -> str:
     return str(value)
 
 
-_NUMBER = re.compile(r"^\s*[-+]?[0-9][0-9_]*(\.[0-9]*)?([eE][-+]?[0-9]+)?\s*$")
 MAX_TEXT = 1000  # no text field of the format is longer than 253 characters
 
 
@@ -237,7 +237,8 @@ def _strict_walk(value: Any, annotation: Any, path: YamlPath, out: list[tuple[Ya
             out.append((path, f"got {_describe(value)}, expected true or false"))
     elif kind == "number":
         if isinstance(value, bool | str):
-            hint = " (write it without quotes)" if isinstance(value, str) and _NUMBER.match(value) else ""
+            spelling = decimal_spelling(value.strip()) if isinstance(value, str) else None
+            hint = f" (write it without quotes: {spelling})" if spelling else ""
             out.append((path, f"got {_describe(value)}, expected {plan[1]}{hint}"))
     elif kind == "text" and isinstance(value, str) and len(value) > MAX_TEXT:
         out.append((path, f"got text of {len(value):,} characters, expected at most a few hundred"))
@@ -397,10 +398,11 @@ def _get(data: Any, *path: str) -> Any:
 
 
 def _ip(text: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address, or None when the schema refuses it (and reports why)."""
     if not isinstance(text, str):
         return None
     try:
-        return ipaddress.ip_address(text)
+        return parse_address(text)
     except ValueError:
         return None
 
@@ -409,7 +411,7 @@ def _net(text: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
     if not isinstance(text, str):
         return None
     try:
-        return ipaddress.ip_network(text, strict=True)
+        return parse_prefix(text)
     except ValueError:
         return None
 
@@ -469,7 +471,7 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
     def ref(path: YamlPath, ident: str, known: Any, what: str, kind: str) -> Iterator[Issue]:
         if ident not in known and complete.get(kind, True):
             close = difflib.get_close_matches(ident, list(known), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = f"; did you mean {shorten(close[0])}?" if close else ""
             yield path, f"unknown {what} {shorten(ident)}{hint}"
 
     def typed_ref(path: YamlPath, ident: str, want: str, what: str) -> Iterator[Issue]:
@@ -585,13 +587,9 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
 
 def _address_issues(path: YamlPath, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> Iterator[Issue]:
     """Addresses that parse but cannot be a signalling address published in DNS."""
-    if isinstance(addr, ipaddress.IPv6Address):
-        if addr.scope_id:
-            yield path, f"address {addr} has a zone index (%{addr.scope_id}); a scoped IPv6 address " \
-                        "cannot be published in DNS (expected a global or unique-local address)"
-        if addr.ipv4_mapped is not None:
-            yield path, f"address {addr} is an IPv4-mapped IPv6 address; write the IPv4 address " \
-                        f"{addr.ipv4_mapped} instead (expected a plain IPv4 or IPv6 address)"
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        yield path, f"address {addr} is an IPv4-mapped IPv6 address; write the IPv4 address " \
+                    f"{addr.ipv4_mapped} instead (expected a plain IPv4 or IPv6 address)"
     if addr.is_unspecified or addr.is_multicast or str(addr) == "255.255.255.255":
         what = "unspecified" if addr.is_unspecified else "multicast" if addr.is_multicast else "broadcast"
         article = "an" if what[0] in "aeiou" else "a"
@@ -625,11 +623,11 @@ def _check_prefixes(data: Any) -> Iterator[Issue]:
         active.append(entry)
 
 
-_DIGITS = re.compile(r"^\+?[0-9]{1,15}$")
+_DIGITS = re.compile(r"\+?[0-9]{1,15}")
 
 
 def _digits(value: Any) -> str | None:
-    return value.lstrip("+") if isinstance(value, str) and _DIGITS.match(value) else None
+    return value.lstrip("+") if isinstance(value, str) and _DIGITS.fullmatch(value) else None
 
 
 def _number(value: Any) -> float | None:

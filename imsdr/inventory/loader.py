@@ -45,6 +45,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from imsdr.diagnostics import Location, Problem
 from imsdr.errors import InventoryError
+from imsdr.inventory.scalars import NUMBER_START, number_problem
 
 try:  # libyaml's parser is several times faster; identical semantics for safe loading
     from yaml import CSafeLoader as _Loader
@@ -321,16 +322,20 @@ class _Builder:
 
     def scalar(self, node: _Node, path: YamlPath) -> Any:
         tag = node.tag
-        if tag == _STR:
-            return node.value
-        if tag not in _SCALAR_TAGS:
-            return self.poison(node, path, f"tag {shorten(tag)} is not allowed (plain YAML values only)")
         text = node.value
         if tag == _INT and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0") \
                 and len(text) <= MAX_INT_DIGITS:  # the common case, without PyYAML's general constructor
             if node.plain:
                 self.doc.scalar_text[path] = text
             return int(text)
+        if node.plain and text[:1] in NUMBER_START and len(text) <= MAX_INT_DIGITS:
+            problem = number_problem(text)  # 05060, 1e3, 1:30 ...: YAML 1.1 and 1.2 disagree
+            if problem:
+                return self.poison(node, path, problem)
+        if tag == _STR:
+            return text
+        if tag not in _SCALAR_TAGS:
+            return self.poison(node, path, f"tag {shorten(tag)} is not allowed (plain YAML values only)")
         if tag == _INT and len(node.value) > MAX_INT_DIGITS:
             digits = sum(ch.isdigit() for ch in node.value)
             return self.poison(node, path, f"got an integer of {digits:,} digits, expected at most "

@@ -17,15 +17,16 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 
 # --- value types ---------------------------------------------------------------------
 
-_ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-_LABEL_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-_RULE_ID_RE = re.compile(r"^[A-Z]{2,6}-[0-9]{3}$")
-_VENDOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$")
-_DIGITS_RE = re.compile(r"^\+?[0-9]{1,15}$")
+# Always used with fullmatch: '$' would let a trailing newline through ("sbc-a\n", `id: |`).
+_ID_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_LABEL_RE = _ID_RE
+_RULE_ID_RE = re.compile(r"[A-Z]{2,6}-[0-9]{3}")
+_VENDOR_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}")
+_DIGITS_RE = re.compile(r"\+?[0-9]{1,15}")
 
 
 def _check_id(value: str) -> str:
-    if not _ID_RE.match(value):
+    if not _ID_RE.fullmatch(value):
         raise ValueError(
             f"invalid id {value!r}: ids are used as DNS labels and file names, so they must be "
             "1-63 lowercase letters, digits or '-', not starting or ending with '-'"
@@ -39,7 +40,7 @@ def _check_dns_name(value: str) -> str:
         raise ValueError(f"invalid DNS name {value!r}: 1-253 characters expected")
     labels = name.split(".")
     for label in labels:
-        if not _LABEL_RE.match(label):
+        if not _LABEL_RE.fullmatch(label):
             raise ValueError(
                 f"invalid DNS name {value!r}: label {label!r} is not a valid host label "
                 "(lowercase letters, digits and '-' only, 1-63 characters, RFC 1035/1123)"
@@ -50,7 +51,7 @@ def _check_dns_name(value: str) -> str:
 
 
 def _check_label(value: str) -> str:
-    if not _LABEL_RE.match(value):
+    if not _LABEL_RE.fullmatch(value):
         raise ValueError(
             f"invalid DNS label {value!r}: 1-63 lowercase letters, digits or '-', "
             "not starting or ending with '-'"
@@ -58,16 +59,46 @@ def _check_label(value: str) -> str:
     return value
 
 
-def _check_ip(value: str) -> str:
+# Plain notation only: ipaddress also reads IPv6 zone indexes ('fe80::1%eth0' - anything may follow
+# the '%', quotes and ';' included) and netmask forms ('/255.255.255.0'); none of these belongs in
+# a zone or in named.conf. What imsdr writes is always str() of the parsed value, never the input.
+_PLAIN_ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*")
+_PLAIN_PREFIX = re.compile(rf"(?:{_PLAIN_ADDRESS.pattern})/[0-9]{{1,3}}")
+IpAddressValue = ipaddress.IPv4Address | ipaddress.IPv6Address
+IpNetworkValue = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_address(value: str) -> IpAddressValue:
+    """The address ``value`` in plain IPv4 or IPv6 notation; ValueError with the reason otherwise."""
+    if "%" in value:
+        raise ValueError(f"invalid IP address {value!r}: it has a zone index ('%...'); a scoped IPv6 "
+                         "address cannot be published in DNS (expected a plain IPv4 or IPv6 address)")
+    if not _PLAIN_ADDRESS.fullmatch(value):
+        raise ValueError(f"invalid IP address {value!r} (expected plain notation, e.g. 192.0.2.10 or 2001:db8::10)")
     try:
-        return str(ipaddress.ip_address(value))
+        return ipaddress.ip_address(value)
     except ValueError:
         raise ValueError(f"invalid IP address {value!r}") from None
 
 
-def _check_prefix(value: str) -> str:
+def parse_prefix(value: str) -> IpNetworkValue:
+    """The prefix ``value`` as address/length in plain notation; ValueError with the reason otherwise."""
+    address, slash, length = value.partition("/")
+    if "%" in value:
+        raise ValueError(f"invalid IP prefix {value!r}: it has a zone index ('%...'), which a prefix "
+                         "never has (expected e.g. 198.51.100.0/24 or 2001:db8::/48)")
+    if slash and "." in length and _PLAIN_ADDRESS.fullmatch(length) and _PLAIN_ADDRESS.fullmatch(address):
+        try:
+            example = ipaddress.ip_network(value, strict=False).with_prefixlen
+        except ValueError:
+            example = "198.51.100.0/24"
+        raise ValueError(f"invalid IP prefix {value!r}: write the prefix length, not a mask "
+                         f"(e.g. {example})")
+    if not _PLAIN_PREFIX.fullmatch(value):
+        raise ValueError(f"invalid IP prefix {value!r} (expected address/length in plain notation, "
+                         "e.g. 198.51.100.0/24 or 2001:db8::/48)")
     try:
-        return str(ipaddress.ip_network(value, strict=True))
+        return ipaddress.ip_network(value, strict=True)
     except ValueError as exc:
         if "host bits set" in str(exc):
             raise ValueError(f"invalid prefix {value!r}: host bits set (did you mean "
@@ -75,14 +106,22 @@ def _check_prefix(value: str) -> str:
         raise ValueError(f"invalid IP prefix {value!r} (expected e.g. 198.51.100.0/24 or 2001:db8::/48)") from None
 
 
+def _check_ip(value: str) -> str:
+    return str(parse_address(value))
+
+
+def _check_prefix(value: str) -> str:
+    return str(parse_prefix(value))
+
+
 def _check_rule_id(value: str) -> str:
-    if not _RULE_ID_RE.match(value):
+    if not _RULE_ID_RE.fullmatch(value):
         raise ValueError(f"invalid rule id {value!r} (expected e.g. GEO-001)")
     return value
 
 
 def _check_vendor(value: str) -> str:
-    if not _VENDOR_RE.match(value):
+    if not _VENDOR_RE.fullmatch(value):
         raise ValueError(f"invalid vendor {value!r}: letters, digits, space, '.', '_' or '-' only")
     return value
 
@@ -97,7 +136,7 @@ def _check_free_text(value: str) -> str:
 
 
 def _check_e164(value: str) -> str:
-    if not _DIGITS_RE.match(value):
+    if not _DIGITS_RE.fullmatch(value):
         raise ValueError(f"invalid E.164 digits {value!r}: up to 15 digits, optionally starting with '+'")
     return value.lstrip("+")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADER = re.compile(r"^(flowchart|graph)(\s+(TB|TD|BT|RL|LR))?\s*;?$")
+_HEADER = re.compile(r"(flowchart|graph)(\s+(TB|TD|BT|RL|LR))?\s*;?")
 _ID = re.compile(r"[A-Za-z0-9_]+")
 _RESERVED = {"end", "subgraph", "graph", "flowchart", "classdef", "class", "style", "linkstyle", "click",
              "direction", "default"}
@@ -202,7 +202,7 @@ def mermaid_errors(text: str, *, require_declared: bool = False) -> list[Mermaid
         if not line or line.startswith("%%"):
             continue
         if not header_seen:
-            if not _HEADER.match(line):
+            if not _HEADER.fullmatch(line):
                 errors.append(MermaidError(
                     number, f"expected 'flowchart LR' (or TB/TD/BT/RL) first, found {line!r}"))
             header_seen = True

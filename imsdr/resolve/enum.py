@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_E164 = re.compile(r"^\+[1-9][0-9]{0,14}$")
+_E164 = re.compile(r"\+[1-9][0-9]{0,14}")
 _BACKREF = re.compile(r"\\(.)")
 
 
@@ -13,12 +13,12 @@ class EnumError(ValueError):
 
 
 def is_e164(text: str) -> bool:
-    return bool(_E164.match(text.replace("-", "").replace(" ", "")))
+    return bool(_E164.fullmatch(text.replace("-", "").replace(" ", "")))
 
 
 def normalise_e164(text: str) -> str:
     number = text.replace("-", "").replace(" ", "")
-    if not _E164.match(number):
+    if not _E164.fullmatch(number):
         raise EnumError(f"invalid E.164 number {text!r}: '+' then 1-15 digits, not starting with 0")
     return number
 

@@ -87,14 +87,14 @@ class SipUri:
 
 
 _URI = re.compile(
-    r"^(?P<scheme>sips?):(?:(?P<user>[^@;?]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:;?]+)(?::(?P<port>[0-9]{1,5}))?"
-    r"(?P<params>;[^?]*)?(?:\?.*)?$",
+    r"(?P<scheme>sips?):(?:(?P<user>[^@;?]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:;?]+)(?::(?P<port>[0-9]{1,5}))?"
+    r"(?P<params>;[^?]*)?(?:\?.*)?",
     re.IGNORECASE,
 )
 
 
 def parse_uri(text: str) -> SipUri:
-    match = _URI.match(text.strip())
+    match = _URI.fullmatch(text.strip())
     if not match:
         raise ResolveError(f"not a SIP URI: {text!r}")
     host = match["host"].strip("[]").rstrip(".").lower()

@@ -336,18 +336,23 @@ class LiveQuerier:
                 f"{self.retries + 1} tries of {self.timeout:g} s; nothing was compared")
 
 
+def _is_decimal(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts '²' and other digits int() refuses."""
+    return bool(text) and text.isascii() and text.isdigit()
+
+
 def parse_server(text: str) -> tuple[str, int]:
     """``HOST``, ``HOST:PORT``, ``[v6]:PORT`` or a bare IPv6 address → (address, port)."""
     host, port = text, 53
     if text.startswith("["):
         host, _, rest = text[1:].partition("]")
         if rest:
-            if not rest.startswith(":") or not rest[1:].isdigit():
+            if not rest.startswith(":") or not _is_decimal(rest[1:]):
                 raise ValueError(f"invalid server {text!r}")
             port = int(rest[1:])
     elif text.count(":") == 1:
         host, _, port_text = text.partition(":")
-        if not port_text.isdigit():
+        if not _is_decimal(port_text):
             raise ValueError(f"invalid port in {text!r}")
         port = int(port_text)
     if not 1 <= port <= 65535:

@@ -189,7 +189,7 @@ mutate("schema-date-where-text", ("name: Site A", "name: 2024-05-01"),
 mutate("schema-boolean-where-integer", ("    port: 5060", "    port: true"),
        expect=[("true", "got the boolean true, expected a whole number")])
 mutate("schema-text-where-integer", ("    port: 5060", '    port: "5060"'),
-       expect=[('"5060"', "expected a whole number (write it without quotes)")])
+       expect=[('"5060"', "expected a whole number (write it without quotes: 5060)")])
 mutate("schema-integer-where-boolean", ("    answers_options: true", "    answers_options: 1"),
        expect=[("answers_options: »1", "got the integer 1, expected true or false")])
 mutate("schema-fraction-where-integer", ("spare: 1,", "spare: 1.5,"),
@@ -248,6 +248,36 @@ mutate("range-pool-erlangs-beyond-erlang-b", ("spare: 1, role: scscf", "spare: 1
        expect=[("5000000", "got 5,000,000 Erlangs, expected at most 900,000")])
 mutate("range-spare-negative", ("spare: 1,", "spare: -1,"),
        expect=[("-1,", "greater than or equal to 0")])
+
+# --- YAML 1.1 leftovers: numbers that YAML 1.1 and 1.2 read differently --------------------------
+mutate("yaml11-octal-port", ("    port: 5060", "    port: 05060"),
+       expect=[("05060", "YAML 1.1 reads 05060 as the number 2608, YAML 1.2 as the number 5060; write 5060")])
+mutate("yaml11-leading-zero-not-octal", ("options_interval: 10", "options_interval: 09"),
+       expect=[("09", "YAML 1.1 reads 09 as text, YAML 1.2 as the number 9; write 9")])
+mutate("yaml11-leading-zero-mnc", ('mnc: "01"', "mnc: 01"),
+       expect=[("01\n", "01 is the number 1 with a leading zero"), ("01\n", '"01" in quotes if it is text')])
+mutate("yaml12-exponent-without-dot", ("capacity: {circuits: 120}", "capacity: {circuits: 1e3}"),
+       expect=[("1e3", "YAML 1.1 reads 1e3 as text, YAML 1.2 as the number 1000; write 1000")])
+mutate("yaml12-exponent-unsigned", ("busy_hour_erlangs: 20", "busy_hour_erlangs: 2.5e1"),
+       expect=[("2.5e1", "YAML 1.1 reads 2.5e1 as text, YAML 1.2 as the number 25; write 25")])
+mutate("yaml11-hexadecimal", ("    port: 5060", "    port: 0x13C4"),
+       expect=[("0x13C4", "0x13C4 is the number 5060 in hexadecimal")])
+mutate("yaml12-octal-0o", ("registration_refresh: 1800", "registration_refresh: 0o3410"),
+       expect=[("0o3410", "YAML 1.1 reads 0o3410 as text, YAML 1.2 as the number 1800; write 1800")])
+mutate("yaml11-binary", ("spare: 1,", "spare: 0b1,"),
+       expect=[("0b1", "YAML 1.1 reads 0b1 as the number 1, YAML 1.2 as text; write 1")])
+mutate("yaml11-underscores", ("registration_refresh: 1800", "registration_refresh: 1_800"),
+       expect=[("1_800", "YAML 1.1 reads 1_800 as the number 1800, YAML 1.2 as text; write 1800")])
+mutate("yaml11-sexagesimal", ("registration_refresh: 1800", "registration_refresh: 30:00"),
+       expect=[("30:00", "YAML 1.1 reads 30:00 as the number 1800, YAML 1.2 as text; write 1800")])
+mutate("yaml11-sexagesimal-float", ("lat: 39.9", "lat: 39:54.0"),
+       expect=[("39:54.0", "YAML 1.1 reads 39:54.0 as the number 2394, YAML 1.2 as text")])
+mutate("yaml12-signed-fraction", ("lat: 39.9", "lat: -.5"),
+       expect=[("-.5", "YAML 1.1 reads -.5 as text, YAML 1.2 as the number -0.5; write -0.5")])
+mutate("yaml11-signed-hexadecimal", ("    port: 5060", "    port: +0x13C4"),
+       expect=[("+0x13C4", "YAML 1.1 reads +0x13C4 as the number 5060, YAML 1.2 as text; write 5060")])
+mutate("yaml-quoted-exponent", ("    port: 5060", '    port: "5e3"'),
+       expect=[('"5e3"', "expected a whole number (write it without quotes: 5000)")])
 
 # --- cross-references ------------------------------------------------------------------------------
 mutate("ref-duplicate-element-id", ("{id: hss-b, type: hss", "{id: hss-a, type: hss"),
@@ -317,6 +347,23 @@ mutate("prefix-ipv4-mapped", ('"2001:db8:100::/48"', '"::ffff:198.51.100.0/120"'
 mutate("prefix-overlap", ("prefixes: [198.51.100.0/25]", "prefixes: [198.51.100.0/24]"),
        expect=[("198.51.100.128/25", "overlaps a prefix of local network 'ln-a'")])
 
+mutate("prefix-scope-id-named-conf-injection", ("lat: 39.9, lon: 116.4}", 'lat: 39.9, lon: 116.4, core_subnets: ["fe80::%1; }; view \\"evil\\" { match-clients { any; }; }; acl \\"z\\" { ::/64"]}'),
+       expect=[('"fe80::%1;', "has a zone index")])
+mutate("prefix-scope-id-after-length", ('"2001:db8:100::/48"', '"2001:db8:100::/48%eth0"'),
+       expect=[('"2001:db8:100::/48%eth0"', "has a zone index")])
+mutate("prefix-netmask", ("prefixes: [198.51.100.0/25]", "prefixes: [198.51.100.0/255.255.255.128]"),
+       expect=[("198.51.100.0/255.255.255.128", "write the prefix length, not a mask (e.g. 198.51.100.0/25)")])
+mutate("prefix-without-length", ("prefixes: [198.51.100.0/25]", "prefixes: [198.51.100.0]"),
+       expect=[("198.51.100.0]", "expected address/length in plain notation")])
+mutate("prefix-with-space", ("prefixes: [198.51.100.0/25]", 'prefixes: ["198.51.100.0/25 "]'),
+       expect=[('"198.51.100.0/25 "', "expected address/length in plain notation")])
+mutate("ip-scoped-ipv6-zone-injection", ("addresses: [192.0.2.40]", 'addresses: ["fe80::1%x. IN A 192.0.2.66"]'),
+       expect=[('"fe80::1%x.', "has a zone index")])
+mutate("ip-fullwidth-digits", ("addresses: [192.0.2.40]", "addresses: [１９２.0.2.40]"),
+       expect=[("１９２.0.2.40", "expected plain notation")])
+mutate("ip-trailing-newline", ("addresses: [192.0.2.40]", 'addresses: ["192.0.2.40\\n"]'),
+       expect=[('"192.0.2.40\\n"', "invalid IP address '192.0.2.40\\n'")])
+
 # --- DNS names and zone-file injection ------------------------------------------------------------
 mutate("dns-label-leading-hyphen", ("sbc_name: sbc", "sbc_name: -sbc"),
        expect=[("-sbc", "invalid DNS label '-sbc'")])
@@ -371,6 +418,38 @@ mutate("id-absolute-path", ("{id: dns-pair,", '{id: "/etc/passwd",'),
        expect=[('"/etc/passwd"', "invalid id '/etc/passwd'")])
 mutate("vendor-with-path", ("vendor: vendor-z, addresses: [192.0.2.30]", "vendor: ../../vendor, addresses: [192.0.2.30]"),
        expect=[("../../vendor", "invalid vendor")])
+
+# --- full matches: '$' lets a trailing newline through, so every pattern must match in full ------
+mutate("full-id-trailing-newline", ("{id: hss-a, type: hss", '{id: "hss-a\\n", type: hss'),
+       expect=[('"hss-a\\n", type', "invalid id 'hss-a\\n'")])
+mutate("full-id-block-scalar", ("  - {id: site-b, name: Site B, region: south, power: [grid-b], transmission: [ring-b], lat: 31.2, lon: 121.5}\n",
+                                "  - id: |\n      site-b\n    name: Site B\n    region: south\n    power: [grid-b]\n    transmission: [ring-b]\n"),
+       expect=[("|\n      site-b", "invalid id 'site-b\\n'")])
+mutate("full-reference-trailing-newline", ("home_sites: [site-a], subscribers", 'home_sites: ["site-a\\n"], subscribers'),
+       expect=[('"site-a\\n"]', "invalid id 'site-a\\n'")])
+mutate("full-dns-label-trailing-newline", ("sbc_name: sbc", 'sbc_name: "sbc\\n"'),
+       expect=[('"sbc\\n"', "invalid DNS label 'sbc\\n'")])
+mutate("full-dns-name-trailing-newline", ("operator_domain: example.net", 'operator_domain: "example.net\\n"'),
+       expect=[('"example.net\\n"', "invalid DNS name 'example.net\\n'")])
+mutate("full-dns-name-inner-newline", ("fqdn: mgcf-a.ims.example.net", 'fqdn: "mgcf-a\\n.ims.example.net"'),
+       expect=[('"mgcf-a\\n', "label 'mgcf-a\\n' is not a valid host label")])
+mutate("full-home-domain-block-scalar", ("  home_domains: [ims.example.net]\n", "  home_domains:\n    - |\n      ims.example.net\n"),
+       expect=[("|\n      ims.example.net", "invalid DNS name 'ims.example.net\\n'")])
+mutate("full-pool-dns-name-trailing-newline", ("dns_name: scscf", 'dns_name: "scscf\\n"'),
+       expect=[('"scscf\\n"', "invalid DNS label 'scscf\\n'")])
+mutate("full-vendor-trailing-newline", ("vendor: vendor-z, addresses: [192.0.2.30]", 'vendor: "vendor-z\\n", addresses: [192.0.2.30]'),
+       expect=[('"vendor-z\\n"', "invalid vendor 'vendor-z\\n'")])
+mutate("full-rule-id-trailing-newline", ("rule: GEO-001", 'rule: "GEO-001\\n"'),
+       expect=[('"GEO-001\\n"', "invalid rule id 'GEO-001\\n'")])
+mutate("full-rule-key-trailing-newline", ("rules: {TMR-001: warning}", 'rules: {"TMR-001\\n": warning}'),
+       expect=[('"TMR-001\\n"', "invalid rule id 'TMR-001\\n'")])
+mutate("full-enum-prefix-trailing-newline", ('prefix: "+862266"', 'prefix: "+862266\\n"'),
+       expect=[('"+862266\\n"', "invalid E.164 digits '+862266\\n'")])
+mutate("full-enum-prefix-block-scalar", ('  - {id: block-b, prefix: "+862266", style: wildcard, domain: ims.example.net}\n',
+                                         '  - id: block-b\n    prefix: |\n      +862266\n    style: wildcard\n    domain: ims.example.net\n'),
+       expect=[("|\n      +862266", "invalid E.164 digits '+862266\\n'")])
+mutate("full-country-code-trailing-newline", ('country_code: "86"', 'country_code: "86\\n"'),
+       expect=[('"86\\n"', "expected a country code of 1-3 digits")])
 
 # --- ENUM blocks --------------------------------------------------------------------------------
 mutate("enum-trillion-numbers", ('{id: block-b, prefix: "+862266", style: wildcard,', '{id: block-b, prefix: "+862", length: 15, style: numbers,'),
