@@ -48,6 +48,7 @@ TRAILING_NEWLINE = {
     "mnc": ('mnc: "01"', 'mnc: "01\\n"'),
     "country code": ('country_code: "86"', 'country_code: "86\\n"'),
     "free text": ("name: Site A", 'name: "Site A\\n"'),
+    "directory": ("dns: {sbc_name: sbc,", 'dns: {secondary_directory: "/var/cache/bind\\n", sbc_name: sbc,'),
 }
 
 

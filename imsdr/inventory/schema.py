@@ -141,12 +141,12 @@ def _check_e164(value: str) -> str:
     return value.lstrip("+")
 
 
-_PATH_RE = re.compile(r"^(/[A-Za-z0-9_][A-Za-z0-9._-]{0,63})+$")
+_PATH_RE = re.compile(r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,63})+")
 
 
 def _check_absolute_path(value: str) -> str:
     """A directory path written into named.conf: absolute, plain characters, no '..' or quotes."""
-    if not _PATH_RE.match(value) or len(value) > 200 or "/.." in value:
+    if not _PATH_RE.fullmatch(value) or len(value) > 200 or "/.." in value:
         raise ValueError(f"invalid directory {value!r}: an absolute path of letters, digits, '.', '_', '-' "
                          "and '/' (each part not starting with '.' or '-'), at most 200 characters")
     return value
@@ -173,7 +173,7 @@ RuleId = Annotated[str, AfterValidator(_check_rule_id), _schema("^[A-Z]{2,6}-[0-
 Vendor = Annotated[str, AfterValidator(_check_vendor), _schema("^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$")]
 Text = Annotated[str, AfterValidator(_check_free_text), _schema("^[^\\n\\r;$`<>]{1,200}$")]
 E164Digits = Annotated[str, AfterValidator(_check_e164), _schema("^\\+?[0-9]{1,15}$")]
-AbsolutePath = Annotated[str, AfterValidator(_check_absolute_path), _schema(_PATH_RE.pattern, maxLength=200)]
+AbsolutePath = Annotated[str, AfterValidator(_check_absolute_path), _schema(f"^{_PATH_RE.pattern}$", maxLength=200)]
 Seconds = Annotated[int, Field(ge=1, le=86400)]
 Ttl = Annotated[int, Field(ge=0, le=2_147_483_647)]
 Port = Annotated[int, Field(ge=1, le=65535)]

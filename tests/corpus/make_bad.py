@@ -448,6 +448,8 @@ mutate("full-enum-prefix-trailing-newline", ('prefix: "+862266"', 'prefix: "+862
 mutate("full-enum-prefix-block-scalar", ('  - {id: block-b, prefix: "+862266", style: wildcard, domain: ims.example.net}\n',
                                          '  - id: block-b\n    prefix: |\n      +862266\n    style: wildcard\n    domain: ims.example.net\n'),
        expect=[("|\n      +862266", "invalid E.164 digits '+862266\\n'")])
+mutate("full-directory-trailing-newline", ("dns: {sbc_name: sbc,", 'dns: {secondary_directory: "/var/cache/bind\\n", sbc_name: sbc,'),
+       expect=[('"/var/cache/bind\\n"', "invalid directory '/var/cache/bind\\n'")])
 mutate("full-country-code-trailing-newline", ('country_code: "86"', 'country_code: "86\\n"'),
        expect=[('"86\\n"', "expected a country code of 1-3 digits")])
 
