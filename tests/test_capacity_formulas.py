@@ -1,4 +1,4 @@
-"""The capacity formulas, pinned with hand-computed values (DOMAIN.md, ITU-T E.520 tables)."""
+"""The capacity formulas, pinned with hand-computed values (docs/domain.md §4.5-§4.7, ITU-T E.520 tables)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from imsdr.capacity.formulas import (
     [(2, 600, 600), (3, 600, 300), (4, 600, 200), (5, 600, 150), (7, 600, 100), (4, 100, Fraction(100, 3))],
 )
 def test_spare_is_share_over_n_minus_1(n: int, share: int, spare: Fraction) -> None:
-    # DOMAIN.md: each member keeps A/(N−1) spare on top of its share A
+    # domain.md §4.5: each member keeps A/(N−1) spare on top of its share A
     assert spare_needed_equal(share, n) == spare
 
 
@@ -93,7 +93,7 @@ def test_pair_each_side_carries_everything() -> None:
 
 
 def test_hss_worked_example_is_exactly_148_percent() -> None:
-    # DOMAIN.md: (1 + 8%) + (500k / 1,000k) × (180% − 100%) = 148%
+    # domain.md §4.6: (1 + 8%) + (500k / 1,000k) × (180% − 100%) = 148%
     assert hss_required(1_000_000, 0.08, 500_000, 1.8) == 1_480_000
     assert hss_required_ratio(1_000_000, 0.08, 500_000, 1.8, 1_000_000) == Fraction(148, 100)
 

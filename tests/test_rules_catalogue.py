@@ -43,7 +43,7 @@ def test_ids_unique_and_well_formed() -> None:
 def test_rule_documents_reason_and_examples(rule) -> None:
     doc = rule.doc
     reason, _, rest = doc.partition("Fails:")
-    assert len(reason.split()) >= 12, "the reason (from DOMAIN.md) comes first"
+    assert len(reason.split()) >= 12, "the reason (from docs/domain.md) comes first"
     assert "```yaml" in rest and "Passes:" in rest
     failing, _, passing = rest.partition("Passes:")
     assert "```yaml" in failing and "```yaml" in passing

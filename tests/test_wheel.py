@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -20,7 +21,7 @@ def _copy_source(dest: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
     for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
         shutil.copy2(ROOT / name, dest / name)
-    for name in ("imsdr", "templates"):
+    for name in ("imsdr", "templates", "docs"):
         shutil.copytree(ROOT / name, dest / name, symlinks=True, ignore=ignore)
 
 
@@ -59,14 +60,19 @@ def test_wheel_contains_every_module_and_template(which: str, request: pytest.Fi
     assert modules <= names, sorted(modules - names)
     templates = {f"imsdr/templates/{p.name}" for p in (ROOT / "templates").glob("*.j2")}
     assert templates and templates <= names, sorted(templates - names)
+    assert "imsdr/reference/domain.md" in names, "the domain reference the rules cite must ship"
 
 
 def test_installed_wheel_renders_the_same_plan(release_wheel: Path, tmp_path: Path) -> None:
     wheel = release_wheel
     env_dir = tmp_path / "venv"
-    # the dependencies come from this interpreter's site-packages; imsdr itself only from the wheel
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    # the dependencies come from the test environment's site-packages (appended to sys.path by a
+    # plain .pth line, which does not run the editable install's finder); imsdr only from the wheel
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    own = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    Path(own, "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     install = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
                              capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stderr

@@ -1,7 +1,7 @@
-"""The capacity formulas of DOMAIN.md as pure functions over exact fractions.
+"""The capacity formulas of docs/domain.md §4.5-§4.7 as pure functions over exact fractions.
 
 Every input is turned into a :class:`fractions.Fraction` through its decimal text (``0.08`` is
-2/25, not the nearest binary float), so the worked example of DOMAIN.md comes out exactly:
+2/25, not the nearest binary float), so the worked example of domain.md §4.6 comes out exactly:
 ``(1 + 8%) + (500k / 1,000k) × (180% − 100%) = 148%``.
 """
 
@@ -62,7 +62,7 @@ def spare_needed_equal(share: Number, n: int, k: int = 1) -> Fraction:
     """Spare each of N equal members keeps on top of its share to survive K losses.
 
     After K losses the N−K survivors carry N·s, i.e. s·N/(N−K) each: s·K/(N−K) more than now.
-    For K = 1 this is DOMAIN.md's A/(N−1) with A the member's share.
+    For K = 1 this is domain.md §4.5's A/(N−1) with A the member's share.
     """
     if n - k <= 0:
         raise ValueError("a pool needs more members than the losses it must survive")

@@ -1,4 +1,4 @@
-"""The capacity report: every sizing check of DOMAIN.md with its numbers laid out for audit."""
+"""The capacity report: every sizing check of docs/domain.md §4.5-§4.7 with its numbers laid out for audit."""
 
 from __future__ import annotations
 

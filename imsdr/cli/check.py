@@ -150,13 +150,22 @@ RuleIdArg = Annotated[str | None, typer.Argument(
 RulesFormatOpt = Annotated[RulesFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
+DomainOpt = Annotated[bool, typer.Option(
+    "--domain", help="Print the domain reference the rules cite as 'domain.md §N' (Markdown).")]
+
+
 @handle_errors
-def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table) -> None:
+def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table, domain: DomainOpt = False) -> None:
     """List the rule catalogue, or explain one rule (its reason and a failing and a passing example)."""
     from imsdr.errors import ImsdrError
     from imsdr.output import findings as out
     from imsdr.rules.registry import all_rules, get_rule, suggest
 
+    if domain:
+        from imsdr.reference import domain_reference
+
+        write_stdout(domain_reference())
+        return
     if rule_id is not None:
         rule = get_rule(rule_id)
         if rule is None:

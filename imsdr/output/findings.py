@@ -273,7 +273,10 @@ def rules_markdown(rules: Sequence[Rule]) -> str:
         "| --- | --- | --- |",
     ]
     lines += [f"| [{r.id}](#{r.id.lower()}) | {r.severity.value} | {_cell(r.summary)} |" for r in rules]
-    lines += ["", SETTINGS_DOC, JSON_KEYS_DOC, "## Rules", ""]
+    lines += ["", SETTINGS_DOC, JSON_KEYS_DOC, "## Rules", "",
+              "Each rule's reason cites the [domain reference](domain.md) as `domain.md §N`.", ""]
     for rule in rules:
         lines.append(rule_markdown(rule))
-    return "\n".join(lines).rstrip("\n") + "\n"
+    from imsdr.reference import link_citations
+
+    return link_citations("\n".join(lines).rstrip("\n") + "\n")

@@ -48,7 +48,7 @@ CheckFn = Callable[["Rule", RuleContext], Iterable[Finding]]
 
 @dataclass(frozen=True)
 class Rule:
-    """A self-describing check. ``doc`` explains why (from DOMAIN.md) and gives a passing
+    """A self-describing check. ``doc`` explains why (from docs/domain.md) and gives a passing
     and a failing example; ``check`` yields findings. ``production_only`` rules are skipped
     for ``deployment: lab`` (a one-site lab has no geo-redundancy by design)."""
 

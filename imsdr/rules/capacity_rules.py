@@ -117,7 +117,7 @@ RULES: list[Rule] = [
         Severity.ERROR,
         "N+K pool cannot carry its load after losing K members",
         "A pool of N members each carrying share s survives K losses only if each keeps s·K/(N−K) spare "
-        "(A/(N−1) for N+1, DOMAIN.md); unequal members must survive the loss of the K largest.\n"
+        "(A/(N−1) for N+1, domain.md §4.5); unequal members must survive the loss of the K largest.\n"
         "Passes: 3 S-CSCFs of 2,000k for 3,300k (1,100k each, 550k spare needed, 900k headroom).\n"
         "Fails: 2 S-CSCFs of 2,000k for 3,300k (after one loss 3,300k on 2,000k).",
         _pools,
@@ -126,7 +126,7 @@ RULES: list[Rule] = [
         "CAP-002",
         Severity.ERROR,
         "1+1 pair side cannot carry 100% of the pair's load",
-        "Active-active regions and 1+1 pairs must each carry all the traffic alone (DOMAIN.md §5).\n"
+        "Active-active regions and 1+1 pairs must each carry all the traffic alone (domain.md §5).\n"
         "Passes: HSS pair 5,000k/5,000k for 3,240k. Fails: P-CSCF pair 1,000k/1,000k for 1,500k.",
         _pairs,
     ),
@@ -135,7 +135,7 @@ RULES: list[Rule] = [
         Severity.ERROR,
         "HSS too small for restoration data plus an S-CSCF failover",
         "Required = subscribers × (1 + restoration overhead) + users of the largest S-CSCF × (failover "
-        "cost − 1); DOMAIN.md's example 1,000k/500k needs 148% of 1,000k.\n"
+        "cost − 1); domain.md §4.6's example 1,000k/500k needs 148% of 1,000k.\n"
         "Passes: 3,000k subscribers, largest S-CSCF 2,000k, HSS 5,000k (96.8%). Fails: HSS 4,000k (121%).",
         _hss,
     ),
@@ -161,7 +161,7 @@ RULES: list[Rule] = [
         "CAP-006",
         Severity.ERROR,
         "Losing one site leaves an element type short of capacity",
-        "For each single site lost, the survivors of each element type must carry the load (DOMAIN.md §1: "
+        "For each single site lost, the survivors of each element type must carry the load (domain.md §1: "
         "losing one site must not take service down).\n"
         "Passes: every type spread over sites with spare. Fails: every HSS at one site.",
         _sites,

@@ -1,4 +1,4 @@
-"""I/S/E-CSCF/BGCF: pools, restoration data, entry points (DOMAIN.md §4 I/S/E-CSCF)."""
+"""I/S/E-CSCF/BGCF: pools, restoration data, entry points (domain.md §4.4)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ RULES: list[Rule] = [
             """
             Without dynamic restoration data, users registered on a failed S-CSCF move only when
             they re-register (up to the registration refresh period); terminating calls to them
-            fail meanwhile, and there is no failback (DOMAIN.md §4). With restoration data
+            fail meanwhile, and there is no failback (domain.md §4.4). With restoration data
             (SAR Restoration-Info, TS 29.228 / TS 23.380) a backup S-CSCF serves them at once.
             """,
             """
@@ -121,7 +121,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             The P-CSCF (or originating S-CSCF) finds the home network's I-CSCF by DNS
-            (DOMAIN.md §4). If every I-CSCF sits in one site, losing it makes the home domain
+            (domain.md §4.4). If every I-CSCF sits in one site, losing it makes the home domain
             unreachable.
             """,
             """
@@ -144,7 +144,7 @@ RULES: list[Rule] = [
             """
             The I-CSCF should select the S-CSCF by the capabilities the HSS returns, or by a
             common S-CSCF name resolved by DNS; a fixed S-CSCF per user is not recommended
-            (DOMAIN.md §4).
+            (domain.md §4.4).
             """,
             """
             pools:
@@ -162,7 +162,7 @@ RULES: list[Rule] = [
         "No element has the I-CSCF or S-CSCF role",
         make_doc(
             """
-            An IMS core needs an I-CSCF entry point and an S-CSCF registrar (DOMAIN.md §1);
+            An IMS core needs an I-CSCF entry point and an S-CSCF registrar (domain.md §1);
             combined CSCFs must list the roles they perform.
             """,
             """

@@ -1,4 +1,4 @@
-"""Regions and deployment shape (DOMAIN.md §5)."""
+"""Regions and deployment shape (domain.md §5)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Production runs two service regions, active-active, each carrying 100% of the
-            traffic alone; only a lab deployment has a single region (DOMAIN.md §5).
+            traffic alone; only a lab deployment has a single region (domain.md §5).
             """,
             """
             network: {deployment: production, ...}
@@ -74,7 +74,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Each active-active region must be able to carry 100% of the traffic alone
-            (DOMAIN.md §5), so every core function (ENUM/DNS, P-CSCF, CSCF, HSS, SLF, MGCF)
+            (domain.md §5), so every core function (ENUM/DNS, P-CSCF, CSCF, HSS, SLF, MGCF)
             needs at least one element in every region.
             """,
             """

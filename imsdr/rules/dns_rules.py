@@ -1,4 +1,4 @@
-"""DNS-related design rules: sticky clients, TTLs (DOMAIN.md §3)."""
+"""DNS-related design rules: sticky clients, TTLs (domain.md §3)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             A sticky client (event channel with heartbeats) must keep reaching the same server:
-            each SRV target's A/AAAA record must resolve to exactly one address (DOMAIN.md §3).
+            each SRV target's A/AAAA record must resolve to exactly one address (domain.md §3).
             Clients that want round-robin A records get a separate FQDN.
             """,
             """
@@ -95,7 +95,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             After DNS changes, clients only see them after the record's TTL (60-90 s is common):
-            the failover time includes it (DOMAIN.md §3).
+            the failover time includes it (domain.md §3).
             """,
             """
             network:
@@ -116,7 +116,7 @@ RULES: list[Rule] = [
             The two ENUM/DNS sets at separate sites only protect resolution if both serve the
             zones: the NS records come from `network.dns.nameservers` (default: every ENUM/DNS
             element). Listing the sets of one site only makes that site a single point of failure
-            for every DNS and ENUM lookup (DOMAIN.md §4 ENUM/DNS).
+            for every DNS and ENUM lookup (domain.md §4.1).
             """,
             """
             network:

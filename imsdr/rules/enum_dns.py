@@ -1,4 +1,4 @@
-"""ENUM/DNS: two sets at separate sites, kept in sync, sharing load (DOMAIN.md §4 ENUM/DNS)."""
+"""ENUM/DNS: two sets at separate sites, kept in sync, sharing load (domain.md §4.1)."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Where a province has IMS cores at different sites, deploy two ENUM/DNS sets at
-            different sites, load sharing, with synchronised data (DOMAIN.md §4). One set, or
+            different sites, load sharing, with synchronised data (domain.md §4.1). One set, or
             two in one site, stops all resolution when that site fails.
             """,
             """
@@ -119,7 +119,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Master→slave sync by standard DNS transfer (NOTIFY RFC 1996 + IXFR RFC 1995) is
-            simple but hard between different vendors (DOMAIN.md §4). Rule of thumb: mixed
+            simple but hard between different vendors (domain.md §4.1). Rule of thumb: mixed
             vendors → provisioning-side sync; front/back-end vendors → back-end database;
             master-slave only with the same vendor on both sides.
             """,
@@ -143,7 +143,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Two ENUM/DNS sets only help if their data is the same; the plan must say how it is
-            kept in sync: master-slave, provisioning (BOSS/NMS writes both), or backend-db.
+            kept in sync: master-slave, provisioning (BOSS/NMS writes both), or backend-db (domain.md §4.1).
             """,
             """
             redundancy:
@@ -162,7 +162,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             The two sets share load: regional primary/backup split, forwarders choosing by RTT,
-            or anycast (DOMAIN.md §4). The plan must say which so that clients are configured
+            or anycast (domain.md §4.1). The plan must say which so that clients are configured
             to use both.
             """,
             """
@@ -182,7 +182,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Anycast is strong with many nodes but adds routing configuration; regional split
-            or RTT-based forwarders are recommended (DOMAIN.md §4).
+            or RTT-based forwarders are recommended (domain.md §4.1).
             """,
             """
             redundancy:

@@ -1,4 +1,4 @@
-"""Geo-separation: members of a pair or pool must not fail together (DOMAIN.md §1)."""
+"""Geo-separation: members of a pair or pool must not fail together (domain.md §1)."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ RULES: list[Rule] = [
             """
             DR is element level: a whole backup element takes over from a failed one, so the
             members of a primary/backup pair or of a load-sharing pool must sit in different
-            sites (DOMAIN.md §1). A pair with both members in one site, or a pool that loses
+            sites (domain.md §1). A pair with both members in one site, or a pool that loses
             more members than its spare when one site fails, does not survive a site loss.
             The location points at the `site` of the member to move.
             """,
@@ -151,7 +151,7 @@ RULES: list[Rule] = [
         "Sites holding members of one pair or pool share a power feed",
         make_doc(
             """
-            The sites of a pair or pool must have independent power (DOMAIN.md §1): a shared
+            The sites of a pair or pool must have independent power (domain.md §1): a shared
             feed is a common failure that takes both sides down at once. Reported once per
             site pair and feed, naming every group affected.
             """,
@@ -173,7 +173,7 @@ RULES: list[Rule] = [
         "Sites holding members of one pair or pool share a transmission route",
         make_doc(
             """
-            The sites of a pair or pool must have independent transmission (DOMAIN.md §1): a
+            The sites of a pair or pool must have independent transmission (domain.md §1): a
             shared route (one fibre ring, one backbone link) cut once isolates both sides.
             """,
             """
@@ -195,7 +195,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Sites that are too close share regional risks (flood, earthquake, city-wide power
-            cut). When both sites have coordinates, their great-circle (haversine) distance must
+            cut; domain.md §1). When both sites have coordinates, their great-circle (haversine) distance must
             be at least `network.capacity_model.min_site_distance_km` (default 30 km; 0 turns
             the rule off).
             """,
@@ -220,7 +220,7 @@ RULES: list[Rule] = [
             """
             Sites of one pair or pool must be far enough apart not to share regional risks;
             without `lat`/`lon` on a site the minimum-distance rule (GEO-004) cannot check it,
-            so the plan silently assumes the distance is fine.
+            so the plan silently assumes the distance is fine (domain.md §1).
             """,
             """
             sites:

@@ -1,4 +1,4 @@
-"""HSS/SLF: 1+1 geo pair with real-time replication, or N+1 with its data-loss window (DOMAIN.md §4)."""
+"""HSS/SLF: 1+1 geo pair with real-time replication, or N+1 with its data-loss window (domain.md §4.6)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             The subscriber database is either a 1+1 geo-redundant pair with real-time
-            replication, or N+1 with non-real-time backup (DOMAIN.md §4). An HSS/SLF in no
+            replication, or N+1 with non-real-time backup (domain.md §4.6). An HSS/SLF in no
             pair or pool is a single point of failure for every registration and call.
             """,
             """
@@ -106,7 +106,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             With N+1 non-real-time backup the backup restores from the latest copy; data since
-            the last copy is at risk (DOMAIN.md §4). The finding states the data-loss window
+            the last copy is at risk (domain.md §4.6). The finding states the data-loss window
             (`backup_interval`) so the operator can accept it explicitly (waiver) or change it.
             """,
             """
@@ -125,7 +125,7 @@ RULES: list[Rule] = [
         "An HSS/SLF pair or pool does not replicate its data",
         make_doc(
             """
-            A backup subscriber database without the data cannot take over (DOMAIN.md §4).
+            A backup subscriber database without the data cannot take over (domain.md §4.6).
             """,
             """
             pairs:
@@ -144,7 +144,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             With passthrough, the S-CSCF keeps basic calls going on cached data while the HSS
-            is unreachable; some services (e.g. one-number) need their own (DOMAIN.md §4).
+            is unreachable; some services (e.g. one-number) need their own (domain.md §4.6).
             """,
             """
             elements:

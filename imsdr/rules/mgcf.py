@@ -1,4 +1,4 @@
-"""MGCF/IM-MGW: PSTN interworking load-shared across sites (DOMAIN.md §4 MGCF/IM-MGW)."""
+"""MGCF/IM-MGW: PSTN interworking load-shared across sites (domain.md §4.7)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             MGCF/IM-MGW load-share across at least two sites, with trunk groups dimensioned so
-            that the surviving site carries the busy-hour traffic (DOMAIN.md §4).
+            that the surviving site carries the busy-hour traffic (domain.md §4.7).
             """,
             """
             elements:

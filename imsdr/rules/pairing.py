@@ -1,4 +1,4 @@
-"""Backup pairing: every core element belongs to a consistent pair or pool (DOMAIN.md §1, §4)."""
+"""Backup pairing: every core element belongs to a consistent pair or pool (domain.md §1, §4)."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Core elements are few, large and centralised, so losing one element must not take
-            service down (DOMAIN.md §1): each must be in a 1+1 pair or an N+K pool with
+            service down (domain.md §1): each must be in a 1+1 pair or an N+K pool with
             members of its type. An element in no group is a single point of failure.
             HSS/SLF are checked by HSS-001.
             """,
@@ -149,7 +149,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             A pool of one cannot survive the loss of its only member: it is a single point of
-            failure dressed up as redundancy.
+            failure dressed up as redundancy (domain.md §1, §4.5).
             """,
             """
             pools:
@@ -167,7 +167,7 @@ RULES: list[Rule] = [
         "A pair or pool mixes element types (or CSCF roles)",
         make_doc(
             """
-            A backup element takes over from a failed element of its own type (DOMAIN.md §1);
+            A backup element takes over from a failed element of its own type (domain.md §1);
             a pool serving a CSCF role needs that role on every member.
             """,
             """
@@ -188,7 +188,7 @@ RULES: list[Rule] = [
             """
             An element in two pairs, in a pair and a pool, or in two pools for the same role
             makes the takeover ambiguous: each group assumes it has the element's spare
-            capacity to itself.
+            capacity to itself (domain.md §4.5).
             """,
             """
             pairs:
@@ -208,7 +208,7 @@ RULES: list[Rule] = [
         "An application server is in no pool",
         make_doc(
             """
-            Application servers are deployed as pools (DOMAIN.md §1); an AS outside any pool
+            Application servers are deployed as pools (domain.md §1); an AS outside any pool
             stops its services (e.g. MMTel supplementary services) when it fails.
             """,
             """

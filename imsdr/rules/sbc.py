@@ -1,4 +1,4 @@
-"""SBC access and cross-local-network DR (DOMAIN.md §4 SBC)."""
+"""SBC access and cross-local-network DR (domain.md §4.2)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             A local network's users reach the SBC(s) of that local network, found through public
-            DNS (DOMAIN.md §1, §4). A local network no SBC `serves` cannot register at all.
+            DNS (domain.md §1, §4.2). A local network no SBC `serves` cannot register at all.
             """,
             """
             local_networks:
@@ -194,7 +194,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             When a local network has one SBC, public DNS must give its users a DR SBC of another
-            local network second, in a ring or hub layout (DOMAIN.md §4). Without
+            local network second, in a ring or hub layout (domain.md §4.2). Without
             `redundancy.sbc_dr` the users of that local network cannot register when the SBC fails.
             """,
             """
@@ -215,7 +215,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             In a ring each local network is backed up by the previous one and the first by the
-            last (DOMAIN.md §4). A local network with a single SBC missing from `order`, a local
+            last (domain.md §4.2). A local network with a single SBC missing from `order`, a local
             network without SBC inside the ring, or one listed twice leaves users without a DR SBC.
             """,
             """
@@ -235,7 +235,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             In a hub layout one designated SBC (e.g. the capital's) backs up every other local
-            network (DOMAIN.md §4). The hub cannot back up itself: its own local network needs a
+            network (domain.md §4.2). The hub cannot back up itself: its own local network needs a
             second SBC, or it is left without DR.
             """,
             """
@@ -261,7 +261,7 @@ RULES: list[Rule] = [
             """
             Cross-local-network DR needs virtual SBC support on the backup SBC: per virtual SBC
             its own P-Access-Network-Info and phone-context, for charging and emergency calls
-            (DOMAIN.md §4).
+            (domain.md §4.2).
             """,
             """
             elements:
@@ -280,7 +280,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             A DR SBC must survive the failure that takes the primary down; in the same site it
-            fails with it (DOMAIN.md §1).
+            fails with it (domain.md §1).
             """,
             """
             elements:
@@ -301,7 +301,7 @@ RULES: list[Rule] = [
         "An SBC's P-CSCF list has no P-CSCF at another site",
         make_doc(
             """
-            The SBC picks the next P-CSCF from its list when one does not answer (DOMAIN.md §4
+            The SBC picks the next P-CSCF from its list when one does not answer (domain.md §4.2
             P-CSCF). If every P-CSCF it may use is at one site, losing that site leaves the SBC
             with nothing to send to. Without a `pcscfs` list the SBC may use every P-CSCF.
             """,

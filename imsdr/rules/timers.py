@@ -1,4 +1,4 @@
-"""Failure detection timers: Diameter watchdog, registration refresh, SIP OPTIONS (DOMAIN.md §2, §4)."""
+"""Failure detection timers: Diameter watchdog, registration refresh, SIP OPTIONS (domain.md §2, §4.2)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from imsdr.rules.common import TYPE_NAMES, join
 TW_MIN, TW_MAX = 6, 10
 REFRESH_MIN, REFRESH_MAX = 600, 3600
 DIAMETER_TYPES = ("cscf", "as", "hss", "slf")
-# Fixed, known next hops where the sender should probe actively (DOMAIN.md §2).
+# Fixed, known next hops where the sender should probe actively (domain.md §2).
 ACTIVE_PROBERS = {"sbc": "P-CSCF", "mgcf": "I-CSCF/BGCF", "as": "I-CSCF/S-CSCF"}
 # SIP OPTIONS probing relationships: (from type, from role, to type, to role), "" = any.
 PROBES: tuple[tuple[str, str, str, str], ...] = (
@@ -161,7 +161,7 @@ RULES: list[Rule] = [
             """
             The operator wants a failed Diameter link (I-CSCF, S-CSCF, AS to HSS/SLF) detected
             within 10 s; RFC 3539 sets Tw to 30 s by default with a floor of 6 s, so Tw must be
-            configured between 6 and 10 s (DOMAIN.md §2). Checked on `network.timers` and on
+            configured between 6 and 10 s (domain.md §2). Checked on `network.timers` and on
             per-element overrides of Diameter elements.
             """,
             """
@@ -182,7 +182,7 @@ RULES: list[Rule] = [
             """
             Registration refresh is recommended between 600 and 3600 s: shorter costs core
             capacity, longer slows failover — worst-case impact for registered users equals
-            the refresh period (DOMAIN.md §4).
+            the refresh period (domain.md §4.2).
             """,
             """
             network:
@@ -201,7 +201,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Active ("spontaneous") OPTIONS probing is recommended where the relationship is
-            fixed and known: SBC→P-CSCF, MGCF→I-CSCF, AS→I/S-CSCF (DOMAIN.md §2). Every SBC,
+            fixed and known: SBC→P-CSCF, MGCF→I-CSCF, AS→I/S-CSCF (domain.md §2). Every SBC,
             MGCF and AS must have `options_probing: active`.
             """,
             """
@@ -221,7 +221,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Some elements do not answer SIP OPTIONS; their unavailability must be detected from
-            failed requests instead (DOMAIN.md §2). Probing them actively marks them down and
+            failed requests instead (domain.md §2). Probing them actively marks them down and
             takes them out of service.
             """,
             """
@@ -243,7 +243,7 @@ RULES: list[Rule] = [
         make_doc(
             """
             Passive ("heuristic") detection is recommended where relationships are a changing
-            mesh: CSCF↔CSCF (DOMAIN.md §2).
+            mesh: CSCF↔CSCF (domain.md §2).
             """,
             """
             elements:
