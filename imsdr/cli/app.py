@@ -11,6 +11,7 @@ from imsdr.cli import capacity as capacity_cmd
 from imsdr.cli import check as check_cmd
 from imsdr.cli import dns as dns_cmd
 from imsdr.cli import example, validate
+from imsdr.cli import importer as import_cmd
 from imsdr.cli import plan as plan_cmd
 from imsdr.cli import resolve as resolve_cmd
 from imsdr.cli import runbook as runbook_cmd
@@ -53,6 +54,7 @@ runbook_cmd.register(render_app)
 dns_cmd.register(render_app)
 example.register(app)
 resolve_cmd.register(app)
+import_cmd.register(app)
 
 
 def main() -> None:

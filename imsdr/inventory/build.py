@@ -25,6 +25,7 @@ from imsdr.inventory.loader import (
     load_yaml_text,
     shorten,
 )
+from imsdr.inventory.placeholders import find_placeholders
 from imsdr.inventory.scalars import decimal_spelling
 from imsdr.inventory.schema import ElementType, Inventory, parse_address, parse_prefix
 
@@ -96,12 +97,17 @@ def validate_document(doc: LoadedDocument) -> tuple[Inventory, SourceMap]:
     """
     problems = list(doc.problems)
     claimed: set[YamlPath] = set(doc.poisoned)
-    for path, message in _strict_types(doc.data, Inventory, ()):
-        claimed.add(path)
-        problems.append(Problem(doc.locate(path), format_path(path), message))
 
     def fresh(path: YamlPath) -> bool:
         return not any(path[:i] in claimed for i in range(len(path) + 1))
+
+    for path, what in find_placeholders(doc.data):  # left by `imsdr import`: the one problem there
+        claimed.add(path)
+        problems.append(Problem(doc.locate(path), format_path(path), f"placeholder to fill in: {what}"))
+    for path, message in _strict_types(doc.data, Inventory, ()):
+        if fresh(path):
+            claimed.add(path)
+            problems.append(Problem(doc.locate(path), format_path(path), message))
 
     inventory: Inventory | None = None
     try:

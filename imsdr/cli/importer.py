@@ -1,0 +1,127 @@
+"""`imsdr import bind|kamailio|table`: a draft inventory from the network that exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from imsdr.cli.common import handle_errors
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from imsdr.importers.draft import Draft
+    from imsdr.importers.errors import ImportProblems
+
+import_app = typer.Typer(
+    help="Draft an inventory from existing BIND, Kamailio and spreadsheet data; what they cannot tell "
+         "is written as 'FILL IN: ...' placeholders that `imsdr validate` lists.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Draft inventory to write (replaced atomically; "
+                                                          "only a draft imsdr import wrote is replaced).",
+                                      dir_okay=False)]
+IntoOpt = Annotated[Path | None, typer.Option("--into", help="An earlier draft to merge this source into.",
+                                              dir_okay=False, exists=True)]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(import_app, name="import")
+
+
+def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | None) -> None:
+    import sys
+
+    from imsdr.importers.draft import complete, merge
+    from imsdr.importers.errors import ImportProblems
+    from imsdr.importers.write import read_draft, render_draft, summary, write_draft
+
+    problems = ImportProblems()
+    draft = read_draft(into) if into else None
+    found = build(problems)
+    problems.raise_if_any("import refused")
+    if draft is None:
+        draft = found
+    else:
+        for conflict in merge(draft, found):
+            problems.add(str(into), 1, 1, str(conflict))
+        problems.raise_if_any("import refused")
+    complete(draft)
+    text, remaining = render_draft(draft)
+    write_draft(out, text)
+    for line in summary(draft, remaining):
+        sys.stderr.write(f"{line}\n")
+    sys.stderr.write(f"wrote {out}\n")
+
+
+@import_app.command("bind")
+@handle_errors
+def import_bind(
+    named_conf: Annotated[Path, typer.Argument(help="named.conf (includes are followed inside its directory).",
+                                               dir_okay=False, exists=True, show_default=False)],
+    out: OutOpt,
+    zones_dir: Annotated[Path | None, typer.Option("--zones-dir", help="Directory zone file names are relative "
+                                                   "to (default: options { directory }, else the config's).",
+                                                   file_okay=False, exists=True)] = None,
+    enum_suffix: Annotated[str, typer.Option("--enum-suffix", help="ENUM tree suffix.")] = "e164.arpa",
+    into: IntoOpt = None,
+) -> None:
+    """Views, ACLs, zones and zone files: home domains, elements, pools and pairs, local networks and
+    sites, SBC DR order, ENUM blocks, TTLs."""
+    from imsdr.importers.bind import import_bind as run
+
+    _finish(lambda problems: run(named_conf, problems, zones_dir, enum_suffix.rstrip(".").lower()), out, into)
+
+
+@import_app.command("kamailio")
+@handle_errors
+def import_kamailio(
+    lists: Annotated[list[Path], typer.Argument(help="dispatcher.list files.", dir_okay=False, exists=True,
+                                                show_default=False)],
+    out: OutOpt,
+    hop: Annotated[str | None, typer.Option("--hop", help="sbc-pcscf or pcscf-icscf (default: from the "
+                                            "list's imsdr header).", metavar="HOP")] = None,
+    sets: Annotated[list[str] | None, typer.Option("--set", help="SETID=ELEMENT: the element that uses a set "
+                                                   "(default: from imsdr's set comments).", metavar="N=ID")] = None,
+    into: IntoOpt = None,
+) -> None:
+    """SBC -> P-CSCF and P-CSCF -> I-CSCF lists: preference order, ports, probing."""
+    from imsdr.errors import ImsdrError
+    from imsdr.importers.draft import Draft, merge
+    from imsdr.importers.kamailio import HOPS, import_dispatcher
+
+    if hop is not None and hop not in HOPS:
+        raise ImsdrError(f"--hop {hop!r}: expected one of {', '.join(HOPS)}")
+    owners: dict[int, str] = {}
+    for item in sets or []:
+        number, _, ident = item.partition("=")
+        if not number.isdigit() or not ident:
+            raise ImsdrError(f"--set {item!r}: expected SETID=ELEMENT_ID, e.g. --set 3=sbc-coast")
+        owners[int(number)] = ident
+
+    def build(problems: ImportProblems) -> Draft:
+        draft = Draft()
+        for path in lists:
+            for conflict in merge(draft, import_dispatcher(path, problems, hop, owners)):
+                problems.add(str(path), 1, 1, str(conflict))
+        return draft
+
+    _finish(build, out, into)
+
+
+@import_app.command("table")
+@handle_errors
+def import_table(
+    table: Annotated[Path, typer.Argument(help="Element list: .csv (UTF-8) or .xlsx (first sheet).",
+                                          dir_okay=False, exists=True, show_default=False)],
+    out: OutOpt,
+    into: IntoOpt = None,
+) -> None:
+    """The planner's element list, one row per element (columns: docs/import.md)."""
+    from imsdr.importers.table import import_table as run
+
+    _finish(lambda problems: run(table, problems), out, into)

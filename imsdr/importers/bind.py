@@ -1,0 +1,445 @@
+"""Import a BIND configuration and its zone files: what DNS can tell about the IMS core.
+
+From the views, ACLs and zones (``namedconf``) and the zone data (dnspython; ENUM zones are
+streamed), it derives:
+
+* home domains: zones whose apex has SIP NAPTR records; the SIP transports they publish;
+  the operator domain and hostmaster label from the SOA contact; the TTLs the records carry;
+* elements: every host name with A/AAAA and no NAPTR/SRV of its own (addresses, name),
+  its SIP and SIPS ports from the SRV records that target it, its type where the records or its
+  name say it (name servers are ENUM/DNS servers; the home domain's own SRV set lists I-CSCFs;
+  the SBC discovery name lists SBCs; otherwise a name like ``hss-a-1``), its site where one of
+  its addresses lies in exactly one core view's match list;
+* services: the other NAPTR/SRV names become pairs (two members) or pools, with their SRV name;
+* local networks and sites from the views: a view whose clients include element addresses is a
+  site's core view, the others serve local networks (their match list: the user prefixes);
+* the SBC DR order from the per-view SRV priorities of the SBC discovery name;
+* ENUM blocks from the ``e164.arpa`` zones: a wildcard, or runs of consecutive numbers.
+
+Nothing else is guessed: what these do not tell becomes a placeholder in ``draft.complete``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imsdr.importers.draft import Draft
+from imsdr.importers.enumzone import EnumRun, scan_enum_zone
+from imsdr.importers.errors import ImportProblems
+from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_conf
+
+SERVICE_TRANSPORTS = {"SIP+D2U": "udp", "SIP+D2T": "tcp", "SIPS+D2T": "tls"}
+SRV_PREFIX = {"udp": "_sip._udp", "tcp": "_sip._tcp", "tls": "_sips._tcp"}
+_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_TYPE_WORDS = {
+    "sbc": "sbc", "pcscf": "pcscf", "cscf": "cscf", "icscf": "cscf", "scscf": "cscf", "hss": "hss",
+    "slf": "slf", "mgcf": "mgcf", "imgw": "imgw", "mgw": "imgw", "as": "as", "tas": "as", "dns": "enum_dns",
+    "enum": "enum_dns",
+}
+PAIRED_TYPES = {"pcscf", "hss", "slf", "enum_dns"}  # the types the design pairs 1+1; the others pool N+K
+MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
+
+
+@dataclass
+class _Srv:
+    priority: int
+    weight: int
+    port: int
+    target: str
+
+
+@dataclass
+class _ZoneData:
+    """One home zone as seen in one view: rrsets by (relative-free) owner name."""
+
+    name: str
+    a: dict[str, list[str]] = field(default_factory=dict)
+    # owner -> (order, preference, service, replacement)
+    naptr: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
+    srv: dict[str, list[_Srv]] = field(default_factory=dict)
+    ns: list[str] = field(default_factory=list)
+    soa_rname: str | None = None
+    ttls: dict[str, int] = field(default_factory=dict)
+
+
+def _load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str) -> _ZoneData | None:
+    import dns.exception
+    import dns.name
+    import dns.zone
+
+    try:
+        if path.stat().st_size > MAX_ZONE_BYTES:
+            problems.add(str(path), 1, 1, f"larger than {MAX_ZONE_BYTES} bytes")
+            return None
+        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True)
+    except OSError as exc:
+        file, line = where.rsplit(":", 1)
+        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror}")
+        return None
+    except dns.exception.SyntaxError as exc:
+        match = re.search(r":(\d+): ", str(exc))
+        problems.add(str(path), int(match[1]) if match else 1, 1, f"zone does not parse: {exc}")
+        return None
+    except (dns.exception.DNSException, ValueError) as exc:
+        problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
+        return None
+    data = _ZoneData(origin)
+    for name, rdataset in zone.iterate_rdatasets():
+        owner = name.to_text(omit_final_dot=True).lower()
+        kind = dns.rdatatype.to_text(rdataset.rdtype)
+        data.ttls.setdefault(kind.lower(), rdataset.ttl)
+        if kind in ("A", "AAAA"):
+            data.a.setdefault(owner, []).extend(r.address for r in rdataset)
+        elif kind == "NAPTR":
+            data.naptr[owner] = [(r.order, r.preference, r.service.decode("ascii", "replace"),
+                                  r.replacement.to_text(omit_final_dot=True).lower()) for r in rdataset]
+        elif kind == "SRV":
+            data.srv[owner] = [_Srv(r.priority, r.weight, r.port, r.target.to_text(omit_final_dot=True).lower())
+                               for r in rdataset]
+        elif kind == "NS" and owner == origin:
+            data.ns = [r.target.to_text(omit_final_dot=True).lower() for r in rdataset]
+        elif kind == "SOA" and owner == origin:
+            soa = next(iter(rdataset))
+            data.soa_rname = soa.rname.to_text(omit_final_dot=True).lower()
+            data.ttls["negative"] = soa.minimum
+    return data
+
+
+def _import_dns():  # type: ignore[no-untyped-def]
+    import dns.rdatatype  # noqa: F401  (used by _load_home_zone through the dns package)
+
+
+def _is_enum(zone: str, suffix: str) -> bool:
+    if not zone.endswith("." + suffix):
+        return False
+    labels = zone[: -len(suffix) - 1].split(".")
+    return all(len(label) == 1 and label.isdigit() for label in labels)
+
+
+def _zone_path(conf: NamedConf, zone: ZoneStatement, zones_dir: Path | None) -> Path | None:
+    if zone.file is None:
+        return None
+    file = Path(zone.file)
+    if file.is_absolute():
+        return file
+    base = zones_dir or (conf.directory if conf.directory.is_absolute() else conf.path.parent / conf.directory)
+    return base / file
+
+
+@dataclass
+class _Seen:
+    """Everything read from the configuration, by view."""
+
+    conf: NamedConf
+    home: dict[str, dict[str, _ZoneData]] = field(default_factory=dict)  # view -> zone -> data
+    enum_runs: list[EnumRun] = field(default_factory=list)
+
+
+def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: ImportProblems) -> _Seen:
+    _import_dns()
+    seen = _Seen(conf)
+    loaded: dict[Path, _ZoneData | None] = {}
+    enum_done: set[str] = set()
+    by_view = {v.name: v for v in conf.views}
+    for view in conf.views:
+        zones = seen.home.setdefault(view.name, {})
+        for zone in view.zones:
+            source = zone
+            if zone.in_view:
+                other = by_view.get(zone.in_view)
+                found = [z for z in (other.zones if other else []) if z.name == zone.name]
+                if not found:
+                    file, line = zone.where.rsplit(":", 1)
+                    problems.add(file, int(line), 1, f"in-view {zone.in_view!r} has no zone {zone.name}")
+                    continue
+                source = found[0]
+            path = _zone_path(conf, source, zones_dir)
+            if path is None:
+                continue  # a secondary without a file, a forward zone: nothing to read here
+            if _is_enum(zone.name, enum_suffix):
+                if zone.name not in enum_done:
+                    enum_done.add(zone.name)
+                    seen.enum_runs.extend(scan_enum_zone(path, zone.name, enum_suffix, problems))
+                continue
+            if path not in loaded:
+                loaded[path] = _load_home_zone(path, zone.name, problems, source.where)
+            if loaded[path] is not None:
+                zones[zone.name] = loaded[path]  # type: ignore[assignment]
+    return seen
+
+
+def _networks(view: View, acls: dict[str, list[str]]) -> list[str]:
+    out: list[str] = []
+    for item in view.match_clients:
+        out.extend(acls.get(item, [item]))
+    return [p for p in out if "/" in p]
+
+
+def _contains(prefixes: list[str], address: str) -> bool:
+    addr = ipaddress.ip_address(address)
+    return any(addr in ipaddress.ip_network(p) for p in prefixes)
+
+
+def _type_from_name(ident: str) -> str | None:
+    words = {_TYPE_WORDS[w] for w in ident.split("-") if w in _TYPE_WORDS}
+    return words.pop() if len(words) == 1 else None
+
+
+def _relative(name: str, zone: str) -> str:
+    return "@" if name == zone else name[: -len(zone) - 1]
+
+
+class _Deriver:
+    def __init__(self, seen: _Seen, source: str, enum_suffix: str) -> None:
+        self.seen = seen
+        self.source = source
+        self.enum_suffix = enum_suffix
+        self.draft = Draft()
+        self.conflicts: list[Any] = []
+        self.hosts: dict[str, list[str]] = {}  # fqdn -> addresses (element host names)
+        self.ident: dict[str, str] = {}  # fqdn -> element id
+
+    def state(self, where: str, target: dict[str, Any], key: str, value: Any) -> None:
+        self.draft.state(self.source, where, target, key, value, self.conflicts)
+
+    def element(self, fqdn: str) -> dict[str, Any]:
+        return self.draft.entity("elements", self.ident[fqdn])
+
+    def zones(self) -> Iterator[tuple[str, _ZoneData]]:
+        for view, zones in self.seen.home.items():
+            for data in zones.values():
+                yield view, data
+
+    def run(self) -> Draft:
+        self.home_domains()
+        self.find_hosts()
+        self.views_to_sites_and_networks()
+        self.services()
+        self.enum_blocks()
+        return self.draft
+
+    def home_domains(self) -> None:
+        net = self.draft.network
+        domains: list[str] = []
+        transports: list[str] = []
+        for _view, data in self.zones():
+            apex = data.naptr.get(data.name)
+            if apex and data.name not in domains:
+                domains.append(data.name)
+                for _order, _pref, service, _repl in sorted(apex):
+                    t = SERVICE_TRANSPORTS.get(service.upper())
+                    if t and t not in transports:
+                        transports.append(t)
+            if data.soa_rname and "operator_domain" not in net and "." in data.soa_rname:
+                hostmaster, domain = data.soa_rname.split(".", 1)
+                self.state("network.operator_domain", net, "operator_domain", domain)
+                if hostmaster != "hostmaster":
+                    net.setdefault("dns", {})["hostmaster"] = hostmaster
+        if domains:
+            self.state("network.home_domains", net, "home_domains", domains)
+        if transports and transports != ["udp", "tcp"]:
+            net.setdefault("dns", {})["transports"] = transports
+        self.draft.network.setdefault("enum_suffix", self.enum_suffix)
+        ttl = self.ttls()
+        if ttl:
+            net["ttl"] = ttl
+
+    def ttls(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for _view, data in self.zones():
+            for kind in ("soa", "ns", "naptr", "srv", "a", "aaaa", "negative"):
+                if kind in data.ttls:
+                    found.setdefault(kind, data.ttls[kind])
+        for run in self.seen.enum_runs:
+            found.setdefault("enum", run.ttl)
+        defaults = {"soa": 3600, "ns": 86400, "naptr": 300, "srv": 60, "a": 60, "aaaa": 60, "enum": 3600,
+                    "negative": 300}
+        return {k: v for k, v in found.items() if defaults.get(k) != v}
+
+    def find_hosts(self) -> None:
+        """Element host names: A/AAAA owners without NAPTR or SRV of their own."""
+        for _view, data in self.zones():
+            for owner, addresses in data.a.items():
+                if owner in data.naptr or owner == data.name:
+                    continue
+                known = self.hosts.setdefault(owner, [])
+                known.extend(a for a in addresses if a not in known)
+        used: dict[str, str] = {}
+        for fqdn in sorted(self.hosts):
+            label = fqdn.split(".", 1)[0]
+            ident = label if _ID.fullmatch(label) and label not in used else None
+            if ident is None:
+                n = 2
+                while f"{label}-{n}" in used:
+                    n += 1
+                ident = f"{label}-{n}"
+            used[ident] = fqdn
+            self.ident[fqdn] = ident
+        primary = (self.draft.network.get("home_domains") or [None])[0]
+        for fqdn in sorted(self.hosts, key=lambda f: self.ident[f]):
+            ident = self.ident[fqdn]
+            el = self.draft.entity("elements", ident)
+            self.state(f"elements[{ident}].addresses", el, "addresses", list(self.hosts[fqdn]))
+            if fqdn != f"{ident}.{primary}":
+                self.state(f"elements[{ident}].fqdn", el, "fqdn", fqdn)
+            by_name = _type_from_name(ident)
+            if by_name:
+                self.state(f"elements[{ident}].type", el, "type", by_name)
+        for _view, data in self.zones():
+            for ns in data.ns:
+                if ns in self.ident:
+                    self.state(f"elements[{self.ident[ns]}].type", self.element(ns), "type", "enum_dns")
+
+    def views_to_sites_and_networks(self) -> None:
+        conf = self.seen.conf
+        element_addresses = [a for addrs in self.hosts.values() for a in addrs]
+        for view in conf.views:
+            prefixes = _networks(view, conf.acls)
+            if not prefixes:
+                continue  # 'any' / 'none' / a view of named keys only: no place in the inventory
+            if any(_contains(prefixes, a) for a in element_addresses):
+                site = view.name.removeprefix("core-")
+                if not _ID.fullmatch(site):
+                    continue
+                self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", prefixes)
+                for fqdn, addrs in self.hosts.items():
+                    if any(_contains(prefixes, a) for a in addrs):
+                        self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
+            else:
+                local = view.name.removeprefix("users-")
+                if _ID.fullmatch(local):
+                    self.state(f"local_networks[{local}].prefixes", self.draft.entity("local_networks", local),
+                               "prefixes", prefixes)
+
+    def services(self) -> None:
+        """NAPTR+SRV names: the home domain's I-CSCFs, the SBC discovery name, pairs and pools.
+
+        The SBC discovery name is the one service whose SRV sets differ from view to view (each
+        user view puts its own SBC first); without views to compare, the default label ``sbc``.
+        """
+        sets: dict[str, dict[str, list[tuple[str, _Srv]]]] = {}  # label -> view -> (transport, srv)
+        for view, data in self.zones():
+            for owner in data.naptr:
+                label = _relative(owner, data.name)
+                per_view = sets.setdefault(label, {}).setdefault(view, [])
+                for transport, prefix in SRV_PREFIX.items():
+                    for srv in data.srv.get(f"{prefix}.{owner}", []):
+                        if srv.target in self.ident:
+                            per_view.append((transport, srv))
+        varying = [label for label, views in sets.items() if label != "@"
+                   and len({tuple((t, s.priority, s.target) for t, s in v) for v in views.values()}) > 1]
+        sbc_label = varying[0] if len(varying) == 1 else ("sbc" if "sbc" in sets else None)
+        if sbc_label and sbc_label != "sbc":
+            self.draft.network.setdefault("dns", {})["sbc_name"] = sbc_label
+        for label, views in sets.items():
+            members: list[str] = []
+            for per_view in views.values():
+                for transport, srv in per_view:
+                    ident = self.ident[srv.target]
+                    self.ports(ident, transport, srv.port)
+                    if ident not in members:
+                        members.append(ident)
+            if label == "@":
+                for ident in members:
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "cscf")
+                    self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
+            elif label == sbc_label:
+                for ident in members:
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc")
+                self.sbc_ring({view: [srv for _t, srv in per_view] for view, per_view in views.items()})
+            else:
+                self.group(label, members)
+        for ident, el in self.draft.elements.items():
+            accepted = el.pop("_transports", None)
+            if accepted and sorted(accepted) != ["tcp", "udp"]:
+                order = [t for t in ("udp", "tcp", "tls") if t in accepted]
+                self.state(f"elements[{ident}].transports", el, "transports", order)
+
+    def ports(self, ident: str, transport: str, port: int) -> None:
+        el = self.draft.elements[ident]
+        key = "tls_port" if transport == "tls" else "port"
+        if port != (5061 if transport == "tls" else 5060):
+            self.state(f"elements[{ident}].{key}", el, key, port)
+        accepted = el.setdefault("_transports", [])
+        if transport not in accepted:
+            accepted.append(transport)
+
+    def group(self, label: str, members: list[str]) -> None:
+        """A 1+1 pair (two P-CSCF, HSS, SLF or DNS members) or an N+K pool published under ``label``."""
+        types = {self.draft.elements[m].get("type") for m in members}
+        section = "pairs" if len(members) == 2 and types <= PAIRED_TYPES else "pools"
+        group = self.draft.entity(section, f"{label}-{'pair' if section == 'pairs' else 'pool'}")
+        group.update({"members": members, "dns_name": label})
+        if label in ("icscf", "scscf", "ecscf", "bgcf") and section == "pools":
+            group["role"] = label
+            for m in members:
+                self.state(f"elements[{m}].roles", self.draft.elements[m], "roles", [label])
+
+    def sbc_ring(self, sbc_views: dict[str, list[_Srv]]) -> None:
+        """Per user view: priority 10 = the local SBC(s), priority 20 = the DR SBC."""
+        local_of: dict[str, str] = {}  # local network -> its SBC
+        backup_of: dict[str, str] = {}  # local network -> DR SBC
+        for view, srvs in sbc_views.items():
+            local = view.removeprefix("users-")
+            if local not in self.draft.local_networks:
+                continue
+            tiers = sorted({s.priority for s in srvs})
+            first = [self.ident[s.target] for s in srvs if s.priority == tiers[0] and s.target in self.ident]
+            for ident in first:
+                serves = self.draft.elements[ident].setdefault("serves", [])
+                if local not in serves:
+                    serves.append(local)
+                local_of.setdefault(local, ident)
+            if len(tiers) > 1:
+                second = [self.ident[s.target] for s in srvs if s.priority == tiers[1] and s.target in self.ident]
+                if second:
+                    backup_of[local] = second[0]
+        if not backup_of:
+            return
+        served_by = {sbc: local for local, sbc in local_of.items()}
+        backers = {served_by.get(sbc) for sbc in backup_of.values()}
+        if len(set(backup_of.values())) == 1 and len(backup_of) > 1:
+            self.draft.sbc_dr.update({"layout": "hub", "hub": next(iter(backup_of.values()))})
+            return
+        # ring: each local network is backed up by the SBC of the one before it in the order
+        start = next(iter(local_of))
+        order = [start]
+        backed_by_me = {served_by.get(sbc): local for local, sbc in backup_of.items()}
+        while backed_by_me.get(order[-1]) and backed_by_me[order[-1]] not in order:
+            order.append(backed_by_me[order[-1]])
+        if None not in backers and len(order) == len(backup_of):
+            self.draft.sbc_dr.update({"layout": "ring", "order": order})
+
+    def enum_blocks(self) -> None:
+        for run in self.seen.enum_runs:
+            ident = f"enum-{run.prefix}" if run.style == "wildcard" else f"enum-{run.first}"
+            block: dict[str, Any] = {"prefix": "+" + run.prefix, "style": run.style, "domain": run.domain}
+            if run.style == "numbers":
+                block["length"] = len(run.first)
+                if not run.whole_prefix:
+                    block["first"] = "+" + run.first
+                    block["last"] = "+" + run.last
+            self.draft.enum_blocks[ident] = block
+            self.draft.origin[f"enum_blocks[{ident}]"] = self.source
+
+
+def import_bind(named_conf: Path, problems: ImportProblems, zones_dir: Path | None = None,
+                enum_suffix: str = "e164.arpa") -> Draft:
+    conf = read_named_conf(named_conf, problems)
+    if problems.problems:
+        return Draft()
+    seen = _read(conf, zones_dir, enum_suffix, problems)
+    deriver = _Deriver(seen, str(named_conf), enum_suffix)
+    draft = deriver.run()
+    for conflict in deriver.conflicts:
+        problems.add(str(named_conf), 1, 1, str(conflict))
+    numbers = sum(r.count for r in seen.enum_runs)
+    draft.sources.append(
+        f"{named_conf}: {len(conf.views)} views, {sum(len(z) for z in seen.home.values())} home zone(s), "
+        f"{len(draft.elements)} elements, {len(seen.enum_runs)} ENUM block(s) ({numbers} numbers)")
+    return draft

@@ -1,0 +1,96 @@
+"""Reading a draft back and writing it: one YAML file, replaced atomically, only if imsdr wrote it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from imsdr.errors import ImsdrError
+from imsdr.importers.draft import ENTITY_SECTIONS, Draft, as_inventory, count_placeholders
+
+MARKER = "# imsdr import: draft inventory"
+
+
+def read_draft(path: Path) -> Draft:
+    """A draft written earlier by `imsdr import`, to merge more sources into."""
+    from imsdr.inventory.loader import load_yaml_file
+
+    _refuse_foreign(path)
+    doc = load_yaml_file(path)
+    data = doc.data
+    draft = Draft()
+    draft.network = dict(data.get("network") or {})
+    for section in ENTITY_SECTIONS:
+        container = data.get("redundancy", {}) if section in ("pairs", "pools") else data
+        for entry in container.get(section) or []:
+            fields = dict(entry)
+            getattr(draft, section)[fields.pop("id")] = fields
+    for attr in ("sbc_dr", "enum_dns"):
+        getattr(draft, attr).update((data.get("redundancy") or {}).get(attr) or {})
+    for section in ENTITY_SECTIONS:
+        for ident, fields in getattr(draft, section).items():
+            for key in fields:
+                draft.origin[f"{section}[{ident}].{key}"] = str(path)
+    for key in draft.network:
+        draft.origin[f"network.{key}"] = str(path)
+    draft.sources.append(f"{path}: the earlier draft")
+    return draft
+
+
+def _refuse_foreign(path: Path) -> None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ImsdrError(f"{path}: cannot read: {exc.strerror}") from None
+    if not first.startswith(MARKER):
+        raise ImsdrError(f"{path} exists and was not written by imsdr import: refusing to replace it "
+                         "(choose another --out, or move the file away)")
+
+
+def render_draft(draft: Draft) -> tuple[str, int]:
+    """The draft as YAML text with its header, and how many placeholders it holds."""
+    import yaml
+
+    doc = as_inventory(draft)
+    body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=110, default_flow_style=False)
+    remaining = count_placeholders(doc)
+    header = [
+        f"{MARKER} (rerun imsdr import to replace it; once edited, rename it)",
+        "# yaml-language-server: $schema=https://imsdr.invalid/inventory.schema.json",
+        "# imported from:",
+        *(f"#   {line}" for line in draft.sources),
+        f"# {remaining} value(s) read 'FILL IN: ...': no source could tell them. `imsdr validate` lists each",
+        "# with its line; replace them with the real values.",
+    ]
+    return "\n".join(header) + "\n" + body, remaining
+
+
+def write_draft(path: Path, text: str) -> None:
+    """Replace ``path`` atomically (a temporary file in the same directory, then rename)."""
+    _refuse_foreign(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def summary(draft: Draft, remaining: int) -> list[str]:
+    counts: dict[str, Any] = {s: len(getattr(draft, s)) for s in ENTITY_SECTIONS}
+    return [
+        *(f"imported {line}" for line in draft.sources),
+        "draft: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items()),
+        f"{remaining} placeholder(s) to fill in: `imsdr validate` lists them with their lines",
+    ]
