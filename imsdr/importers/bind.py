@@ -32,6 +32,7 @@ from imsdr.importers.draft import Draft
 from imsdr.importers.enumzone import EnumRun, scan_enum_zone
 from imsdr.importers.errors import ImportProblems
 from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_conf
+from imsdr.inventory.placeholders import placeholder
 
 SERVICE_TRANSPORTS = {"SIP+D2U": "udp", "SIP+D2T": "tcp", "SIPS+D2T": "tls"}
 SRV_PREFIX = {"udp": "_sip._udp", "tcp": "_sip._tcp", "tls": "_sips._tcp"}
@@ -190,6 +191,34 @@ def _type_from_name(ident: str) -> str | None:
     return words.pop() if len(words) == 1 else None
 
 
+def _host_ids(fqdns: list[str]) -> dict[str, str]:
+    """An element id for each host name: its first label, or, where several hosts share it, the
+    label that tells them apart in front (dns-01.ims.beijing.example.net -> beijing-dns-01)."""
+    by_label: dict[str, list[str]] = {}
+    for fqdn in fqdns:
+        by_label.setdefault(fqdn.split(".", 1)[0], []).append(fqdn)
+    out: dict[str, str] = {}
+    for label, names in by_label.items():
+        if len(names) == 1:
+            out[names[0]] = label if _ID.fullmatch(label) else _fallback_id(label, out)
+            continue
+        rests = [n.split(".")[1:] for n in names]
+        for name, rest in zip(names, rests, strict=True):
+            differing = [part for i, part in enumerate(rest) if any(i >= len(r) or r[i] != part for r in rests)]
+            candidate = f"{differing[0]}-{label}" if differing else label
+            out[name] = candidate if _ID.fullmatch(candidate) and candidate not in out.values() \
+                else _fallback_id(label, out)
+    return out
+
+
+def _fallback_id(label: str, taken: dict[str, str]) -> str:
+    base = re.sub(r"[^a-z0-9-]", "-", label.lower()).strip("-")[:55] or "host"
+    n = 2
+    while f"{base}-{n}" in taken.values():
+        n += 1
+    return f"{base}-{n}"
+
+
 def _relative(name: str, zone: str) -> str:
     return "@" if name == zone else name[: -len(zone) - 1]
 
@@ -228,10 +257,10 @@ class _Deriver:
         domains: list[str] = []
         transports: list[str] = []
         for _view, data in self.zones():
-            apex = data.naptr.get(data.name)
-            if apex and data.name not in domains:
+            if data.naptr.get(data.name) and data.name not in domains:
                 domains.append(data.name)
-                for _order, _pref, service, _repl in sorted(apex):
+            for naptrs in data.naptr.values():  # services publish the network's transports they accept
+                for _order, _pref, service, _repl in sorted(naptrs):
                     t = SERVICE_TRANSPORTS.get(service.upper())
                     if t and t not in transports:
                         transports.append(t)
@@ -242,6 +271,7 @@ class _Deriver:
                     net.setdefault("dns", {})["hostmaster"] = hostmaster
         if domains:
             self.state("network.home_domains", net, "home_domains", domains)
+        transports = [t for t in SERVICE_TRANSPORTS.values() if t in transports]
         if transports and transports != ["udp", "tcp"]:
             net.setdefault("dns", {})["transports"] = transports
         self.draft.network.setdefault("enum_suffix", self.enum_suffix)
@@ -269,17 +299,9 @@ class _Deriver:
                     continue
                 known = self.hosts.setdefault(owner, [])
                 known.extend(a for a in addresses if a not in known)
-        used: dict[str, str] = {}
-        for fqdn in sorted(self.hosts):
-            label = fqdn.split(".", 1)[0]
-            ident = label if _ID.fullmatch(label) and label not in used else None
-            if ident is None:
-                n = 2
-                while f"{label}-{n}" in used:
-                    n += 1
-                ident = f"{label}-{n}"
-            used[ident] = fqdn
+        for fqdn, ident in _host_ids(sorted(self.hosts)).items():
             self.ident[fqdn] = ident
+            self.draft.derived_ids.add(ident)
         primary = (self.draft.network.get("home_domains") or [None])[0]
         for fqdn in sorted(self.hosts, key=lambda f: self.ident[f]):
             ident = self.ident[fqdn]
@@ -290,10 +312,16 @@ class _Deriver:
             by_name = _type_from_name(ident)
             if by_name:
                 self.state(f"elements[{ident}].type", el, "type", by_name)
+        servers: list[str] = []
         for _view, data in self.zones():
             for ns in data.ns:
                 if ns in self.ident:
                     self.state(f"elements[{self.ident[ns]}].type", self.element(ns), "type", "enum_dns")
+                    if self.ident[ns] not in servers:
+                        servers.append(self.ident[ns])
+        every = [i for i, el in self.draft.elements.items() if el.get("type") == "enum_dns"]
+        if servers and sorted(servers) != sorted(every):  # the default publishes every DNS element
+            self.draft.network.setdefault("dns", {})["nameservers"] = servers
 
     def views_to_sites_and_networks(self) -> None:
         conf = self.seen.conf
@@ -417,7 +445,7 @@ class _Deriver:
 
     def enum_blocks(self) -> None:
         for run in self.seen.enum_runs:
-            ident = f"enum-{run.prefix}" if run.style == "wildcard" else f"enum-{run.first}"
+            ident = placeholder(f"a name (id) for the ENUM block +{run.first or run.prefix}")
             block: dict[str, Any] = {"prefix": "+" + run.prefix, "style": run.style, "domain": run.domain}
             if run.style == "numbers":
                 block["length"] = len(run.first)

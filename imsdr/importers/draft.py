@@ -67,6 +67,12 @@ class Draft:
     enum_blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)  # "what from where", for the summary
     origin: dict[str, str] = field(default_factory=dict)  # field path -> source that stated it
+    # element id -> its rank among elements of its type (a dispatcher set number, a row number):
+    # the order sources list elements in is the order the inventory keeps (set numbers follow it)
+    order: dict[str, int] = field(default_factory=dict)
+    # element ids made up from a host name (DNS does not carry ids): a source that names the element
+    # itself (a dispatcher list's duid, a spreadsheet's id column) renames them
+    derived_ids: set[str] = field(default_factory=set)
 
     def entity(self, section: str, ident: str) -> dict[str, Any]:
         return getattr(self, section).setdefault(ident, {})
@@ -87,9 +93,39 @@ class Draft:
             conflicts.append(Conflict(where, (self.origin.get(where, "an earlier source"), old), (source, value)))
 
 
+def rename_element(draft: Draft, old: str, new: str) -> None:
+    """Give a derived element id the name another source states, everywhere it is used."""
+    draft.elements[new] = draft.elements.pop(old)
+    for key in [k for k in draft.origin if k.startswith(f"elements[{old}].")]:
+        draft.origin[f"elements[{new}]" + key[len(f"elements[{old}]"):]] = draft.origin.pop(key)
+    if old in draft.order:
+        draft.order[new] = draft.order.pop(old)
+    draft.derived_ids.discard(old)
+    for group in [*draft.pairs.values(), *draft.pools.values()]:
+        group["members"] = [new if m == old else m for m in group.get("members", [])]
+    servers = draft.network.get("dns", {}).get("nameservers", [])
+    draft.network.get("dns", {}).update({"nameservers": [new if m == old else m for m in servers]} if servers else {})
+    for el in draft.elements.values():
+        if old in el.get("pcscfs", []):
+            el["pcscfs"] = [new if m == old else m for m in el["pcscfs"]]
+
+
+def _adopt_names(base: Draft, other: Draft) -> None:
+    """Elements ``other`` names that ``base`` only knows by a derived id with the same address."""
+    by_address = {a: ident for ident in base.derived_ids for a in base.elements[ident].get("addresses", [])}
+    for ident, fields in other.elements.items():
+        if ident in base.elements or ident in other.derived_ids:
+            continue
+        matches = {by_address[a] for a in fields.get("addresses", []) if a in by_address}
+        if len(matches) == 1:
+            rename_element(base, matches.pop(), ident)
+
+
 def merge(base: Draft, other: Draft) -> list[Conflict]:
     """Fold ``other`` into ``base``; returns the conflicts (``base`` keeps its value there)."""
     conflicts: list[Conflict] = []
+    _adopt_names(base, other)
+    _adopt_names(other, base)
     for key, value in other.network.items():
         base.state(other.origin.get(f"network.{key}", "?"), f"network.{key}", base.network, key, value, conflicts)
     for section in ENTITY_SECTIONS:
@@ -103,6 +139,8 @@ def merge(base: Draft, other: Draft) -> list[Conflict]:
             where = f"redundancy.{attr}.{key}"
             base.state(other.origin.get(where, "?"), where, getattr(base, attr), key, value, conflicts)
     base.sources.extend(other.sources)
+    base.order.update(other.order)
+    base.derived_ids |= {i for i in other.derived_ids if i in base.elements}
     return conflicts
 
 
@@ -172,11 +210,12 @@ _ORDER = {
 def as_inventory(draft: Draft) -> dict[str, Any]:
     """The draft as an inventory document (format version 1), keys in the documented order."""
     doc: dict[str, Any] = {"version": 1, "network": _ordered(draft.network, _NETWORK_ORDER)}
-    for section in ("sites", "local_networks", "elements"):
+    for section in ("sites", "local_networks"):
         doc[section] = [_ordered({"id": i, **f}, _ORDER[section]) for i, f in getattr(draft, section).items()]
+    doc["elements"] = [_ordered({"id": i, **draft.elements[i]}, _ORDER["elements"]) for i in _element_order(draft)]
     redundancy: dict[str, Any] = {
-        "pairs": [_ordered({"id": i, **f}, _ORDER["pairs"]) for i, f in draft.pairs.items()],
-        "pools": [_ordered({"id": i, **f}, _ORDER["pools"]) for i, f in draft.pools.items()],
+        kind: [_ordered({"id": i, **getattr(draft, kind)[i]}, _ORDER[kind]) for i in _group_order(draft, kind)]
+        for kind in ("pairs", "pools")
     }
     if draft.sbc_dr:
         redundancy["sbc_dr"] = dict(draft.sbc_dr)
@@ -185,6 +224,31 @@ def as_inventory(draft: Draft) -> dict[str, Any]:
     doc["redundancy"] = redundancy
     doc["enum_blocks"] = [_ordered({"id": i, **f}, _ORDER["enum_blocks"]) for i, f in draft.enum_blocks.items()]
     return doc
+
+
+_TYPE_ORDER = tuple(CAPACITY_UNIT)  # the order the inventory format lists element types in
+
+
+def _element_order(draft: Draft) -> list[str]:
+    """By type, then the rank the sources gave (dispatcher set, spreadsheet row), then id."""
+    def key(ident: str) -> tuple[int, int, str]:
+        kind = draft.elements[ident].get("type")
+        rank = _TYPE_ORDER.index(kind) if kind in _TYPE_ORDER else len(_TYPE_ORDER)
+        return rank, draft.order.get(ident, 1 << 30), ident
+
+    return sorted(draft.elements, key=key)
+
+
+def _group_order(draft: Draft, kind: str) -> list[str]:
+    """Groups in the order of their members' types, then by name."""
+    groups = getattr(draft, kind)
+
+    def key(ident: str) -> tuple[int, str]:
+        members = groups[ident].get("members") or []
+        kind_of = draft.elements.get(members[0], {}).get("type") if members else None
+        return (_TYPE_ORDER.index(kind_of) if kind_of in _TYPE_ORDER else len(_TYPE_ORDER)), ident
+
+    return sorted(groups, key=key)
 
 
 def count_placeholders(data: Any) -> int:

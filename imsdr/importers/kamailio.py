@@ -111,6 +111,7 @@ def import_dispatcher(path: Path, problems: ImportProblems, hop: str | None = No
                                                  f"--set {setid}=ELEMENT_ID")
             continue
         _record(draft, file, owner, source_type, target_type, dests)
+        draft.order[owner] = setid
     draft.sources.append(f"{file}: {len(sets)} {hop} dispatcher sets")
     return draft
 

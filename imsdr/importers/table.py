@@ -237,6 +237,7 @@ def _row(draft: Draft, file: str, number: int, header: list[Column | None], row:
         problems.add(file, number, 1, f"element {ident!r} appears twice")
         return
     element = draft.entity("elements", ident)
+    draft.order[ident] = number
     for key, value in values.items():
         if key == "id":
             continue

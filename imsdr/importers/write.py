@@ -29,6 +29,7 @@ def read_draft(path: Path) -> Draft:
             getattr(draft, section)[fields.pop("id")] = fields
     for attr in ("sbc_dr", "enum_dns"):
         getattr(draft, attr).update((data.get("redundancy") or {}).get(attr) or {})
+    draft.order.update((ident, rank) for rank, ident in enumerate(draft.elements))
     for section in ENTITY_SECTIONS:
         for ident, fields in getattr(draft, section).items():
             for key in fields:
