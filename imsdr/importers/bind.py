@@ -65,7 +65,7 @@ class _ZoneData:
     srv: dict[str, list[_Srv]] = field(default_factory=dict)
     ns: list[str] = field(default_factory=list)
     soa_rname: str | None = None
-    ttls: dict[str, int] = field(default_factory=dict)
+    ttls: dict[str, list[int]] = field(default_factory=dict)  # record kind -> TTL of each rrset
 
 
 def _load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str) -> _ZoneData | None:
@@ -93,7 +93,7 @@ def _load_home_zone(path: Path, origin: str, problems: ImportProblems, where: st
     for name, rdataset in zone.iterate_rdatasets():
         owner = name.to_text(omit_final_dot=True).lower()
         kind = dns.rdatatype.to_text(rdataset.rdtype)
-        data.ttls.setdefault(kind.lower(), rdataset.ttl)
+        data.ttls.setdefault(kind.lower(), []).append(rdataset.ttl)
         if kind in ("A", "AAAA"):
             data.a.setdefault(owner, []).extend(r.address for r in rdataset)
         elif kind == "NAPTR":
@@ -107,7 +107,7 @@ def _load_home_zone(path: Path, origin: str, problems: ImportProblems, where: st
         elif kind == "SOA" and owner == origin:
             soa = next(iter(rdataset))
             data.soa_rname = soa.rname.to_text(omit_final_dot=True).lower()
-            data.ttls["negative"] = soa.minimum
+            data.ttls["negative"] = [soa.minimum]
     return data
 
 
@@ -187,7 +187,8 @@ def _contains(prefixes: list[str], address: str) -> bool:
 
 
 def _type_from_name(ident: str) -> str | None:
-    words = {_TYPE_WORDS[w] for w in ident.split("-") if w in _TYPE_WORDS}
+    """'hss-a-1', 'hss1', 'dns-01' name their type; 'core-1' or 'sbc-as-1' (two types) do not."""
+    words = {_TYPE_WORDS[w.rstrip("0123456789")] for w in ident.split("-") if w.rstrip("0123456789") in _TYPE_WORDS}
     return words.pop() if len(words) == 1 else None
 
 
@@ -217,6 +218,18 @@ def _fallback_id(label: str, taken: dict[str, str]) -> str:
     while f"{base}-{n}" in taken.values():
         n += 1
     return f"{base}-{n}"
+
+
+def _site_id(view: str) -> str:
+    """A core view's site: imsdr names them core-<site>; operators often <site>-core."""
+    return view.removeprefix("core-") if view.startswith("core-") else view.removesuffix("-core")
+
+
+def _local_id(view: str) -> str:
+    """A user view's local network: imsdr's users-<id>, or <id>-users / <id>-access."""
+    if view.startswith("users-"):
+        return view.removeprefix("users-")
+    return view.removesuffix("-users").removesuffix("-access")
 
 
 def _relative(name: str, zone: str) -> str:
@@ -280,16 +293,27 @@ class _Deriver:
             net["ttl"] = ttl
 
     def ttls(self) -> dict[str, int]:
-        found: dict[str, int] = {}
+        """The TTL of each record kind; where zones use several, the most common (and a note)."""
+        from collections import Counter
+
+        seen: dict[str, Counter[int]] = {}
         for _view, data in self.zones():
             for kind in ("soa", "ns", "naptr", "srv", "a", "aaaa", "negative"):
-                if kind in data.ttls:
-                    found.setdefault(kind, data.ttls[kind])
-        for run in self.seen.enum_runs:
-            found.setdefault("enum", run.ttl)
+                seen.setdefault(kind, Counter()).update(data.ttls.get(kind, []))
+        seen["enum"] = Counter(run.ttl for run in self.seen.enum_runs)
         defaults = {"soa": 3600, "ns": 86400, "naptr": 300, "srv": 60, "a": 60, "aaaa": 60, "enum": 3600,
                     "negative": 300}
-        return {k: v for k, v in found.items() if defaults.get(k) != v}
+        out: dict[str, int] = {}
+        for kind, counts in seen.items():
+            if not counts:
+                continue
+            ttl = min(counts, key=lambda t: (-counts[t], t))
+            if len(counts) > 1:
+                self.draft.sources.append(f"note: {kind.upper()} records use TTLs {sorted(counts)}; the inventory "
+                                          f"has one per kind: the draft uses {ttl}, the most common")
+            if defaults[kind] != ttl:
+                out[kind] = ttl
+        return out
 
     def find_hosts(self) -> None:
         """Element host names: A/AAAA owners without NAPTR or SRV of their own."""
@@ -331,7 +355,7 @@ class _Deriver:
             if not prefixes:
                 continue  # 'any' / 'none' / a view of named keys only: no place in the inventory
             if any(_contains(prefixes, a) for a in element_addresses):
-                site = view.name.removeprefix("core-")
+                site = _site_id(view.name)
                 if not _ID.fullmatch(site):
                     continue
                 self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", prefixes)
@@ -339,7 +363,7 @@ class _Deriver:
                     if any(_contains(prefixes, a) for a in addrs):
                         self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
             else:
-                local = view.name.removeprefix("users-")
+                local = _local_id(view.name)
                 if _ID.fullmatch(local):
                     self.state(f"local_networks[{local}].prefixes", self.draft.entity("local_networks", local),
                                "prefixes", prefixes)
@@ -413,7 +437,7 @@ class _Deriver:
         local_of: dict[str, str] = {}  # local network -> its SBC
         backup_of: dict[str, str] = {}  # local network -> DR SBC
         for view, srvs in sbc_views.items():
-            local = view.removeprefix("users-")
+            local = _local_id(view)
             if local not in self.draft.local_networks:
                 continue
             tiers = sorted({s.priority for s in srvs})
@@ -431,8 +455,9 @@ class _Deriver:
             return
         served_by = {sbc: local for local, sbc in local_of.items()}
         backers = {served_by.get(sbc) for sbc in backup_of.values()}
-        if len(set(backup_of.values())) == 1 and len(backup_of) > 1:
-            self.draft.sbc_dr.update({"layout": "hub", "hub": next(iter(backup_of.values()))})
+        hubs = set(backup_of.values())
+        if len(hubs) == 1 and (len(backup_of) > 1 or next(iter(hubs)) not in served_by):
+            self.draft.sbc_dr.update({"layout": "hub", "hub": hubs.pop()})  # one SBC backs up all the others
             return
         # ring: each local network is backed up by the SBC of the one before it in the order
         start = next(iter(local_of))

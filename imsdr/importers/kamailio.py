@@ -131,8 +131,7 @@ def _record(draft: Draft, file: str, owner: str, source_type: str, target_type: 
         draft.state(file, f"elements[{d.element}].type", target, "type", target_type, conflicts)
         if target_type == "cscf":
             draft.state(file, f"elements[{d.element}].roles", target, "roles", ["icscf"], conflicts)
-        if d.transport == "tls":
-            draft.state(file, f"elements[{d.element}].tls_port", target, "tls_port", d.port, conflicts)
-        else:
-            draft.state(file, f"elements[{d.element}].port", target, "port", d.port, conflicts)
+        key, default = ("tls_port", 5061) if d.transport == "tls" else ("port", 5060)
+        if d.port != default:
+            draft.state(file, f"elements[{d.element}].{key}", target, key, d.port, conflicts)
         draft.state(file, f"elements[{d.element}].addresses", target, "addresses", [d.address], conflicts)

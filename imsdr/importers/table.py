@@ -191,9 +191,11 @@ def _validator(field_path: str) -> Any:
     model, name = (Capacity, field_path.split(".", 1)[1]) if field_path.startswith("capacity.") else \
         (Element, field_path)
     info = model.model_fields[name]
+    if not info.metadata:
+        return TypeAdapter(info.annotation)
     from typing import Annotated
 
-    return TypeAdapter(Annotated[info.annotation, *info.metadata])  # type: ignore[name-defined]
+    return TypeAdapter(Annotated[info.annotation, *info.metadata])  # type: ignore[valid-type]
 
 
 def _row(draft: Draft, file: str, number: int, header: list[Column | None], row: list[str],
