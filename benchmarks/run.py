@@ -8,7 +8,8 @@ rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr examp
 
 1. ``imsdr --help`` cold start;
 2. ``validate``, ``check``, ``capacity`` on the national inventory (31 provinces x 4 sites,
-   310 local networks, ~5,000 elements, 10 million ENUM numbers);
+   310 local networks, ~5,000 elements, 10 million ENUM numbers), and ``capacity``'s default
+   table against its JSON;
 3. ``scenarios --depth 1`` and ``--depth 2`` on it;
 4. ``render dns`` of a 100,000- and a 1,000,000-number ENUM block, and of the whole national
    plan (bytes written per second);
@@ -21,6 +22,10 @@ Commands that do not exist (yet) are reported as "not available". Options: ``--r
 (default 5), ``--heavy-runs N`` for the multi-gigabyte national render and octoDNS (default 3),
 ``--only NAME …`` to pick benchmarks (help, plan, scenarios, enum, national-dns, octodns),
 ``--markdown FILE`` to also write the table as Markdown, ``--json FILE`` for raw numbers.
+
+Every run is cold: imsdr keeps no cache, so each command reads and validates its inventory.
+On a shared machine the CPU column (user + system time of the child) is the steadier one; the
+verdicts are taken on wall time, as a user waits it.
 """
 
 from __future__ import annotations
@@ -151,9 +156,7 @@ class Bench:
         self.results: list[Result] = []
         self._help_cache: dict[tuple[str, ...], str | None] = {}
         WORK.mkdir(parents=True, exist_ok=True)
-        # the inventory cache of the benchmark's own (warm after the first command on a file)
-        self.env = {**os.environ, "IMSDR_CACHE_DIR": str(WORK / "cache")}
-        self.env.pop("IMSDR_NO_CACHE", None)
+        self.env = dict(os.environ)
 
     # which commands exist --------------------------------------------------------------------
 
@@ -276,41 +279,57 @@ def machine() -> dict[str, Any]:
 
 def bench_help(b: Bench) -> None:
     r = b.measure("start-up", "imsdr --help", [*b.imsdr, "--help"], max(b.runs, 10))
-    r.target = "< 0.3 s"
-    if r.wall is not None:
-        r.verdict = "met" if r.wall < 0.3 else "missed"
+    _verdict(r, "< 0.15 s", 0.15)
+
+
+def _verdict(r: Result, target: str, limit: float, wall: float | None = None, cpu: float | None = None) -> None:
+    """``met`` when the wall time (default: the row's median) is under ``limit``; on a machine shared
+    with other work the wall time can miss while the CPU time alone is under it: ``met in CPU time``."""
+    r.target = target
+    wall = r.wall if wall is None else wall
+    cpu = r.cpu if cpu is None else cpu
+    if wall is None:
+        return
+    if wall < limit:
+        r.verdict = "met"
+    elif cpu is not None and cpu < limit:
+        r.verdict = f"met in CPU time ({cpu:.2f} s; wall {wall:.2f} s on a busy machine)"
+    else:
+        r.verdict = "missed"
 
 
 def bench_plan(b: Bench, national: Path) -> None:
-    """validate, check, capacity: with the inventory cache off (every command parses and validates
-    the YAML) and warm (a pipeline's later commands reuse the validated inventory)."""
-    for label, env in (("cold cache", {**os.environ, "IMSDR_NO_CACHE": "1"}), ("warm cache", None)):
-        if env is None:  # warm the cache once, outside the measurements
-            subprocess.run([*b.imsdr, "validate", str(national)], stdout=subprocess.DEVNULL,
-                           env=b.env, check=False)
-        total: float | None = 0.0
-        cpu = 0.0
-        rss = 0.0
-        for cmd in ("validate", "check", "capacity"):
-            r = b.measure("national plan", f"{cmd} national ({label})",
-                          [*b.imsdr, cmd, str(national), *b.json_flag(cmd)], b.runs, needs=(cmd,),
-                          ok_codes=(0, 1), env=env,
-                          shown=(f"{'IMSDR_NO_CACHE=1 ' if env else ''}imsdr {cmd} national.yaml "
-                                 f"{' '.join(b.json_flag(cmd))}").strip())
-            if r.wall is None or total is None:
-                total = None
-            else:
-                total += r.wall
-                cpu += r.cpu or 0.0
-                rss = max(rss, r.rss_mib or 0)
-        r = Result("national plan", f"validate+check+capacity ({label})", "sum of the three medians")
-        r.target = "< 3 s together"
-        if total is None:
-            r.status = "incomplete"
+    """validate, check, capacity (JSON), each a cold command; capacity's default table beside it."""
+    total: float | None = 0.0
+    cpu = 0.0
+    rss = 0.0
+    results = {}
+    for cmd in ("validate", "check", "capacity"):
+        r = results[cmd] = b.measure("national plan", f"{cmd} national",
+                                     [*b.imsdr, cmd, str(national), *b.json_flag(cmd)], b.runs, needs=(cmd,),
+                                     ok_codes=(0, 1))
+        if r.wall is None or total is None:
+            total = None
         else:
-            r.runs = [Run(total, int(rss * 1024), 0, cpu=cpu)]
-            r.verdict = "met" if total < 3 else "missed"
-        b.results.append(r)
+            total += r.wall
+            cpu += r.cpu or 0.0
+            rss = max(rss, r.rss_mib or 0)
+    r = Result("national plan", "validate+check+capacity", "sum of the three medians")
+    if total is None:
+        r.status = "incomplete"
+    else:
+        r.runs = [Run(total, int(rss * 1024), 0, cpu=cpu)]
+    _verdict(r, "< 2 s together", 2)
+    b.results.append(r)
+    table = b.measure("national plan", "capacity national (default table)",
+                      [*b.imsdr, "capacity", str(national)], b.runs, needs=("capacity",), ok_codes=(0, 1))
+    json_run = results["capacity"]
+    if table.wall is not None and json_run.wall is not None:
+        extra = table.wall - json_run.wall
+        lines = (WORK / f"{_slug(table.name)}.stdout").read_text(errors="replace").count("\n")
+        table.note = f"{extra:+.3f} s against the JSON ({(table.cpu or 0) - (json_run.cpu or 0):+.3f} s CPU); " \
+                     f"{lines:,} lines"
+        _verdict(table, "< 1 s more than JSON", 1, extra, (table.cpu or 0) - (json_run.cpu or 0))
 
 
 def bench_scenarios(b: Bench, national: Path) -> None:
@@ -320,9 +339,7 @@ def bench_scenarios(b: Bench, national: Path) -> None:
                       b.runs if depth == "1" else max(1, min(b.runs, b.heavy_runs)),
                       needs=("scenarios",), ok_codes=(0, 1))
         if depth == "2":
-            r.target = "< 10 s"
-            if r.wall is not None:
-                r.verdict = "met" if r.wall < 10 else "missed"
+            _verdict(r, "< 2 s", 2)
 
 
 def bench_render(b: Bench, name: str, inventory: Path, runs: int, group: str) -> Result:
@@ -369,6 +386,7 @@ def bench_national_dns(b: Bench, national: Path) -> None:
     r = b.measure("pipeline", "plan national (every analysis and file)",
                   [*b.imsdr, "plan", str(national), "--out", str(out)], b.heavy_runs, needs=("plan",),
                   ok_codes=(0, 1), before=clean)
+    _verdict(r, "< 4 s", 4)
     if r.wall is not None and out.exists():
         size = dir_bytes(out)
         r.note = f"{size / 1e6:,.1f} MB in {sum(1 for p in out.rglob('*') if p.is_file()):,} files"
@@ -530,8 +548,9 @@ def bench_octodns(b: Bench, sizes: list[int]) -> None:
                           f"{mem:.2f} of octoDNS's peak memory")
             ratio.extra.update(speedup=speed, cpu_speedup=cpu_speed, memory_ratio=mem)
             if target >= 50_000:
-                ratio.target = ">= 20x faster, < 1/4 memory"
-                ratio.verdict = "met" if speed >= 20 and mem < 0.25 else "missed"
+                ratio.target = ">= 30x faster, <= 1/6 memory"
+                ratio.verdict = ("met" if speed >= 30 and mem <= 1 / 6 else
+                                 "met in CPU time" if cpu_speed >= 30 and mem <= 1 / 6 else "missed")
             b.results.append(ratio)
 
 
@@ -602,8 +621,6 @@ def main(argv: list[str] | None = None) -> int:
     national = None
     if only & {"plan", "scenarios", "national-dns"}:
         national = generate(bench, "national", ["national"])
-        subprocess.run([*bench.imsdr, "validate", str(national)], stdout=subprocess.DEVNULL, env=bench.env,
-                       check=False)  # warms the inventory cache for the later commands
     if "help" in only:
         bench_help(bench)
     if "plan" in only and national:

@@ -21,6 +21,7 @@ from imsdr.output.jsonout import dumps
 from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
+    from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
 
 PLAN_JSON_VERSION = 1
@@ -29,16 +30,20 @@ FAIL_LEVELS = ("error", "warning", "never")
 
 @dataclass
 class Pipeline:
-    """Everything computed for one inventory; renderers read it, nothing recomputes it."""
+    """Everything computed for one inventory; renderers read it, nothing recomputes it.
+
+    ``analysis`` is the run's computed model (failure engine, capacity report) that the check,
+    capacity and scenario stages share; ``analyses`` is what the runbook templates read."""
 
     inventory_path: str
     topology: Topology
+    analysis: Analysis
     analyses: Analyses
     check_report: Any = None
     capacity_report: Any = None
     scenarios_report: Any = None
     dns_plan: Any = None
-    raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts (and the shared engine)
+    raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -51,10 +56,10 @@ def load_topology(path: str | os.PathLike[str]) -> Topology:
 
 # --- analysis stages (thin adapters over the analysis packages) --------------------------------
 
-def _check(topo: Topology, today: dt.date | None, fail_on: str) -> tuple[Any, dict[str, Any]]:
+def _check(analysis: Analysis, today: dt.date | None, fail_on: str) -> tuple[Any, dict[str, Any]]:
     from imsdr.rules.engine import report_to_dict, run_checks
 
-    report = run_checks(topo, today=today)
+    report = run_checks(analysis.topology, today=today, analysis=analysis)
     raw = report_to_dict(report, fail_on)  # type: ignore[arg-type]
     raw.pop("today", None)  # keep rendered output independent of the day it was run
     return report, raw
@@ -62,9 +67,9 @@ def _check(topo: Topology, today: dt.date | None, fail_on: str) -> tuple[Any, di
 
 def _capacity(pipe: Pipeline) -> None:
     """Capacity report → the capacity appendix and the per-site capacity after failover."""
-    from imsdr.capacity import capacity_report, capacity_to_dict
+    from imsdr.capacity import capacity_to_dict
 
-    pipe.capacity_report = capacity_report(pipe.topology, _engine(pipe))
+    pipe.capacity_report = pipe.analysis.capacity
     raw = capacity_to_dict(pipe.capacity_report)
     pipe.raw["capacity"] = raw
     pipe.analyses.capacity_appendix = capacity_appendix(raw)
@@ -144,7 +149,7 @@ def _scenarios(pipe: Pipeline) -> None:
     from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
     from imsdr.scenarios.simulate import simulate, simulation_to_dict
 
-    topo, eng = pipe.topology, _engine(pipe)
+    topo, eng = pipe.topology, pipe.analysis.engine
     pipe.scenarios_report = run_scenarios(topo, 1, engine=eng)
     raw = scenarios_to_dict(pipe.scenarios_report)
     pipe.raw["scenarios"] = raw
@@ -182,15 +187,6 @@ def simulated_elements(topo: Topology) -> list[str]:
     """Every element's failure is simulated in detail for the type pages: with one shared engine
     a simulation costs ~0.1 ms, so even national scale (~5,000 elements) takes about half a second."""
     return sorted(topo.elements)
-
-
-def _engine(pipe: Pipeline) -> Any:
-    engine = pipe.raw.get("_engine")
-    if engine is None:
-        from imsdr.scenarios.engine import shared_engine
-
-        engine = pipe.raw["_engine"] = shared_engine(pipe.topology)
-    return engine
 
 
 def _timeline(failed: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -348,14 +344,15 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
             fail_on: str = "error") -> Pipeline:
     """Load the inventory and run every analysis the renderers need."""
+    from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
 
     topo = load_topology(path)
     analyses = Analyses()
-    pipe = Pipeline(str(path), topo, analyses)
+    pipe = Pipeline(str(path), topo, Analysis(topo), analyses)
 
-    pipe.check_report, pipe.raw["check"] = _check(topo, today, fail_on)
+    pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on)
     analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
     analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
 

@@ -20,7 +20,7 @@ from imsdr.capacity import capacity_report, capacity_to_dict
 from imsdr.capacity.report import CapacityReport
 from imsdr.model.topology import Topology
 from imsdr.rules.base import RuleContext
-from imsdr.rules.capacity_rules import CACHE_KEY, RULES
+from imsdr.rules.capacity_rules import RULES
 
 
 def _report(data: dict[str, Any], tmp_path: Path) -> CapacityReport:
@@ -195,16 +195,38 @@ def test_rules_share_one_report_per_run(tmp_path: Path, monkeypatch: pytest.Monk
     calls = []
     real = mod.capacity_report
 
-    def counting(topology: Topology) -> CapacityReport:
+    def counting(topology: Topology, engine: Any = None) -> CapacityReport:
         calls.append(1)
-        return real(topology)
+        return real(topology, engine)
 
     monkeypatch.setattr(mod, "capacity_report", counting)
     inv, source = load_from_data(province_data(), tmp_path)
     ctx = RuleContext(Topology(inv, source))
     for rule in RULES:
         list(rule.check(rule, ctx))
-    assert len(calls) == 1 and isinstance(ctx.cache[CACHE_KEY], CapacityReport)
+    assert len(calls) == 1 and isinstance(ctx.analysis.capacity, CapacityReport)
+
+
+def test_runs_share_nothing(tmp_path: Path) -> None:
+    """Two analyses of the same topology compute their own report: nothing is kept between runs."""
+    from imsdr.analysis import Analysis
+
+    topo = topology_from_data(province_data(), tmp_path)
+    first, second = Analysis(topo), Analysis(topo)
+    assert first.capacity is first.capacity  # computed once per run
+    assert first.capacity is not second.capacity and first.capacity == second.capacity
+    assert first.engine is not second.engine
+
+
+def test_check_and_plan_read_the_analysis_they_are_given(tmp_path: Path) -> None:
+    """check's CAP rules read the capacity report of the analysis the caller passes (plan shares it)."""
+    from imsdr.analysis import Analysis
+    from imsdr.rules.engine import run_checks
+
+    topo = topology_from_data(province_data(), tmp_path)
+    analysis = Analysis(topo)
+    run_checks(topo, analysis=analysis)
+    assert "capacity" in analysis.__dict__  # the CAP rules computed it on this object
 
 
 def test_rule_ids_and_docs() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,8 +20,8 @@ from imsdr.capacity.formulas import (
 from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf
 
 if TYPE_CHECKING:
+    from imsdr.capacity.engine import Engine
     from imsdr.model.topology import Group, Topology
-    from imsdr.scenarios.engine import Engine
 
 OK = "ok"
 FAIL = "fail"
@@ -179,25 +178,14 @@ def _f(x: Fraction | float | None, digits: int = 4) -> float | None:
 def capacity_report(topology: Topology, engine: Engine | None = None) -> CapacityReport:
     """Size every pool, pair, HSS, trunk group, DR SBC and site of ``topology``.
 
-    Without ``engine`` (or with the shared one) the report is computed once per Topology object
-    and reused: ``check``'s CAP rules and ``plan``'s capacity stage ask for the same report."""
-    from imsdr.scenarios.engine import shared_engine
+    ``engine`` is the exact-number failure Engine of ``topology``; a run that also simulates or
+    checks passes the one its :class:`imsdr.analysis.Analysis` holds, so that everything reads
+    the same model. Nothing is kept between calls."""
+    if engine is None:
+        from imsdr.capacity.engine import Engine
 
-    if engine is None or engine is _shared_or_none(topology):
-        cached = _REPORTS.get(topology)
-        if cached is None:
-            cached = _REPORTS[topology] = _capacity_report(topology, shared_engine(topology))
-        return cached
+        engine = Engine(topology)
     return _capacity_report(topology, engine)
-
-
-_REPORTS: weakref.WeakKeyDictionary[Topology, CapacityReport] = weakref.WeakKeyDictionary()
-
-
-def _shared_or_none(topology: Topology) -> Engine | None:
-    from imsdr.scenarios.engine import _SHARED
-
-    return _SHARED.get(topology)
 
 
 def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:

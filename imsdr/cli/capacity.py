@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from imsdr.cli.common import InventoryArg, handle_errors, load, stderr, stdout, styled, write_stdout
+from imsdr.cli.common import InventoryArg, handle_errors, load, stderr, stdout, write_stdout
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from imsdr.analysis import Analysis
 
 
 class ReportFormat(StrEnum):
@@ -28,48 +28,32 @@ def register(app: typer.Typer) -> None:
     app.command("scenarios")(scenarios)
 
 
-def _topology(path: Any) -> Any:
+def _analysis(path: Any) -> Analysis:
+    """Load the inventory: this command's analysis of it (computed on demand, dropped at exit)."""
+    from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
 
     inventory, source = load(path)
-    return Topology(inventory, source)
-
-
-def _table(title: str, *columns: str, caption: str | None = None) -> Table:
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left", show_lines=False)
-    for i, col in enumerate(columns):
-        # the subject stays on one line; formulas and prose wrap
-        table.add_column(col, overflow="fold", no_wrap=i == 0)
-    return table
-
-
-def _v(verdict: str) -> Any:
-    colour = {
-        "ok": "green",
-        "no loss": "green",
-        "fail": "bold red",
-        "outage": "bold red",
-        "degraded": "yellow",
-        "unknown": "yellow",
-    }.get(verdict, "")
-    return styled(verdict, colour)
+    return Analysis(Topology(inventory, source))
 
 
 # --- capacity --------------------------------------------------------------------------------------------
 
 
+ShowAllOpt = Annotated[bool, typer.Option(
+    "--all", help="Table: list every check with its formula, not a summary (json/markdown always list all).")]
+
+
 @handle_errors
-def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table) -> None:
+def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_all: ShowAllOpt = False) -> None:
     """Size N+K pools, 1+1 pairs, the HSS, CSCF load, trunks (Erlang B), DR takeovers and site loss.
 
-    Exit 1 when any check falls short.
+    The table lists every check of a small network; a large one gets a summary and the checks
+    that are not ok (--all lists every check). Exit 1 when any check falls short.
     """
-    from imsdr.capacity import capacity_report, capacity_to_dict
+    from imsdr.capacity import capacity_to_dict
 
-    report = capacity_report(_topology(inventory))
+    report = _analysis(inventory).capacity
     if fmt is ReportFormat.json:
         from imsdr.output.jsonout import dumps
 
@@ -79,65 +63,11 @@ def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table) -> No
 
         write_stdout(capacity_markdown(report))
     else:
-        _capacity_tables(report)
+        from imsdr.output.tables import capacity_tables
+
+        capacity_tables(stdout(), report, show_all)
     if report.verdict != "ok":
         raise typer.Exit(1)
-
-
-def _capacity_tables(report: Any) -> None:
-    from imsdr.capacity.formulas import fmt, pct
-
-    out = stdout()
-    n = len(report.failures())
-    if report.pools:
-        t = _table("N+K pools", "pool", "type", "N, K", "load", "formula", "verdict")
-        for p in report.pools:
-            t.add_row(
-                p.id,
-                p.element_type,
-                f"N={len(p.members)}, K={p.spare}",
-                fmt(p.load),
-                "\n".join(p.formula),
-                _v(p.verdict),
-            )
-        out.print(t)
-    if report.pairs:
-        t = _table("1+1 pairs", "pair", "type", "members", "formula", "verdict")
-        for p in report.pairs:
-            t.add_row(p.id, p.element_type, ", ".join(p.members), "\n".join(p.formula), _v(p.verdict))
-        out.print(t)
-    if report.hss:
-        t = _table("HSS sizing with dynamic restoration data", "HSS", "formula", "verdict")
-        for h in report.hss:
-            t.add_row(h.id, "\n".join(h.formula), _v(h.verdict))
-        out.print(t)
-    if report.cscf:
-        t = _table("S-CSCF load with restoration data", "pool", "formula")
-        for c in report.cscf:
-            t.add_row(c.id, "\n".join(c.formula))
-        out.print(t)
-    if report.trunks:
-        t = _table("Trunks (Erlang B)", "group", "type", "formula", "verdict")
-        for tr in report.trunks:
-            t.add_row(tr.id, tr.element_type, "\n".join(tr.formula), _v(tr.verdict))
-        out.print(t)
-    if report.takeovers:
-        t = _table("DR SBC and P-CSCF takeovers", "failed", "type", "load", "taken over by", "verdict")
-        for tk in report.takeovers:
-            t.add_row(tk.failed, tk.element_type, fmt(tk.load), "\n".join(tk.formula), _v(tk.verdict))
-        out.print(t)
-    if report.sites:
-        t = _table("Site survivability (one site lost)", "site", "type", "formula", "verdict")
-        for s in report.sites:
-            t.add_row(s.site, s.element_type, s.formula, _v(s.verdict))
-        out.print(t)
-    for e in report.elements:
-        out.print(f"{e.kind}: {e.message}")
-    out.print(
-        f"{report.network}: {fmt(report.subscribers)} subscribers, {fmt(report.busy_hour_erlangs)} "
-        f"busy-hour Erlangs, utilisation limit {pct(report.max_utilisation)} → capacity "
-        f"{_v(report.verdict)} ({n} shortfall{'s' if n != 1 else ''})"
-    )
 
 
 # --- simulate --------------------------------------------------------------------------------------------
@@ -159,7 +89,8 @@ def simulate(
     from imsdr.scenarios.simulate import simulate as run
     from imsdr.scenarios.simulate import simulation_to_dict
 
-    report = run(_topology(inventory), list(fail))
+    analysis = _analysis(inventory)
+    report = run(analysis.topology, list(fail), analysis.float_engine)
     if fmt is ReportFormat.json:
         from imsdr.output.jsonout import dumps
 
@@ -169,58 +100,11 @@ def simulate(
 
         write_stdout(simulation_markdown(report, level=1))
     else:
-        _simulation_tables(report)
+        from imsdr.output.tables import simulation_tables
+
+        simulation_tables(stdout(), report)
     if report.verdict != "no loss":
         raise typer.Exit(1)
-
-
-def _simulation_tables(report: Any) -> None:
-    from imsdr.capacity.formulas import fmt, pct
-
-    out = stdout()
-    t = _table(
-        f"Failure of {', '.join(report.requested)}", "failed", "type", "load", "taken over by", "switchover"
-    )
-    for f in report.failed:
-        sw = "never: nothing takes over" if f.switchover is None else f.switchover.formula()
-        t.add_row(f.id, f.element_type, f"{fmt(f.load)} {f.unit}", f.takeover_how, sw)
-    out.print(t)
-    if report.survivors:
-        t = _table("Surviving members", "group", "survivors")
-        for gid, members in report.survivors:
-            t.add_row(gid, ", ".join(members) or styled("none", "bold red"))
-        out.print(t)
-    if report.loads:
-        t = _table(
-            "Load after failover", "element", "type", "before", "after", "capacity", "utilisation", "status"
-        )
-        for r in report.loads:
-            t.add_row(
-                r.id,
-                r.element_type,
-                fmt(r.load_before),
-                fmt(r.load_after),
-                "–" if r.capacity is None else fmt(r.capacity),
-                "–" if r.utilisation is None else pct(r.utilisation),
-                _v("ok") if r.status == "ok" else styled(r.status, "bold red"),
-            )
-        out.print(t)
-    if report.local_networks:
-        t = _table(
-            "Unserved per local network", "local network", "subscribers", "unserved users", "unserved Erlangs"
-        )
-        for ln in report.local_networks:
-            t.add_row(ln.id, fmt(ln.subscribers), fmt(round(ln.unserved_users)), fmt(ln.unserved_erlangs))
-        out.print(t)
-    t = _table("Impact and failback", "element", "impact", "failback")
-    for f in report.failed:
-        t.add_row(f.id, "\n".join(f"• {x}" for x in f.impact), "\n".join(f"• {x}" for x in f.failback))
-    out.print(t)
-    who = f" ({report.switchover_from})" if report.switchover_from else ""
-    out.print(
-        f"verdict {_v(report.verdict)}; worst switchover {fmt(report.switchover_s)} s{who}; unserved "
-        f"{fmt(round(report.unserved_users))} users, {fmt(report.unserved_erlangs)} Erlangs"
-    )
 
 
 # --- scenarios -------------------------------------------------------------------------------------------
@@ -249,8 +133,7 @@ def scenarios(
     """
     from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
 
-    topology = _topology(inventory)
-    report = _run_with_progress(topology, depth, run_scenarios)
+    report = _run_with_progress(_analysis(inventory), depth, run_scenarios)
     if fmt is ReportFormat.json:
         from imsdr.output.jsonout import dumps
 
@@ -260,14 +143,18 @@ def scenarios(
 
         write_stdout(scenarios_markdown(report))
     else:
-        _scenario_tables(report, show_all)
+        from imsdr.output.tables import scenario_tables
+
+        scenario_tables(stdout(), report, show_all)
     if report.depth1_loses_traffic:
         raise typer.Exit(1)
 
 
-def _run_with_progress(topology: Any, depth: int, run: Any) -> Any:
+def _run_with_progress(analysis: Analysis, depth: int, run: Any) -> Any:
     """Show a progress bar on stderr (only on a terminal, and only for big sweeps)."""
     import itertools
+
+    topology = analysis.topology
 
     n_sites = len(topology.sites)
     total = (
@@ -277,7 +164,7 @@ def _run_with_progress(topology: Any, depth: int, run: Any) -> Any:
     )
     console = stderr()
     if total < 2000 or not console.is_terminal:
-        return run(topology, depth)
+        return run(topology, depth, engine=analysis.float_engine)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -293,50 +180,4 @@ def _run_with_progress(topology: Any, depth: int, run: Any) -> Any:
         def tick(done: int, _total: int) -> None:
             progress.update(task, completed=done)
 
-        return run(topology, depth, progress=tick)
-
-
-def _scenario_tables(report: Any, show_all: bool) -> None:
-    from imsdr.capacity.formulas import fmt, pct
-
-    out = stdout()
-    rows = (
-        report.rows
-        if show_all or len(report.rows) <= 60
-        else [r for r in report.rows if r.verdict != "no loss"]
-    )
-    hidden = len(report.rows) - len(rows)
-    caption = f"{hidden} scenarios without loss not shown (--all lists them)" if hidden else None
-    t = _table(
-        f"Failure scenarios (depth {report.depth})",
-        "scenario",
-        "verdict",
-        "switchover",
-        "unserved",
-        "busiest survivor",
-        caption=caption,
-    )
-    for r in rows:
-        busiest = "–" if r.busiest is None else f"{r.busiest} {pct(r.busiest_utilisation or 0)}"
-        lost = f"{fmt(round(r.unserved_users))} users, {fmt(r.unserved_erlangs)} E"
-        t.add_row(r.id, _v(r.verdict), f"{fmt(r.switchover_s)} s", lost, busiest)
-    out.print(t)
-    t = _table(
-        "Worst case per pool, pair and element type",
-        "subject",
-        "peak utilisation",
-        "caused by",
-        "most unserved",
-    )
-    for w in report.worst:
-        peak = "–" if w.utilisation is None else f"{pct(w.utilisation)} {w.element}"
-        lost = f"{fmt(w.unserved)} in {w.unserved_scenario}" if w.unserved else "0"
-        t.add_row(f"{w.subject} ({w.kind})", peak, w.scenario or "–", lost)
-    out.print(t)
-    counts = ", ".join(f"{n} {v}" for v, n in report.counts)
-    verdict = (
-        "a depth-1 scenario loses traffic"
-        if report.depth1_loses_traffic
-        else "no depth-1 scenario loses traffic"
-    )
-    out.print(f"{len(report.rows)} scenarios: {counts}; {verdict}")
+        return run(topology, depth, progress=tick, engine=analysis.float_engine)

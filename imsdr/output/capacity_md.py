@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from imsdr.capacity.formulas import fmt, pct
-from imsdr.scenarios.timing import PART_LABEL
+from imsdr.capacity.timing import PART_LABEL
 
 if TYPE_CHECKING:
     from imsdr.capacity.report import CapacityReport

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from imsdr.diagnostics import Finding, Location, Severity
 
 if TYPE_CHECKING:
+    from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
 
 T = TypeVar("T")
@@ -18,12 +19,20 @@ T = TypeVar("T")
 
 @dataclass
 class RuleContext:
-    """Everything a rule may read. ``cache`` lets rule families share expensive work
-    (e.g. one capacity report for every CAP rule) within one check run."""
+    """Everything a rule may read. ``analysis`` is the run's computed model (the capacity report
+    every CAP rule reads; the caller passes the one it shares with other analyses); ``cache``
+    lets rule families share cheaper structures within one check run."""
 
     topology: Topology
     today: dt.date = field(default_factory=dt.date.today)
     cache: dict[str, Any] = field(default_factory=dict)
+    analysis: Analysis = None  # type: ignore[assignment]  # None: a fresh Analysis of ``topology``
+
+    def __post_init__(self) -> None:
+        if self.analysis is None:
+            from imsdr.analysis import Analysis
+
+            self.analysis = Analysis(self.topology)
 
     def locate(self, ident: str, *fields: str | int) -> Location | None:
         """file:line of the object with id ``ident`` (or of one of its fields; a missing

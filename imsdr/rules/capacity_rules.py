@@ -1,6 +1,7 @@
 """CAP rules: capacity shortfalls found by the capacity report.
 
-The report is computed once per check run and shared through ``ctx.cache`` by every CAP rule.
+Every CAP rule reads the report of the run's analysis (``ctx.analysis.capacity``): computed once,
+the same one ``capacity`` and ``plan`` show.
 """
 
 from __future__ import annotations
@@ -14,18 +15,10 @@ from imsdr.rules.base import Rule, RuleContext
 if TYPE_CHECKING:
     from imsdr.capacity.report import CapacityReport
 
-CACHE_KEY = "capacity_report"
-
 
 def shared_report(ctx: RuleContext) -> CapacityReport:
-    """The capacity report for this run, computed once and shared by every CAP rule."""
-    report = ctx.cache.get(CACHE_KEY)
-    if report is None:
-        from imsdr.capacity.report import capacity_report
-
-        report = capacity_report(ctx.topology)
-        ctx.cache[CACHE_KEY] = report
-    return report
+    """The capacity report of this run's analysis (computed on first use, shared by every CAP rule)."""
+    return ctx.analysis.capacity
 
 
 def _pools(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:

@@ -20,6 +20,7 @@ from imsdr.rules.base import Rule, RuleContext
 from imsdr.rules.waivers import WAIVER_HITS
 
 if TYPE_CHECKING:
+    from imsdr.analysis import Analysis
     from imsdr.inventory.schema import Waiver
     from imsdr.model.topology import Topology
 
@@ -217,15 +218,17 @@ def _run(state: RuleState, ctx: RuleContext) -> Iterable[Finding]:
 
 
 def run_checks(topology: Topology, today: dt.date | None = None,
-               rules: Sequence[Rule] | None = None, settings: RuleSettings | None = None) -> CheckReport:
+               rules: Sequence[Rule] | None = None, settings: RuleSettings | None = None,
+               analysis: Analysis | None = None) -> CheckReport:
     """Run every applicable rule, apply the inventory's rule settings and waivers.
 
     ``today`` decides which waivers have expired (default: the current date); ``rules``
     replaces the registry (tests); ``settings`` (``load_rule_settings``) override the
-    inventory's ``rules:`` map."""
+    inventory's ``rules:`` map; ``analysis`` is the run's analysis of ``topology`` when the caller
+    shares it with other stages (default: a fresh one)."""
     today = today or dt.date.today()
     states = rule_states(topology, rules, settings)
-    ctx = RuleContext(topology=topology, today=today)
+    ctx = RuleContext(topology=topology, today=today, analysis=analysis)  # type: ignore[arg-type]
     inv = topology.inventory
     source = topology.source
     report = CheckReport(file=source.file if source else None, today=today,

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from imsdr.capacity.engine import NO_LOSS, VERDICT_RANK, Engine, Outcome, worse
 from imsdr.errors import ImsdrError
-from imsdr.scenarios.engine import _RANK, NO_LOSS, Engine, Outcome, worse
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -107,7 +107,7 @@ def run_scenarios(
         depth=depth,
         rows=tuple(rows),
         worst=tracker.result(),
-        counts=tuple(sorted(counts.items(), key=lambda kv: _RANK[kv[0]])),
+        counts=tuple(sorted(counts.items(), key=lambda kv: VERDICT_RANK[kv[0]])),
         depth1_loses_traffic=any(r.depth == 1 and r.verdict != NO_LOSS for r in rows),
     )
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from imsdr.capacity.engine import NO_LOSS, Engine, Outcome
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
+from imsdr.capacity.timing import Switchover, switchover
 from imsdr.errors import ImsdrError
 from imsdr.model.topology import TYPE_LABELS
-from imsdr.scenarios.engine import NO_LOSS, Engine, Outcome
-from imsdr.scenarios.timing import Switchover, switchover
 
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element

@@ -11,14 +11,13 @@ Verdicts:
 from __future__ import annotations
 
 import math
-import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf
-from imsdr.scenarios.timing import switchover
+from imsdr.capacity.timing import switchover
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -26,11 +25,11 @@ if TYPE_CHECKING:
 NO_LOSS = "no loss"
 DEGRADED = "degraded"
 OUTAGE = "outage"
-_RANK = {NO_LOSS: 0, DEGRADED: 1, OUTAGE: 2}
+VERDICT_RANK = {NO_LOSS: 0, DEGRADED: 1, OUTAGE: 2}
 
 
 def worse(a: str, b: str) -> str:
-    return a if _RANK[a] >= _RANK[b] else b
+    return a if VERDICT_RANK[a] >= VERDICT_RANK[b] else b
 
 
 @dataclass
@@ -67,18 +66,6 @@ class _SiteState:
     results: dict[int, Result]
     delta: dict[int, float]
     lossy: list[int]
-
-
-_SHARED: weakref.WeakKeyDictionary[Topology, Engine] = weakref.WeakKeyDictionary()
-
-
-def shared_engine(topology: Topology) -> Engine:
-    """The exact-number Engine of ``topology``, built once per Topology object and shared (the
-    capacity rules of ``check`` and the stages of ``plan`` all read the same one)."""
-    engine = _SHARED.get(topology)
-    if engine is None:
-        engine = _SHARED[topology] = Engine(topology)
-    return engine
 
 
 class Engine:

@@ -1,0 +1,50 @@
+"""One run's analysis of one inventory: the computed model every part of imsdr reads.
+
+A command (or the plan pipeline) creates one :class:`Analysis` for the topology it loaded and
+passes it down; capacity rules, the capacity report, scenarios, simulations and the runbooks then
+read the same compiled load model instead of each building (or secretly sharing) their own.
+Each part is computed on first use and lives exactly as long as the Analysis object: no module
+keeps anything between calls, and two runs never see each other's results.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from imsdr.capacity.engine import Engine
+    from imsdr.capacity.report import CapacityReport
+    from imsdr.model.topology import Topology
+
+
+class Analysis:
+    """The per-run analysis of ``topology``.
+
+    * :attr:`engine` — the failure Engine over the exact-number (``Fraction``) load model: the
+      capacity report, ``check``'s CAP rules and every analysis of ``plan`` read it;
+    * :attr:`capacity` — the capacity report computed from :attr:`engine`;
+    * :attr:`float_engine` — the same model in floats, for the interactive ``simulate`` and
+      ``scenarios`` commands, which need no audit-exact arithmetic and must be fast.
+    """
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+
+    @cached_property
+    def engine(self) -> Engine:
+        from imsdr.capacity.engine import Engine
+
+        return Engine(self.topology)
+
+    @cached_property
+    def float_engine(self) -> Engine:
+        from imsdr.capacity.engine import Engine
+
+        return Engine(self.topology, exact_numbers=False)
+
+    @cached_property
+    def capacity(self) -> CapacityReport:
+        from imsdr.capacity.report import capacity_report
+
+        return capacity_report(self.topology, self.engine)
