@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("capacity",),
     ("model",),
     ("example", "inventory"),
-    ("diagnostics", "errors"),
+    ("diagnostics", "errors", "reference"),
     ("imsdr",),
 ]
 # peers that may import each other in one direction only (the second one imports the first)
