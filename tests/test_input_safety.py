@@ -294,3 +294,60 @@ def test_markup_in_dns_answers_is_printed_as_text(tmp_path: Path) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code == 1, result.output
     assert "x[/x].example.net" in result.stdout
+
+
+# --- runbook Markdown: raw HTML and Mermaid directives from names show as text ------------------------
+
+# Names cannot hold '<', '>', '`', ';' or '$' (the schema refuses them); everything else Markdown
+# or Mermaid could read as syntax is here. The file name is not validated: it holds all of it.
+HOSTILE_NAMES = {
+    "network": '%%{init: {"theme": "dark"}}%% IMS & co',
+    "site": "Site A [link](http://example.invalid) ![i](x) *em* __u__ # 1. | x",
+    "town": "Town & B %%{init: {'securityLevel': 'loose'}}%% **bold** {{ x }} \"q\" 'a'",
+    "reason": "- accepted ~~until~~ the new site opens \\ 100% [^1] :bomb:",
+}
+
+
+def hostile_runbook_inventory(tmp_path: Path, file_name: str) -> Path:
+    def quoted(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    text = (BASE.replace("name: Corpus IMS", f"name: {quoted(HOSTILE_NAMES['network'])}")
+            .replace("name: Site A", f"name: {quoted(HOSTILE_NAMES['site'])}")
+            .replace("name: Town B", f"name: {quoted(HOSTILE_NAMES['town'])}")
+            .replace("reason: Accepted until the new site opens", f"reason: {quoted(HOSTILE_NAMES['reason'])}")
+            .replace("rules: {TMR-001: warning}\n", ""))
+    path = tmp_path / file_name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("file_name", [
+    "inventory.yaml", "a`b``c <img src=x onerror=alert(1)>.yaml", "%%{init: {'theme':'dark'}}%%.yaml",
+    "``.yaml", "line\nbreak.yaml",
+])
+def test_runbook_shows_hostile_names_and_file_names_as_text(file_name: str, tmp_path: Path) -> None:
+    from rendered_checks import runbook_problems
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    inventory = hostile_runbook_inventory(tmp_path, file_name)
+    out = tmp_path / "runbook"
+    result = CliRunner().invoke(app, ["render", "runbook", str(inventory), "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    pages = {str(p.relative_to(out)): p.read_text() for p in out.rglob("*.md")}
+    assert pages
+    texts = [*HOSTILE_NAMES.values(), inventory.name]
+    assert runbook_problems(pages, texts) == []
+
+
+def test_mermaid_labels_encode_every_syntax_character() -> None:
+    from imsdr.output.mermaid_check import mermaid_errors
+    from imsdr.runbook.diagrams import edge, label
+
+    hostile = '%%{init: {"theme": "dark"}}%% <b>x</b> & "q" #35; [a] (b) {c} |d| `e` ; \\ \n\u2028end'
+    text = label(hostile)
+    assert "%" not in text and "<" not in text and "\n" not in text and text.count('"') == 2
+    assert "%" not in edge(hostile) and "|" not in edge(hostile)
+    assert mermaid_errors(f"flowchart LR\n  a[{text}]\n  b([{text}])\n  a -->|{edge(hostile)}| b\n") == []

@@ -290,7 +290,7 @@ def test_free_text_with_markdown_characters_is_escaped(tmp_path: Path) -> None:
     data["local_networks"][0]["name"] = "Capital [City](x) *big* _town_"
     pages = runbook_pages_text(analyse(write_inventory(data, tmp_path)))
     site = pages["site-site-a.md"]
-    assert site.startswith('# Site failure: Capital "DC1" \\| main\\*site\\_#1 (site-a)\n')
+    assert site.startswith('# Site failure: Capital "DC1" \\| main\\*site\\_\\#1 (site-a)\n')
     assert "Capital \\[City\\](x) \\*big\\* \\_town\\_" in pages["README.md"]
     for name, text in pages.items():
         assert lint(text) == [], name

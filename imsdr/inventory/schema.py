@@ -132,6 +132,8 @@ def _check_free_text(value: str) -> str:
         raise ValueError(f"text {value!r} must be a single printable line without ';', '$', '`', '<' or '>'")
     if len(value) > 200:
         raise ValueError("text longer than 200 characters")
+    if not value.strip():
+        raise ValueError(f"text {value!r} is blank; write a name or reason a reader can recognise")
     return value
 
 

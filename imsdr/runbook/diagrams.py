@@ -1,8 +1,10 @@
 """Mermaid diagrams for the runbook: the topology (sites as subgraphs) and per-site failover.
 
 Node ids are derived from inventory ids (lowercase letters, digits and '-'), with '-' mapped to
-'_' and a kind prefix, so they never collide and never contain Mermaid operators. Labels are
-quoted and stripped of characters that would end a quoted label.
+'_' and a kind prefix, so they never collide and never contain Mermaid operators. Label text is
+quoted and every character Mermaid could read as syntax is written as a Mermaid entity code
+(``#37;`` for '%', so a name holding ``%%{init: ...}%%`` is no directive; ``#lt;`` for '<', so
+it is no HTML), which Mermaid shows as the character itself.
 """
 
 from __future__ import annotations
@@ -25,14 +27,28 @@ def node_id(kind: str, ident: str) -> str:
     return f"{kind}_{ident.replace('-', '_')}"
 
 
+# Mermaid turns '#name;' into '&name;' and '#35;' into '&#35;', shown as the character itself.
+# In a quoted label: '"' ends it, '#' starts an entity, '%' may start a directive, '<' '>' '&' are
+# HTML, '`' starts a Markdown string. An unquoted edge label also ends at '|' and brackets.
+_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "%": "#37;", "<": "#lt;", ">": "#gt;", "&": "#amp;",
+                   "`": "#96;"}
+_EDGE_ENTITIES = {**_LABEL_ENTITIES, "|": "#124;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;",
+                  "(": "#40;", ")": "#41;", ";": "#59;"}
+
+
+def mermaid_text(text: str, entities: dict[str, str] = _LABEL_ENTITIES) -> str:
+    """Free text as literal Mermaid label text: syntax characters as entity codes, line breaks
+    and other non-printable characters as spaces."""
+    return "".join(entities.get(ch, ch) if ch.isprintable() else " " for ch in str(text))
+
+
 def label(text: str) -> str:
-    cleaned = str(text).replace('"', "'").replace("\n", " ").replace("#", "No.")
-    return f'"{cleaned}"'
+    return f'"{mermaid_text(text)}"'
 
 
 def edge(text: str) -> str:
     """Text for an edge label between pipes."""
-    return str(text).replace("|", "/").replace('"', "'").replace("\n", " ")
+    return mermaid_text(text, _EDGE_ENTITIES)
 
 
 def element_node(el: Element) -> str:

@@ -453,6 +453,21 @@ mutate("full-directory-trailing-newline", ("dns: {sbc_name: sbc,", 'dns: {second
 mutate("full-country-code-trailing-newline", ('country_code: "86"', 'country_code: "86\\n"'),
        expect=[('"86\\n"', "expected a country code of 1-3 digits")])
 
+# --- free text: one printable, non-blank line -----------------------------------------------------
+mutate("text-blank-name", ("name: Site A", 'name: "   "'),
+       expect=[('"   "', "is blank")])
+mutate("text-line-separator", ("name: Town A", 'name: "Town\\LA"'),
+       expect=[('"Town', "must be a single printable line")])
+mutate("text-next-line", ("name: Town A", 'name: "Town\\NA"'),
+       expect=[('"Town', "must be a single printable line")])
+mutate("text-nul-escape", ("reason: Accepted until the new site opens", 'reason: "Accepted\\0until the new site opens"'),
+       expect=[('"Accepted', "must be a single printable line")])
+mutate("full-dns-name-dot-newline", ("fqdn: mgcf-a.ims.example.net", 'fqdn: "mgcf-a.ims.example.net.\\n"'),
+       expect=[('"mgcf-a.ims.example.net.\\n"', "invalid DNS name 'mgcf-a.ims.example.net.\\n'")])
+mutate("full-enum-domain-block-scalar", ('  - {id: block-b, prefix: "+862266", style: wildcard, domain: ims.example.net}\n',
+                                         '  - id: block-b\n    prefix: "+862266"\n    style: wildcard\n    domain: >\n      ims.example.net\n'),
+       expect=[(">\n      ims.example.net", "invalid DNS name 'ims.example.net\\n'")])
+
 # --- ENUM blocks --------------------------------------------------------------------------------
 mutate("enum-trillion-numbers", ('{id: block-b, prefix: "+862266", style: wildcard,', '{id: block-b, prefix: "+862", length: 15, style: numbers,'),
        expect=[("15, style: numbers", "block holds 1,000,000,000,000 numbers")])

@@ -1,0 +1,383 @@
+"""Property: hostile text in ANY string field is refused with a location, or rendered safely.
+
+Every string field of the inventory format is found from the pydantic models themselves (a field
+added tomorrow is driven too), and hypothesis writes hostile text into one of them per example:
+quotes, ';', braces, newlines, '%', '$', backslashes, NUL, U+0085/U+2028, Rich markup, HTML,
+Mermaid directives, zone-file and named.conf syntax, alone or around the field's valid value.
+
+Each example is validated in-process (cheap): either it is refused - InventoryError, which the
+CLI turns into exit 2, with every problem located at file:line:col and one of them at the field -
+or the accepted value is kept. The accepted values are then rendered together, a few inventories
+each carrying many of them, by ``imsdr plan`` (DNS and runbooks), and checked by the programs
+that consume them: ``named-checkzone`` (strict), ``named-checkconf -z``, a real ``named`` that
+must load and answer, and a CommonMark parser in which each hostile text shows only as text.
+
+Run with ``--hypothesis-show-statistics`` to see the example count; the test also asserts it.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import sys
+import types
+import typing
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from imsdr.errors import InventoryError
+from imsdr.inventory.build import load_inventory_text
+from imsdr.inventory.loader import format_path
+from imsdr.inventory.schema import Inventory
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
+from make_bad import BASE  # noqa: E402
+
+EXAMPLES = 240
+COMBINED_INVENTORIES = 3
+FILE = "inventory.yaml"
+KEY = object()  # a path part standing for "the key of this mapping"
+
+# --- every string field, from the models -------------------------------------------------------------
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """The alternatives of an annotation, without Annotated and None."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [alt for arg in typing.get_args(tp) if arg is not type(None) for alt in _unwrap(arg)]
+    return [tp]
+
+
+def _is_text(tp: Any) -> bool:
+    if tp is str or (isinstance(tp, type) and issubclass(tp, Enum) and issubclass(tp, str)):
+        return True
+    return typing.get_origin(tp) is typing.Literal and all(isinstance(a, str) for a in typing.get_args(tp))
+
+
+def string_fields(model: type[BaseModel] = Inventory, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths of every string-valued field (list items as index 0, mapping keys as KEY)."""
+    found: list[tuple[Any, ...]] = []
+
+    def walk(tp: Any, where: tuple[Any, ...]) -> None:
+        for alt in _unwrap(tp):
+            origin = typing.get_origin(alt)
+            if isinstance(alt, type) and issubclass(alt, BaseModel):
+                found.extend(string_fields(alt, where))
+            elif origin is list:
+                walk(typing.get_args(alt)[0], (*where, 0))
+            elif origin is dict:
+                key, value = typing.get_args(alt)
+                if any(_is_text(k) for k in _unwrap(key)):
+                    found.append((*where, KEY))
+                walk(value, (*where, "*"))
+            elif _is_text(alt):
+                found.append(where)
+
+    for name, info in model.model_fields.items():
+        walk(info.annotation, (*path, name))
+    return sorted(set(found), key=str)
+
+
+FIELDS = string_fields()
+
+
+def test_fields_are_discovered_from_the_models() -> None:
+    shown = {format_path(tuple(p if p is not KEY else "KEY" for p in f)) for f in FIELDS}
+    for expected in ("network.name", "network.operator_domain", "sites[0].core_subnets[0]", "elements[0].fqdn",
+                     "elements[0].addresses[0]", "waivers[0].reason", "rules.KEY", "enum_blocks[0].prefix",
+                     "redundancy.pools[0].dns_name", "network.dns.sbc_name"):
+        assert expected in shown, sorted(shown)
+    assert len(FIELDS) >= 50
+
+
+# --- putting a value into the base inventory -----------------------------------------------------------
+
+def base_data() -> dict[str, Any]:
+    data = yaml.safe_load(BASE)
+    data["rules"] = {"GEO-001": "warning"}
+    return data
+
+
+def placed(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``path`` with the element it is tried on: the entry that already has the field, else the
+    first SBC (the type with the most fields), so the value is tried where it belongs."""
+    if path[:1] == ("elements",) and len(path) > 2:
+        return ("elements", _element_index(BASE_DATA["elements"], path[2]), *path[2:])
+    return path
+
+
+def _container(data: Any, path: tuple[Any, ...]) -> tuple[Any, Any]:
+    """(parent, last part) for ``path`` in ``data``, creating what is missing on the way."""
+    node = data
+    for i, part in enumerate(path[:-1]):
+        nxt = path[i + 1]
+        if isinstance(part, int):
+            while len(node) <= part:
+                node.append({} if isinstance(nxt, str) and nxt != "*" else [])
+            if node[part] is None:
+                node[part] = {}
+            node = node[part]
+        else:
+            if part == "*":
+                part = next(iter(node))
+            if node.get(part) is None:
+                node[part] = [] if isinstance(nxt, int) else {}
+            node = node[part]
+    return node, path[-1]
+
+
+def _element_index(elements: list[dict[str, Any]], field: Any) -> int:
+    for i, el in enumerate(elements):
+        if field in el:
+            return i
+    return next(i for i, el in enumerate(elements) if el["type"] == "sbc")
+
+
+def put(data: dict[str, Any], path: tuple[Any, ...], value: str) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    parent, last = _container(data, path)
+    if last is KEY:
+        first = next(iter(parent), None)
+        setting = parent.pop(first) if first is not None else "warning"
+        parent[value] = setting
+    elif last == "*":
+        parent[next(iter(parent))] = value
+    elif isinstance(last, int):
+        if parent:
+            parent[0] = value
+        else:
+            parent.append(value)
+    else:
+        parent[last] = value
+    return data
+
+
+def current(data: dict[str, Any], path: tuple[Any, ...]) -> str:
+    """The field's value in the base inventory (or a placeholder where it has none)."""
+    try:
+        parent, last = _container(copy.deepcopy(data), path)
+        if last is KEY:
+            return str(next(iter(parent)))
+        if last == "*":
+            return str(parent[next(iter(parent))])
+        value = parent[last] if not isinstance(last, int) or parent else None
+    except (KeyError, IndexError, StopIteration, TypeError):
+        value = None
+    return value if isinstance(value, str) else "x"
+
+
+class _QuotedDumper(yaml.SafeDumper):
+    """Every string double-quoted: the hostile text reaches the loader exactly (escapes for NUL,
+    U+0085, U+2028), never re-read as a number, date or boolean."""
+
+
+_QuotedDumper.add_representer(str, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v, style='"'))
+
+
+def to_yaml(data: dict[str, Any]) -> str:
+    return yaml.dump(data, Dumper=_QuotedDumper, sort_keys=False, allow_unicode=False, width=10_000)
+
+
+# --- hostile text ------------------------------------------------------------------------------------
+
+FRAGMENTS = [
+    '"', "'", ";", "{", "}", "\n", "\r\n", "%", "%1", "%eth0", "$", "$ORIGIN evil.", "$INCLUDE /etc/passwd",
+    "\\", "\\n", "\x00", "\x85", "\u2028", "\t", " ", "[/x]", "[bold]", "[link=http://example.invalid]",
+    "<img src=x onerror=alert(1)>", "<!--", "&lt;", '%%{init: {"theme": "dark"}}%%', "%%", "`", "|", "*",
+    "#", "_", "~~", "..", "/", "@", "(", ")", " IN A 192.0.2.1", '}; view "evil" { match-clients { any; }; };',
+    ":bomb:", "{{ x }}", "-", "+", "=", "1. ", "\u202e", "\u200b", "é", "Ａ",
+]
+# What some fields accept (free text takes quotes, braces, '%', backslashes, brackets): drawn half
+# of the time, so that many examples get through validation and the rendering half is exercised.
+MILD = ['"', "'", "{", "}", "%", '%%{init: {"theme": "dark"}}%%', "%%{init: {'securityLevel': 'loose'}}%%",
+        "\\", "[/x]", "[bold]", "[link=http://example.invalid]", "*", "#", "_", "|", "&", "&amp", "~~", "(",
+        ")", " ", "-", ".", ":bomb:", "{{ x }}", "1. ", "@", "/", "![i](x)", "[a](http://example.invalid)", "==",
+        "+", "!", "?", ",", "=", "^"]
+hostile = st.one_of(
+    st.lists(st.sampled_from(FRAGMENTS) | st.text(st.characters(codec="utf-8"), min_size=1, max_size=3),
+             min_size=1, max_size=4).map("".join),
+    st.lists(st.sampled_from(MILD), min_size=1, max_size=5).map("".join),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    path: tuple[Any, ...]
+    value: str
+
+
+def accepts(path: tuple[Any, ...], value: str) -> bool:
+    try:
+        load_inventory_text(to_yaml(put(BASE_DATA, path, value)), FILE)
+    except InventoryError:
+        return False
+    return True
+
+
+def free_text_fields() -> list[tuple[Any, ...]]:
+    """The fields that take free text (names, reasons, vendors): found by trying, not listed."""
+    return [path for path in map(placed, FIELDS) if accepts(path, "Free Text 1")]
+
+
+@st.composite
+def cases(draw: st.DrawFn, free_text: list[tuple[Any, ...]] = ()) -> Case:  # type: ignore[assignment]
+    """A field (every field; free-text fields, which accept the most, twice as often) and a value."""
+    path = placed(draw(st.sampled_from(FIELDS) | st.sampled_from(list(free_text) or FIELDS)))
+    noise = draw(hostile)
+    valid = current(BASE_DATA, path)
+    how = draw(st.sampled_from(["alone", "before", "after", "inside"]))
+    if how == "alone":
+        value = noise
+    elif how == "before":
+        value = noise + valid
+    elif how == "after":
+        value = valid + noise
+    else:
+        cut = draw(st.integers(0, len(valid)))
+        value = valid[:cut] + noise + valid[cut:]
+    return Case(path, value)
+
+
+BASE_DATA = base_data()
+
+
+def field_prefix(path: tuple[Any, ...]) -> str:
+    """The located path a refusal of ``path`` must point into: up to its last named field."""
+    parts: list[Any] = []
+    for part in path:
+        if part is KEY or part == "*":
+            break
+        parts.append(part)
+    while parts and isinstance(parts[-1], int):
+        parts.pop()
+    return format_path(tuple(parts))
+
+
+def refused_properly(case: Case, error: InventoryError) -> None:
+    assert error.problems, f"{case}: refused without a problem"
+    for problem in error.problems:
+        assert problem.location is not None and problem.location.file == FILE, f"{case}: {problem} is not located"
+        assert problem.location.line >= 1 and problem.location.column >= 1, str(problem)
+        assert "\n" not in str(problem), f"{case}: a problem spans lines: {problem!r}"
+    prefix = field_prefix(case.path)
+    assert any(p.path.startswith(prefix) or not prefix for p in error.problems), (
+        f"{case}: no problem points at {prefix}: {[str(p) for p in error.problems]}")
+
+
+# --- the property --------------------------------------------------------------------------------------
+
+def test_hostile_text_in_every_string_field(tmp_path: Path) -> None:
+    from rendered_checks import have_bind
+
+    assert have_bind(), "BIND tools are not installed: run bash .ci/test, which installs bind9"
+    accepted: dict[tuple[Any, ...], list[str]] = {}
+    ran = [0]
+
+    free_text = free_text_fields()
+    assert len(free_text) >= 5, free_text
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(cases(free_text))
+    def validate_one(case: Case) -> None:
+        ran[0] += 1
+        text = to_yaml(put(BASE_DATA, case.path, case.value))
+        try:
+            inventory, _ = load_inventory_text(text, FILE)
+        except InventoryError as error:
+            refused_properly(case, error)
+            return
+        assert isinstance(inventory, Inventory)
+        values = accepted.setdefault(case.path, [])
+        if case.value not in values:
+            values.append(case.value)
+
+    validate_one()
+    assert ran[0] >= 200, f"only {ran[0]} examples ran"
+    assert accepted, "no hostile value was accepted: the rendering half of the property never ran"
+    render_and_check_accepted(accepted, tmp_path)
+
+
+def combined_inventories(accepted: dict[tuple[Any, ...], list[str]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """A few inventories, each carrying one accepted value of every field that accepted some."""
+    out = []
+    for k in range(COMBINED_INVENTORIES):
+        data, texts = BASE_DATA, []
+        for path, values in sorted(accepted.items(), key=lambda item: str(item[0])):
+            value = values[k % len(values)]
+            trial = put(data, path, value)
+            try:
+                load_inventory_text(to_yaml(trial), FILE)
+            except InventoryError:
+                continue  # two values that are fine alone may clash (the same name twice, say)
+            data = trial
+            texts.append(value)
+        out.append((data, texts))
+    return out
+
+
+def render_and_check_accepted(accepted: dict[tuple[Any, ...], list[str]], tmp_path: Path) -> None:
+    import named_harness
+    from rendered_checks import named_checkconf, named_checkzone, runbook_problems
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    for k, (data, texts) in enumerate(combined_inventories(accepted)):
+        work = tmp_path / f"combined-{k}"
+        work.mkdir()
+        inventory = work / FILE
+        inventory.write_text(to_yaml(data))
+        out = work / "out"
+        result = CliRunner().invoke(app, ["plan", str(inventory), "--out", str(out)])
+        assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+        assert result.exit_code in (0, 1), result.output[-3000:]
+        pages = {str(p.relative_to(out)): p.read_text() for p in out.rglob("*.md") if "dns" not in p.parts}
+        assert pages, "plan wrote no runbook"
+        assert runbook_problems(pages, texts) == []
+        dns_dir = out / "dns"
+        zones = sorted(dns_dir.rglob("*.zone"))
+        assert zones, "plan wrote no zone"
+        for zone in zones:
+            why = named_checkzone(zone.name[: -len(".zone")], zone)
+            assert why is None, f"{zone}: {why}"
+        configs = sorted(dns_dir.glob("named.conf*")) + sorted(dns_dir.glob("named/*.conf"))
+        assert configs, "plan wrote no named configuration"
+        for config in configs:
+            include = str(config.relative_to(dns_dir))
+            wrapper = work / f"check-{config.name}"
+            wrapper.write_text(named_harness.wrapper_conf(dns_dir.resolve(), work, named_harness.free_port(), include))
+            why = named_checkconf(wrapper)
+            assert why is None, f"{config}: {why}"
+            server = named_harness.start_named(dns_dir, include=include, probe=("ims.example.net", "SOA"))
+            try:
+                assert server.answer("ims.example.net", "SOA"), "named loaded the zones but does not answer"
+            finally:
+                server.stop()
+
+
+def test_yaml_carries_hostile_text_exactly() -> None:
+    """The dump/load round trip the property relies on: what hypothesis drew is what imsdr reads."""
+    from imsdr.inventory.loader import load_yaml_text
+
+    value = "".join(f for f in FRAGMENTS if f != "\x00") + "\x00"
+    text = to_yaml(put(BASE_DATA, ("network", "name"), value))
+    assert load_yaml_text(text, FILE).data["network"]["name"] == value
+
+
+@pytest.mark.parametrize("when", [dt.date(2030, 1, 1)])
+def test_base_inventory_passes_as_is(when: dt.date) -> None:
+    data = base_data()
+    assert data["waivers"][0]["expires"] == when
+    load_inventory_text(to_yaml(data), FILE)
