@@ -12,6 +12,7 @@ from imsdr.cli import check as check_cmd
 from imsdr.cli import dns as dns_cmd
 from imsdr.cli import example, validate
 from imsdr.cli import importer as import_cmd
+from imsdr.cli import init as init_cmd
 from imsdr.cli import plan as plan_cmd
 from imsdr.cli import resolve as resolve_cmd
 from imsdr.cli import runbook as runbook_cmd
@@ -24,6 +25,7 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: typer's rich help imports rich.markdown/pygments (~120 ms)
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
 )
 render_app = typer.Typer(help="Render DNS zones, views and runbooks.", no_args_is_help=True,
                          rich_markup_mode=None)
@@ -46,6 +48,7 @@ def _root(
     STATE["debug"] = debug
 
 
+init_cmd.register(app)
 validate.register(app)
 capacity_cmd.register(app)
 check_cmd.register(app)

@@ -77,7 +77,8 @@ def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_
 def simulate(
     inventory: InventoryArg,
     fail: Annotated[
-        list[str], typer.Option("--fail", help="Site or element id to fail (repeatable).", show_default=False)
+        list[str], typer.Option("--fail", metavar="ID", help="Site or element id to fail (repeatable).",
+                                show_default=False)
     ],
     fmt: FormatOpt = ReportFormat.table,
 ) -> None:
@@ -115,7 +116,8 @@ def scenarios(
     inventory: InventoryArg,
     depth: Annotated[
         int,
-        typer.Option("--depth", min=1, max=2, help="1: every site and element; 2: also every pair of sites."),
+        typer.Option("--depth", metavar="1|2", min=1, max=2,
+                     help="1: every site and element; 2: also every pair of sites."),
     ] = 1,
     show_all: Annotated[
         bool,

@@ -142,11 +142,11 @@ def _print_table(report: CheckReport, fail_on: str) -> None:
     summary.append(verdict)
     summary.append(f" (fail on {fail_on}): {counts['error']} error(s), {counts['warning']} warning(s), "
                    f"{counts['info']} info, {counts['waived']} waived; {ran} rules run")
-    console.print(summary)
+    console.print(summary, soft_wrap=True)  # one line a pipeline can grep, at any width
 
 
 RuleIdArg = Annotated[str | None, typer.Argument(
-    help="A rule id (e.g. GEO-001) to explain.", show_default=False)]
+    metavar="RULE-ID",     help="A rule id (e.g. GEO-001) to explain.", show_default=False)]
 RulesFormatOpt = Annotated[RulesFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
@@ -199,7 +199,7 @@ def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table, do
 
 GraphFormatOpt = Annotated[GraphFormat, typer.Option("--format", "-f", help="Diagram format.")]
 SiteOpt = Annotated[str | None, typer.Option(
-    "--site", show_default=False,
+    "--site", metavar="SITE", show_default=False,
     help="Only this site's elements, their pair/pool peers and the local networks and DR SBCs they touch.")]
 
 

@@ -28,7 +28,7 @@ class Format(str, Enum):
 
 
 InventoryArg = Annotated[
-    Path, typer.Argument(help="Inventory YAML file.", show_default=False, dir_okay=False)
+    Path, typer.Argument(help="Inventory YAML file.", show_default=False, dir_okay=False, metavar="INVENTORY")
 ]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 

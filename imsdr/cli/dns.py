@@ -20,7 +20,7 @@ def render_dns(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
                                       file_okay=False)],
     serial: Annotated[int | None, typer.Option(
-        "--serial", min=1, max=4294967295,
+        "--serial", metavar="SERIAL", min=1, max=4294967295,
         help="SOA serial for every zone (default: keep it when a zone is unchanged, else "
              "max(today's YYYYMMDD00, previous + 1)).")] = None,
     fmt: FormatOpt = Format.table,

@@ -14,16 +14,16 @@ example_app = typer.Typer(
     rich_markup_mode=None,  # plain help like the root app (fast start-up)
 )
 
-SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed: same seed and options, same bytes.")]
+SeedOpt = Annotated[int, typer.Option("--seed", metavar="N", help="Random seed: same seed and options, same bytes.")]
 EnumNumbersOpt = Annotated[
-    int, typer.Option("--enum-numbers", min=0, help="Numbers in style: numbers ENUM blocks, in all.")
+    int, typer.Option("--enum-numbers", metavar="N", min=0, help="Numbers in style: numbers ENUM blocks, in all.")
 ]
 BlockSizeOpt = Annotated[
-    int, typer.Option("--enum-block-size", min=1, help="Numbers per ENUM block (the last may be smaller).")
+    int, typer.Option("--enum-block-size", metavar="N", min=1, help="Numbers per ENUM block (the last may be smaller).")
 ]
-SitesOpt = Annotated[int, typer.Option("--sites-per-province", min=2, max=16, help="Sites per province.")]
+SitesOpt = Annotated[int, typer.Option("--sites-per-province", metavar="N", min=2, max=16, help="Sites per province.")]
 LocalNetworksOpt = Annotated[
-    int, typer.Option("--local-networks-per-province", min=1,
+    int, typer.Option("--local-networks-per-province", metavar="N", min=1,
                       help="Local networks (one SBC each) per province.")
 ]
 WildcardsOpt = Annotated[
@@ -52,7 +52,7 @@ def _emit(provinces: int, sites: int, local_networks: int, seed: int, enum_numbe
 @handle_errors
 def national(
     provinces: Annotated[
-        int, typer.Option("--provinces", min=1, max=200, help="Provinces (one IMS core each).")
+        int, typer.Option("--provinces", metavar="N", min=1, max=200, help="Provinces (one IMS core each).")
     ] = 31,
     sites_per_province: SitesOpt = 4,
     local_networks_per_province: LocalNetworksOpt = 10,

@@ -64,10 +64,10 @@ def _warn_issues(plan: Any) -> None:
 @handle_errors
 def resolve(
     inventory: InventoryArg,
-    name: Annotated[str, typer.Argument(help="Domain, SIP URI (sip:/sips:), SRV name (_sip._udp.X) or "
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Domain, SIP URI (sip:/sips:), SRV name (_sip._udp.X) or "
                                              "E.164 number (+86...).", show_default=False)],
     source: Annotated[str | None, typer.Option(
-        "--from", help="Client source address: picks the view (default: a client only 'any' matches).",
+        "--from", metavar="IP", help="Client source address: picks the view (default: a client only 'any' matches).",
     )] = None,
     rdtype: Annotated[QueryType, typer.Option(
         "--type", "-t", help="What to look up first.")] = QueryType.auto,
@@ -146,17 +146,19 @@ def _opt(value: int | None) -> str:
 @handle_errors
 def verify(
     inventory: InventoryArg,
-    server: Annotated[str, typer.Option("--server", help="DNS server HOST[:PORT] ([v6]:PORT).",
+    server: Annotated[str, typer.Option("--server", metavar="HOST[:PORT]", help="DNS server HOST[:PORT] ([v6]:PORT).",
                                         show_default=False)],
     sources: Annotated[list[str] | None, typer.Option(
-        "--from", help="Source address to query from (repeat; each picks its view). Default: the "
+        "--from", metavar="IP", help="Source address to query from (repeat; each picks its view). Default: the "
                        "address the system uses to reach the server.")] = None,
     names: Annotated[list[str] | None, typer.Option(
-        "--names", help="Only these names (repeat, or comma-separated); E.164 numbers allowed.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for one answer.", min=0.05, max=60)] = 2.0,
-    retries: Annotated[int, typer.Option(help="Extra tries after a timeout.", min=0, max=10)] = 2,
-    workers: Annotated[int, typer.Option(help="Queries in flight at most.", min=1, max=256)] = 16,
-    enum_sample: Annotated[int, typer.Option(help="Numbers queried per ENUM block (first, last, evenly "
+        "--names", metavar="NAME",
+        help="Only these names (repeat, or comma-separated); E.164 numbers allowed.")] = None,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds to wait for one answer.",
+                                           min=0.05, max=60)] = 2.0,
+    retries: Annotated[int, typer.Option(metavar="N", help="Extra tries after a timeout.", min=0, max=10)] = 2,
+    workers: Annotated[int, typer.Option(metavar="N", help="Queries in flight at most.", min=1, max=256)] = 16,
+    enum_sample: Annotated[int, typer.Option(metavar="N", help="Numbers queried per ENUM block (first, last, evenly "
                                                   "spaced).", min=1, max=100000)] = 16,
     fmt: FormatOpt = Format.table,
 ) -> None:

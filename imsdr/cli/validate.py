@@ -26,14 +26,16 @@ def validate(inventory: InventoryArg, fmt: FormatOpt = Format.table) -> None:
         return
     from rich.table import Table
 
-    table = Table(title=inv.network.name, caption=f"{inventory}: valid")
+    table = Table(title=inv.network.name)
     table.add_column("what")
     table.add_column("count", justify="right")
     for key in ("sites", "local_networks", "elements", "pairs", "pools", "enum_blocks", "waivers"):
         table.add_row(key.replace("_", " "), str(summary["counts"][key]))
     for type_, count in summary["elements_by_type"].items():
         table.add_row(f"  {type_}", str(count))
-    stdout().print(table)
+    console = stdout()
+    console.print(table)
+    console.print(f"{inventory}: valid", soft_wrap=True, markup=False, highlight=False)
 
 
 def inventory_summary(inv) -> dict:  # type: ignore[no-untyped-def]
