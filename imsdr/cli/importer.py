@@ -80,8 +80,8 @@ def import_bind(
 @import_app.command("kamailio")
 @handle_errors
 def import_kamailio(
-    lists: Annotated[list[Path], typer.Argument(help="dispatcher.list files.", dir_okay=False, exists=True,
-                                                show_default=False)],
+    lists: Annotated[list[Path], typer.Argument(help="dispatcher.list files.", metavar="LIST...",
+                                                dir_okay=False, exists=True, show_default=False)],
     out: OutOpt,
     hop: Annotated[str | None, typer.Option("--hop", help="sbc-pcscf or pcscf-icscf (default: from the "
                                             "list's imsdr header).", metavar="HOP")] = None,
