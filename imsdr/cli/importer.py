@@ -67,7 +67,8 @@ def import_bind(
     zones_dir: Annotated[Path | None, typer.Option("--zones-dir", help="Directory zone file names are relative "
                                                    "to (default: options { directory }, else the config's).",
                                                    file_okay=False, exists=True)] = None,
-    enum_suffix: Annotated[str, typer.Option("--enum-suffix", help="ENUM tree suffix.")] = "e164.arpa",
+    enum_suffix: Annotated[str, typer.Option("--enum-suffix", metavar="SUFFIX",
+                                             help="ENUM tree suffix.")] = "e164.arpa",
     into: IntoOpt = None,
 ) -> None:
     """Views, ACLs, zones and zone files: home domains, elements, pools and pairs, local networks and
