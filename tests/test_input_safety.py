@@ -351,3 +351,24 @@ def test_mermaid_labels_encode_every_syntax_character() -> None:
     assert "%" not in text and "<" not in text and "\n" not in text and text.count('"') == 2
     assert "%" not in edge(hostile) and "|" not in edge(hostile)
     assert mermaid_errors(f"flowchart LR\n  a[{text}]\n  b([{text}])\n  a -->|{edge(hostile)}| b\n") == []
+
+
+@pytest.mark.parametrize("file_name", ["inventory.yaml", "a`b <img src=x onerror=alert(1)>``.yaml"])
+def test_every_markdown_writer_shows_hostile_text_as_text(file_name: str, tmp_path: Path) -> None:
+    """The DNS README and the Markdown reports of check, capacity and scenarios, like the runbooks."""
+    from rendered_checks import runbook_problems
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    inventory = hostile_runbook_inventory(tmp_path, file_name)
+    runner = CliRunner()
+    pages: dict[str, str] = {}
+    result = runner.invoke(app, ["render", "dns", str(inventory), "--out", str(tmp_path / "dns")])
+    assert result.exit_code in (0, 1), result.output
+    pages["dns/README.md"] = (tmp_path / "dns" / "README.md").read_text()
+    for command in (["check"], ["capacity"], ["scenarios"]):
+        result = runner.invoke(app, [*command, str(inventory), "--format", "markdown"])
+        assert result.exit_code in (0, 1), result.output
+        pages[f"{command[0]}.md"] = result.stdout
+    assert runbook_problems(pages, [HOSTILE_NAMES["network"], inventory.name]) == []

@@ -24,6 +24,7 @@ from imsdr.dns.zonefile import (
 )
 from imsdr.errors import RenderError
 from imsdr.output.atomic import atomic_directory, safe_join
+from imsdr.output.markdown import markdown_code, markdown_text
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -161,9 +162,9 @@ def _write_zone_file(
 
 def render_readme(plan: DnsPlan, report: RenderReport, inventory: str) -> str:
     lines = [
-        f"# DNS and dispatcher files for {plan.network}",
+        f"# DNS and dispatcher files for {markdown_text(plan.network)}",
         "",
-        f"Rendered by `imsdr render dns` from inventory `{inventory}`. Do not edit by hand: change the",
+        f"Rendered by `imsdr render dns` from inventory {markdown_code(inventory)}. Do not edit by hand: change the",
         "inventory and render again (the whole directory is replaced atomically).",
         "",
         "## Files",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.timing import PART_LABEL
+from imsdr.output.markdown import markdown_text
 
 if TYPE_CHECKING:
     from imsdr.capacity.report import CapacityReport
@@ -15,8 +16,7 @@ if TYPE_CHECKING:
 
 
 def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_text(value)
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
@@ -51,7 +51,7 @@ def _finish(lines: list[str]) -> str:
 
 def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
     h = level
-    lines = [f"{'#' * h} Capacity: {report.network}", ""]
+    lines = [f"{'#' * h} Capacity: {markdown_text(report.network)}", ""]
     failures = len(report.failures())
     lines.append(
         f"Verdict: **{report.verdict}** ({failures} shortfall{'s' if failures != 1 else ''}); "
@@ -257,7 +257,7 @@ def scenarios_markdown(report: ScenariosReport, level: int = 1, all_rows: bool =
     h = level
     counts = ", ".join(f"{n} {v}" for v, n in report.counts)
     lines = [
-        f"{'#' * h} Failure scenarios: {report.network}",
+        f"{'#' * h} Failure scenarios: {markdown_text(report.network)}",
         "",
         f"Depth {report.depth}: {len(report.rows)} scenarios ({counts}); "
         f"a depth-1 scenario loses traffic: **{'yes' if report.depth1_loses_traffic else 'no'}**.",

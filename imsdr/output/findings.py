@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr import __version__
 from imsdr.diagnostics import Finding, Location, Severity
 from imsdr.output.jsonout import dumps
+from imsdr.output.markdown import markdown_code, markdown_text
 
 if TYPE_CHECKING:
     from imsdr.rules.base import Rule
@@ -101,11 +102,11 @@ def to_sarif(report: CheckReport) -> str:
 # --- Markdown -----------------------------------------------------------------------------------
 
 def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return markdown_text(text)
 
 
 def _where(location: Location | None) -> str:
-    return f"`{location.file}:{location.line}`" if location else "-"
+    return markdown_code(f"{location.file}:{location.line}") if location else "-"
 
 
 def to_markdown(report: CheckReport, fail_on: FailOn = "error", heading_level: int = 2) -> str:
@@ -114,7 +115,7 @@ def to_markdown(report: CheckReport, fail_on: FailOn = "error", heading_level: i
     counts = report.counts()
     verdict = "passed" if report.passed(fail_on) else "failed"
     lines = [
-        f"{h} DR design check" + (f": `{report.file}`" if report.file else ""),
+        f"{h} DR design check" + (f": {markdown_code(report.file)}" if report.file else ""),
         "",
         f"**Verdict: {verdict}** (fail on {fail_on}) — {counts['error']} error(s), {counts['warning']} "
         f"warning(s), {counts['info']} info, {counts['waived']} waived; waivers evaluated on "

@@ -12,7 +12,6 @@ Any template problem (syntax, undefined variable, sandbox violation) becomes a
 
 from __future__ import annotations
 
-import re
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import jinja2.sandbox
 
 from imsdr.errors import RenderError
 from imsdr.output.atomic import atomic_directory, safe_join
+from imsdr.output.markdown import markdown_code, markdown_text
 
 TEMPLATE_PACKAGE = "imsdr.templates"
 TEMPLATE_SUFFIX = ".j2"
@@ -96,43 +96,14 @@ def _user_templates(directory: Path) -> dict[str, str]:
 
 # --- filters: plain functions, safe in the sandbox ---------------------------------------------
 
-# Characters CommonMark/GFM give a meaning anywhere in a line: emphasis, code, links and images,
-# raw HTML and entities ('&'), table cells, strikethrough, math ('$' on GitHub), closing '#' of a
-# heading. All are ASCII punctuation, so a backslash makes each literal (CommonMark 2.4). '%%' is
-# broken up too, so no Mermaid directive ('%%{init: ...}%%') is ever written from a name.
-_MD_SPECIAL = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>|&~$#"})
-_DOUBLE_PERCENT = re.compile(r"%(?=%)")
-_MD_LINE_START = re.compile(r"[-+=]|[0-9]{1,9}(?=[.)](?:\s|$))")  # list items, setext underlines
-
-
 def md(value: Any) -> str:
-    """Free text (names, reasons, messages) as literal Markdown: every character Markdown could
-    read as syntax is backslash-escaped, line breaks and other non-printable characters become
-    spaces. Raw HTML ('<img ...>') and entities ('&lt;') show as the text they are."""
-    text = "" if value is None else str(value)
-    if not text.isprintable():
-        text = "".join(ch if ch.isprintable() else " " for ch in text)
-    text = _DOUBLE_PERCENT.sub(r"%\\", text.strip().translate(_MD_SPECIAL))
-    start = _MD_LINE_START.match(text)
-    if start:  # the value may open a line (a list item or heading when it starts with '-' or '1.')
-        end = start.end()
-        text = text[:end] + "\\" + text[end:] if text[:1].isdigit() else "\\" + text
-    return text
+    """Free text (names, reasons, messages) as literal Markdown (see imsdr.output.markdown)."""
+    return markdown_text(value)
 
 
 def md_code(value: Any) -> str:
-    """Text as an inline code span (a file name, a command): fenced with more backticks than it
-    holds in a row, non-printable characters escaped, so it can never end the span early."""
-    from imsdr.diagnostics import one_line
-
-    text = one_line("" if value is None else str(value))
-    longest = current = 0
-    for ch in text:
-        current = current + 1 if ch == "`" else 0
-        longest = max(longest, current)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    """Text as an inline code span no character of it can end (see imsdr.output.markdown)."""
+    return markdown_code(value)
 
 
 def md_cell(value: Any) -> str:

@@ -1,0 +1,49 @@
+"""Text from the inventory (names, reasons, file names, messages) written into Markdown literally.
+
+Every Markdown writer of imsdr - runbooks, the DNS README, check and capacity reports - goes
+through these two functions, so a name can never become a link, an image, raw HTML, a heading,
+a table cell boundary or a Mermaid directive: it shows as the text it is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from imsdr.diagnostics import one_line
+
+# Characters CommonMark/GFM give a meaning anywhere in a line: emphasis, code, links and images,
+# raw HTML and entities ('&'), table cells, strikethrough, math ('$' on GitHub), closing '#' of a
+# heading. All are ASCII punctuation, so a backslash makes each literal (CommonMark 2.4). '%%' is
+# broken up too, so no Mermaid directive ('%%{init: ...}%%') is ever written from a name.
+_MD_SPECIAL = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>|&~$#"})
+_DOUBLE_PERCENT = re.compile(r"%(?=%)")
+_MD_LINE_START = re.compile(r"[-+=]|[0-9]{1,9}(?=[.)](?:\s|$))")  # list items, setext underlines
+
+
+def markdown_text(value: Any) -> str:
+    """Free text (names, reasons, messages) as literal Markdown: every character Markdown could
+    read as syntax is backslash-escaped, line breaks and other non-printable characters become
+    spaces. Raw HTML ('<img ...>') and entities ('&lt;') show as the text they are."""
+    text = "" if value is None else str(value)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = _DOUBLE_PERCENT.sub(r"%\\", text.strip().translate(_MD_SPECIAL))
+    start = _MD_LINE_START.match(text)
+    if start:  # the value may open a line (a list item or heading when it starts with '-' or '1.')
+        end = start.end()
+        text = text[:end] + "\\" + text[end:] if text[:1].isdigit() else "\\" + text
+    return text
+
+
+def markdown_code(value: Any) -> str:
+    """Text as an inline code span (a file name, a command): fenced with more backticks than it
+    holds in a row, non-printable characters escaped, so it can never end the span early."""
+    text = one_line("" if value is None else str(value))
+    longest = current = 0
+    for ch in text:
+        current = current + 1 if ch == "`" else 0
+        longest = max(longest, current)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
