@@ -12,7 +12,7 @@ each carrying many of them, by ``imsdr plan`` (DNS and runbooks), and checked by
 that consume them: ``named-checkzone`` (strict), ``named-checkconf -z``, a real ``named`` that
 must load and answer, and a CommonMark parser in which each hostile text shows only as text.
 
-Run with ``--hypothesis-show-statistics`` to see the example count; the test also asserts it.
+``pytest -s tests/test_hostile_fields.py`` prints the example count; the test asserts at least 200.
 """
 
 from __future__ import annotations
@@ -278,11 +278,13 @@ def refused_properly(case: Case, error: InventoryError) -> None:
 # --- the property --------------------------------------------------------------------------------------
 
 def test_hostile_text_in_every_string_field(tmp_path: Path) -> None:
-    from rendered_checks import have_bind
+    from rendered_checks import have_bind, runbook_problems
+
+    from imsdr.output.markdown import markdown_text
 
     assert have_bind(), "BIND tools are not installed: run bash .ci/test, which installs bind9"
     accepted: dict[tuple[Any, ...], list[str]] = {}
-    ran = [0]
+    ran, refused = [0], [0]
 
     free_text = free_text_fields()
     assert len(free_text) >= 5, free_text
@@ -297,13 +299,22 @@ def test_hostile_text_in_every_string_field(tmp_path: Path) -> None:
             inventory, _ = load_inventory_text(text, FILE)
         except InventoryError as error:
             refused_properly(case, error)
+            refused[0] += 1
             return
         assert isinstance(inventory, Inventory)
+        # every accepted value through the Markdown escaping every writer uses (cheap, so all of
+        # them); a few inventories carrying them are rendered and checked for real below
+        page = f"# {markdown_text(case.value)}\n\n| a | b |\n|---|---|\n| {markdown_text(case.value)} | x |\n"
+        assert runbook_problems({"page": page}, [case.value]) == [], page
         values = accepted.setdefault(case.path, [])
         if case.value not in values:
             values.append(case.value)
 
     validate_one()
+    kept = sum(len(v) for v in accepted.values())
+    print(f"\nhostile fields: {ran[0]} examples over {len(FIELDS)} string fields; {refused[0]} refused "
+          f"with a location; {ran[0] - refused[0]} accepted ({kept} distinct values in {len(accepted)} fields), "
+          "rendered and checked")
     assert ran[0] >= 200, f"only {ran[0]} examples ran"
     assert accepted, "no hostile value was accepted: the rendering half of the property never ran"
     render_and_check_accepted(accepted, tmp_path)
