@@ -86,7 +86,7 @@ def inventory_commands() -> dict[str, CliCommand]:
         for name, cmd in getattr(group, "commands", {}).items():
             if isinstance(cmd, TyperGroup):
                 walk(cmd, f"{prefix}{name} ")
-            elif any(p.name == "inventory" for p in cmd.params):
+            elif any(p.name in ("inventory", "inventories") for p in cmd.params):
                 found[f"{prefix}{name}"] = cmd
 
     walk(CLI, "")

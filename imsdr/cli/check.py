@@ -68,31 +68,52 @@ def register(app: typer.Typer) -> None:
     app.command("graph")(graph)
 
 
+DocsUrlOpt = Annotated[str | None, typer.Option(
+    "--docs-url", metavar="URL", envvar="IMSDR_DOCS_URL", show_default=False,
+    help="Where imsdr's docs/ are published: SARIF rules get helpUri URL/rules.md#RULE-ID.")]
+InventoriesArg = Annotated[list[Path], typer.Argument(
+    help="Inventory YAML files (each checked on its own).", show_default=False, dir_okay=False,
+    metavar="INVENTORY...")]
+
+
 @handle_errors
-def check(inventory: InventoryArg, fmt: CheckFormatOpt = CheckFormat.table,
+def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
           fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None,
-          rules_config: RulesConfigOpt = None) -> None:
+          rules_config: RulesConfigOpt = None, docs_url: DocsUrlOpt = None) -> None:
     """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input."""
+    from imsdr.cli.common import print_error
+    from imsdr.errors import InventoryError
     from imsdr.model.topology import Topology
     from imsdr.output import findings as out
-    from imsdr.rules.engine import load_rule_settings, run_checks
+    from imsdr.rules.engine import invalid_report, load_rule_settings, run_checks
 
-    inv, source = load(inventory)
     settings = load_rule_settings(rules_config) if rules_config is not None else None
-    report = run_checks(Topology(inv, source), today=dt.date.fromisoformat(today) if today else None,
-                        settings=settings)
+    day = dt.date.fromisoformat(today) if today else dt.date.today()
+    reports = []
+    invalid = False
+    for inventory in inventories:
+        try:
+            inv, source = load(inventory)
+        except InventoryError as exc:  # every format still reports it: INV-001 findings, exit 2
+            print_error(exc)
+            invalid = True
+            reports.append(invalid_report(str(inventory), exc, day))
+            continue
+        reports.append(run_checks(Topology(inv, source), today=day, settings=settings))
     level = fail_on.value
     if fmt is CheckFormat.json:
-        write_stdout(out.to_json(report, level))  # type: ignore[arg-type]
+        write_stdout(out.to_json(reports, level))  # type: ignore[arg-type]
     elif fmt is CheckFormat.sarif:
-        write_stdout(out.to_sarif(report))
+        write_stdout(out.to_sarif(reports, docs_url))
     elif fmt is CheckFormat.markdown:
-        write_stdout(out.to_markdown(report, level, heading_level=1))  # type: ignore[arg-type]
+        write_stdout("\n".join(out.to_markdown(r, level, heading_level=1) for r in reports))  # type: ignore[arg-type]
     elif fmt is CheckFormat.github:
-        write_stdout(out.to_github(report, level))  # type: ignore[arg-type]
+        write_stdout("".join(out.to_github(r, level) for r in reports))  # type: ignore[arg-type]
     else:
-        _print_table(report, level)
-    raise typer.Exit(report.exit_code(level))  # type: ignore[arg-type]
+        for report in reports:
+            if report.deployment != "invalid":  # its problems are on stderr already
+                _print_table(report, level)
+    raise typer.Exit(2 if invalid else max(r.exit_code(level) for r in reports))  # type: ignore[arg-type]
 
 
 def _print_table(report: CheckReport, fail_on: str) -> None:

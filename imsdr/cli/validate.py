@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, load, stdout, write_stdout
+from imsdr.cli.common import Format, FormatOpt, handle_errors, load, stdout, write_stdout
 
 
 def register(app: typer.Typer) -> None:
@@ -14,16 +16,39 @@ def register(app: typer.Typer) -> None:
     app.command("schema")(schema)
 
 
+InventoriesArg = Annotated[list[Path], typer.Argument(
+    help="Inventory YAML files.", show_default=False, dir_okay=False, metavar="INVENTORY...")]
+
+
 @handle_errors
-def validate(inventory: InventoryArg, fmt: FormatOpt = Format.table) -> None:
-    """Validate an inventory: every problem with FILE:LINE:COL, exit 2 if invalid."""
-    inv, _source = load(inventory)
-    summary = inventory_summary(inv)
+def validate(inventories: InventoriesArg, fmt: FormatOpt = Format.table) -> None:
+    """Validate inventories: every problem with FILE:LINE:COL, exit 2 if any is invalid."""
+    from imsdr.cli.common import print_error
+    from imsdr.errors import InventoryError
+
+    results = []
+    for inventory in inventories:
+        try:
+            inv, _source = load(inventory)
+        except InventoryError as exc:
+            print_error(exc)
+            results.append({"valid": False, "file": str(inventory),
+                            "problems": [p.to_dict() for p in exc.problems] or [{"message": exc.message}]})
+            continue
+        summary = inventory_summary(inv)
+        results.append({"valid": True, "file": str(inventory), **summary})
+        if fmt is Format.table:
+            _print_summary(inv, inventory, summary)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps
 
-        write_stdout(dumps({"valid": True, "file": str(inventory), **summary}))
-        return
+        write_stdout(dumps(results[0] if len(results) == 1 else
+                           {"valid": all(r["valid"] for r in results), "reports": results}))
+    if not all(r["valid"] for r in results):
+        raise typer.Exit(2)
+
+
+def _print_summary(inv, inventory: Path, summary: dict) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     table = Table(title=inv.network.name)

@@ -4,6 +4,7 @@ people lives in the CLI."""
 
 from __future__ import annotations
 
+import os
 import urllib.parse
 from collections.abc import Iterable, Sequence
 from pathlib import PurePath
@@ -23,27 +24,43 @@ SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.IN
 SEVERITY_TITLES = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
 
 
-def to_json(report: CheckReport, fail_on: FailOn = "error") -> str:
+REPORTS_FORMAT = "imsdr.checks/1"
+
+
+def to_json(reports: Sequence[CheckReport], fail_on: FailOn = "error") -> str:
+    """One report as ``imsdr.check/1``; several (``check A B``) as ``imsdr.checks/1`` with a list."""
     from imsdr.rules.engine import report_to_dict
 
-    return dumps(report_to_dict(report, fail_on))
+    if len(reports) == 1:
+        return dumps(report_to_dict(reports[0], fail_on))
+    return dumps({"format": REPORTS_FORMAT, "passed": all(r.passed(fail_on) for r in reports),
+                  "reports": [report_to_dict(r, fail_on) for r in reports]})
 
 
 # --- SARIF --------------------------------------------------------------------------------------
 
-def _uri(file: str) -> str:
-    """A SARIF artifact URI: relative paths stay relative (resolved against the checkout)."""
+SRCROOT = "%SRCROOT%"
+
+
+def _artifact(file: str) -> dict[str, str]:
+    """A SARIF artifactLocation: relative to the working directory (the checkout, in CI) under
+    ``%SRCROOT%``, as code scanning expects; a file outside it keeps an absolute ``file:`` URI."""
     path = PurePath(file)
-    quoted = urllib.parse.quote(path.as_posix(), safe="/:")
-    return "file://" + quoted if path.is_absolute() and not path.drive else quoted
+    if path.is_absolute():
+        path = PurePath(os.path.relpath(path))
+        if path.parts[:1] == ("..",):
+            return {"uri": PurePath(file).as_uri()}
+    return {"uri": urllib.parse.quote(path.as_posix(), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _first_paragraph(doc: str) -> str:
     return doc.strip().split("\n\n", 1)[0].replace("\n", " ")
 
 
-def _sarif_rule(rule: Rule, level: Severity, enabled: bool) -> dict[str, Any]:
+def _sarif_rule(rule: Rule, level: Severity, enabled: bool, docs_url: str | None) -> dict[str, Any]:
+    help_uri = {"helpUri": f"{docs_url.rstrip('/')}/rules.md#{rule.id.lower()}"} if docs_url else {}
     return {
+        **help_uri,
         "id": rule.id,
         "name": rule.id.replace("-", ""),
         "shortDescription": {"text": rule.summary},
@@ -54,7 +71,7 @@ def _sarif_rule(rule: Rule, level: Severity, enabled: bool) -> dict[str, Any]:
     }
 
 
-def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+def _sarif_result(f: Finding, index: dict[str, int], file: str | None = None) -> dict[str, Any]:
     text = f.message + (f" Fix: {f.hint}" if f.hint else "")
     result: dict[str, Any] = {
         "ruleId": f.rule_id,
@@ -67,21 +84,29 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     if f.location is not None:
         result["locations"] = [{
             "physicalLocation": {
-                "artifactLocation": {"uri": _uri(f.location.file)},
+                "artifactLocation": _artifact(f.location.file),
                 "region": {"startLine": f.location.line, "startColumn": f.location.column},
             }
         }]
+    elif file:  # e.g. an inventory that cannot be read at all: the result still names the file
+        result["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(file)}}]
     return result
 
 
-def to_sarif(report: CheckReport) -> str:
-    """SARIF 2.1.0: one run; every catalogue rule as a reporting descriptor (level = effective
-    severity, enabled = not switched off); waived findings carry an accepted suppression."""
-    rules = [_sarif_rule(s.rule, s.severity, s.status == "on") for s in report.rules]
+def to_sarif(reports: Sequence[CheckReport], docs_url: str | None = None) -> str:
+    """SARIF 2.1.0: one run per inventory; every catalogue rule as a reporting descriptor (level =
+    effective severity, enabled = not switched off, helpUri into ``docs_url``/rules.md when given);
+    waived findings carry an accepted suppression; an invalid inventory's problems are INV-001."""
+    return dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
+                  "runs": [_sarif_run(r, docs_url) for r in reports]})
+
+
+def _sarif_run(report: CheckReport, docs_url: str | None) -> dict[str, Any]:
+    rules = [_sarif_rule(s.rule, s.severity, s.status == "on", docs_url) for s in report.rules]
     index = {s.rule.id: i for i, s in enumerate(report.rules)}
-    results = [_sarif_result(f, index) for f in report.findings]
+    results = [_sarif_result(f, index, report.file) for f in report.findings]
     for w in report.waived:
-        result = _sarif_result(w.finding, index)
+        result = _sarif_result(w.finding, index, report.file)
         result["suppressions"] = [{
             "kind": "inSource",
             "status": "accepted",
@@ -95,8 +120,8 @@ def to_sarif(report: CheckReport) -> str:
         "results": results,
     }
     if report.file:
-        run["artifacts"] = [{"location": {"uri": _uri(report.file)}}]
-    return dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]})
+        run["artifacts"] = [{"location": _artifact(report.file)}]
+    return run
 
 
 # --- Markdown -----------------------------------------------------------------------------------

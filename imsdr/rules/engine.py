@@ -276,6 +276,20 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
     }
 
 
+def invalid_report(file: str, error: ImsdrError, today: dt.date) -> CheckReport:
+    """The report of an inventory that does not load or validate: each problem as an INV-001
+    finding (deployment ``invalid``), so that every output format shows it."""
+    from imsdr.rules.inventory_rules import INVALID_INPUT, problem_finding
+    from imsdr.rules.registry import get_rule
+
+    rule = get_rule(INVALID_INPUT)
+    assert rule is not None
+    problems = error.problems or [Problem(None, "", error.message)]
+    findings = sorted((problem_finding(p) for p in problems), key=finding_sort_key)
+    return CheckReport(file=file, today=today, deployment="invalid", findings=findings,
+                       rules=[RuleState(rule, rule.severity, "on")])
+
+
 def report_to_dict(report: CheckReport, fail_on: FailOn = "error") -> dict[str, Any]:
     """The stable JSON shape of a check report (keys documented in docs/rules.md)."""
     return {

@@ -16,6 +16,7 @@ from imsdr.rules import (
     enum_dns,
     geo,
     hss,
+    inventory_rules,
     mgcf,
     pairing,
     sbc,
@@ -25,6 +26,7 @@ from imsdr.rules import (
 from imsdr.rules.base import Rule
 
 FAMILIES: tuple[list[Rule], ...] = (
+    inventory_rules.RULES,  # INV-001: invalid input, reported by `check` in the machine formats
     deployment.RULES,
     geo.RULES,
     pairing.RULES,
