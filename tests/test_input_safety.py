@@ -348,7 +348,7 @@ def test_mermaid_labels_encode_every_syntax_character() -> None:
 
     hostile = '%%{init: {"theme": "dark"}}%% <b>x</b> & "q" #35; [a] (b) {c} |d| `e` ; \\ \n\u2028end'
     text = label(hostile)
-    assert "%" not in text and "<" not in text and "\n" not in text and text.count('"') == 2
+    assert "%" not in text and "<" not in text and "\n" not in text and "\u2028" not in text and text.count('"') == 2
     assert "%" not in edge(hostile) and "|" not in edge(hostile)
     assert mermaid_errors(f"flowchart LR\n  a[{text}]\n  b([{text}])\n  a -->|{edge(hostile)}| b\n") == []
 
@@ -372,3 +372,20 @@ def test_every_markdown_writer_shows_hostile_text_as_text(file_name: str, tmp_pa
         assert result.exit_code in (0, 1), result.output
         pages[f"{command[0]}.md"] = result.stdout
     assert runbook_problems(pages, [HOSTILE_NAMES["network"], inventory.name]) == []
+
+
+def test_graph_output_shows_hostile_names_as_text(tmp_path: Path) -> None:
+    """`imsdr graph`: Mermaid labels carry no directive or HTML; DOT strings stay one quoted token."""
+    from test_topology_export import parse_dot
+
+    from imsdr.inventory.build import load_inventory
+    from imsdr.model.topology import Topology
+    from imsdr.output.mermaid_check import mermaid_errors
+    from imsdr.output.topology import to_dot, to_mermaid
+
+    topology = Topology(*load_inventory(hostile_runbook_inventory(tmp_path, "inv.yaml")))
+    mermaid = to_mermaid(topology)
+    assert "%%" not in mermaid and "<img" not in mermaid and mermaid_errors(mermaid) == []
+    assert "Town & B" not in mermaid and "Town #amp; B #37;#37;{init" in mermaid  # shown as written
+    dot = parse_dot(to_dot(topology))
+    assert any(HOSTILE_NAMES["site"] in str(cluster) for cluster in dot["clusters"].values()), dot["clusters"]

@@ -1,8 +1,9 @@
 """Text from the inventory (names, reasons, file names, messages) written into Markdown literally.
 
 Every Markdown writer of imsdr - runbooks, the DNS README, check and capacity reports - goes
-through these two functions, so a name can never become a link, an image, raw HTML, a heading,
-a table cell boundary or a Mermaid directive: it shows as the text it is.
+through these functions, and every Mermaid writer (runbook diagrams, ``imsdr graph``) through
+``mermaid_text``, so a name can never become a link, an image, raw HTML, a heading, a table cell
+boundary or a Mermaid directive: it shows as the text it is.
 """
 
 from __future__ import annotations
@@ -47,3 +48,20 @@ def markdown_code(value: Any) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+# Mermaid turns '#name;' into '&name;' and '#35;' into '&#35;', shown as the character itself.
+# In a quoted label: '"' ends it, '#' starts an entity, '%' may start a directive ('%%{init}%%'),
+# '<' '>' '&' are HTML, '`' starts a Markdown string, '|' ends an edge label. Unquoted label text
+# also ends at brackets and ';'.
+_MERMAID_QUOTED = {"#": "#35;", '"': "#quot;", "%": "#37;", "<": "#lt;", ">": "#gt;", "&": "#amp;",
+                   "`": "#96;", "|": "#124;"}
+_MERMAID_UNQUOTED = {**_MERMAID_QUOTED, "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;", "(": "#40;",
+                     ")": "#41;", ";": "#59;"}
+
+
+def mermaid_text(value: Any, *, quoted: bool = True) -> str:
+    """Free text as literal Mermaid label text (to be put between quotes unless ``quoted`` is
+    False): syntax characters and non-printable ones (line breaks...) as entity codes."""
+    entities = _MERMAID_QUOTED if quoted else _MERMAID_UNQUOTED
+    return "".join(entities.get(ch, ch) if ch.isprintable() else f"#{ord(ch)};" for ch in str(value))

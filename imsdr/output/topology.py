@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from imsdr.model.topology import TYPE_LABELS
+from imsdr.output.markdown import mermaid_text
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -83,8 +84,8 @@ def _mid(kind: str, ident: str) -> str:
 
 
 def _mlabel(text: str) -> str:
-    """A quoted Mermaid label; '#', '"' and '|' (it would end an edge label) as entity codes."""
-    return '"' + text.replace("#", "#35;").replace('"', "#quot;").replace("|", "#124;") + '"'
+    """A quoted Mermaid label: every character Mermaid could read as syntax as an entity code."""
+    return '"' + mermaid_text(text) + '"'
 
 
 def to_mermaid(topo: Topology, site: str | None = None) -> str:
@@ -123,7 +124,10 @@ def to_mermaid(topo: Topology, site: str | None = None) -> str:
 # --- DOT ----------------------------------------------------------------------------------------
 
 def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT quoted string: backslash and quote escaped, '\\n' for line breaks, no other control
+    character."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + "".join(ch if ch.isprintable() else " " for ch in text) + '"'
 
 
 def to_json(topo: Topology, site: str | None = None) -> str:

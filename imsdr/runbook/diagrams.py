@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from imsdr.model.topology import TYPE_LABELS
+from imsdr.output.markdown import mermaid_text
 
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
@@ -27,28 +28,13 @@ def node_id(kind: str, ident: str) -> str:
     return f"{kind}_{ident.replace('-', '_')}"
 
 
-# Mermaid turns '#name;' into '&name;' and '#35;' into '&#35;', shown as the character itself.
-# In a quoted label: '"' ends it, '#' starts an entity, '%' may start a directive, '<' '>' '&' are
-# HTML, '`' starts a Markdown string. An unquoted edge label also ends at '|' and brackets.
-_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "%": "#37;", "<": "#lt;", ">": "#gt;", "&": "#amp;",
-                   "`": "#96;"}
-_EDGE_ENTITIES = {**_LABEL_ENTITIES, "|": "#124;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;",
-                  "(": "#40;", ")": "#41;", ";": "#59;"}
-
-
-def mermaid_text(text: str, entities: dict[str, str] = _LABEL_ENTITIES) -> str:
-    """Free text as literal Mermaid label text: syntax characters as entity codes, line breaks
-    and other non-printable characters as spaces."""
-    return "".join(entities.get(ch, ch) if ch.isprintable() else " " for ch in str(text))
-
-
 def label(text: str) -> str:
     return f'"{mermaid_text(text)}"'
 
 
 def edge(text: str) -> str:
-    """Text for an edge label between pipes."""
-    return mermaid_text(text, _EDGE_ENTITIES)
+    """Text for an edge label between pipes (unquoted)."""
+    return mermaid_text(text, quoted=False)
 
 
 def element_node(el: Element) -> str:
