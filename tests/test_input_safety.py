@@ -389,3 +389,23 @@ def test_graph_output_shows_hostile_names_as_text(tmp_path: Path) -> None:
     assert "Town & B" not in mermaid and "Town #amp; B #37;#37;{init" in mermaid  # shown as written
     dot = parse_dot(to_dot(topology))
     assert any(HOSTILE_NAMES["site"] in str(cluster) for cluster in dot["clusters"].values()), dot["clusters"]
+
+
+def test_number_check_never_raises() -> None:
+    """Any plain scalar made of number characters: a problem or None, never an exception
+    ('._' and '-0x_' match YAML 1.1 number patterns yet hold no digit)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from imsdr.inventory.scalars import decimal_spelling, number_problem
+
+    @settings(max_examples=500, deadline=None, database=None)
+    @given(st.text("0123456789+-._:xobeEaf", min_size=1, max_size=8))
+    def check(text: str) -> None:
+        number_problem(text)
+        decimal_spelling(text)
+        refused(f"version: 1\nnetwork: {{name: {text}}}\n") if text[0] not in "-" else None
+
+    check()
+    for text in ("._", "-0x_", "0b_", "+0o", "1:_", "._e+1"):
+        assert isinstance(number_problem(text), str | type(None))

@@ -37,7 +37,14 @@ NUMBER_START = frozenset("0123456789+-.")
 
 
 def _yaml11(text: str) -> int | float | None:
-    """What YAML 1.1 reads ``text`` as (None: text)."""
+    """What YAML 1.1 reads ``text`` as (None: text, or a number spelling with no digits: '._')."""
+    try:
+        return _yaml11_number(text)
+    except ValueError:
+        return None
+
+
+def _yaml11_number(text: str) -> int | float | None:
     if _YAML11_INT.fullmatch(text):
         body = text.replace("_", "")
         sign = -1 if body.startswith("-") else 1
