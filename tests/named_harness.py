@@ -2,19 +2,23 @@
 
 Reusable by any test (DNS rendering, resolve/verify, runbooks)::
 
-    server = start_named(out_dir)                   # out_dir holds named.conf.imsdr + zones/
+    server = start_named(out_dir)                   # out_dir holds named/<server>.conf + zones/
     answer = server.query("sbc.ims.example.net", "SRV", source="127.0.0.2")
     server.stop()                                    # SIGTERM by pid (the fixture does it for you)
 
 ``named`` runs in the foreground (``-g``) from its own temporary working directory, listens on
-a free high port of 127.0.0.1 only (no IPv6, no recursion, no rndc), and reads zone files
-relative to the rendered directory. Only loopback addresses are ever used.
+a free high port of 127.0.0.1 (or the given loopback ``address``/``port``; no IPv6, no
+recursion), and reads zone files relative to the rendered directory. The TSIG keys the fragment
+names are generated into the working directory (imsdr's own ``ensure_keys``, i.e. tsig-keygen)
+unless a keys file is given; ``rndc=True`` opens a control channel (``server.rndc("reload")``).
+Only loopback addresses are ever used.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -49,22 +53,44 @@ def free_port() -> int:
     raise RuntimeError("no free loopback port")
 
 
-def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str = "named.conf.imsdr") -> str:
+def default_include(config_dir: Path) -> str:
+    """The first server's fragment of a rendered directory (named/<server>.conf)."""
+    confs = sorted((Path(config_dir) / "named").glob("*.conf"))
+    if not confs:
+        raise FileNotFoundError(f"no named/<server>.conf under {config_dir}")
+    return f"named/{confs[0].name}"
+
+
+def key_names(fragment: Path) -> list[str]:
+    """Every TSIG key name a rendered fragment uses."""
+    return sorted(set(re.findall(r'key "([a-z0-9.-]+)"', fragment.read_text())))
+
+
+def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys: Path | None = None,
+                 address: str = LOOPBACK, control_port: int | None = None) -> str:
     """A minimal named.conf around a rendered fragment (what an operator's named.conf would add)."""
+    controls = "controls { };"
+    if control_port is not None:
+        controls = (f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'
+                    f'controls {{ inet {address} port {control_port} allow {{ {address}; }} keys {{ "rndc-key"; }}; }};')
     return f"""options {{
     directory "{config_dir}";
     pid-file "{workdir}/named.pid";
     managed-keys-directory "{workdir}";
     session-keyfile "{workdir}/session.key";
-    listen-on port {port} {{ {LOOPBACK}; }};
+    listen-on port {port} {{ {address}; }};
     listen-on-v6 {{ none; }};
     recursion no;
     dnssec-validation no;
     notify no;
 }};
-controls {{ }};
+{controls}
+{f'include "{keys}";' if keys else ''}
 include "{config_dir / include}";
 """
+
+
+RNDC_SECRET = "aW1zZHItdGVzdC1ybmRjLWtleS1vbmx5LWxvb3BiYWNrIQ=="
 
 
 @dataclass
@@ -75,7 +101,27 @@ class NamedServer:
     config: Path
     log_path: Path
     address: str = LOOPBACK
+    keys: Path | None = None
+    control_port: int | None = None
     _stopped: bool = field(default=False, repr=False)
+
+    def rndc(self, *command: str) -> str:
+        """Run ``rndc`` against this server's control channel (started with ``rndc=True``)."""
+        assert self.control_port is not None, "start_named(..., rndc=True) for a control channel"
+        conf = self.workdir / "rndc.conf"
+        conf.write_text(f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'
+                        f'options {{ default-key "rndc-key"; default-server {self.address}; '
+                        f"default-port {self.control_port}; }};\n")
+        rndc = shutil.which("rndc") or "/usr/sbin/rndc"
+        result = subprocess.run([rndc, "-c", str(conf), *command], capture_output=True, text=True,
+                                timeout=20, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"rndc {' '.join(command)} failed: {result.stderr}{result.stdout}")
+        return result.stdout
+
+    def tcp_query(self, request: dns.message.Message, source: str = LOOPBACK,
+                  timeout: float = 5.0) -> dns.message.Message:
+        return dns.query.tcp(request, self.address, port=self.port, source=source, timeout=timeout)
 
     @property
     def pid(self) -> int:
@@ -89,6 +135,8 @@ class NamedServer:
             raise ValueError("tests query from loopback addresses only")
         request = dns.message.make_query(qname, rdtype)
         request.flags &= ~dns.flags.RD  # type: ignore[attr-defined]
+        if self.address != LOOPBACK and source == LOOPBACK:
+            source = self.address
         return dns.query.udp(request, self.address, port=self.port, source=source, timeout=timeout)
 
     def answer(self, qname: str, rdtype: str, source: str = LOOPBACK) -> dns.rrset.RRset | None:
@@ -122,19 +170,33 @@ class NamedServer:
 
 def start_named(
     config_dir: Path | str,
-    include: str = "named.conf.imsdr",
+    include: str | None = None,
     timeout: float = 15.0,
     probe: tuple[str, str] = (".", "SOA"),
+    keys: Path | None = None,
+    address: str = LOOPBACK,
+    port: int | None = None,
+    rndc: bool = False,
 ) -> NamedServer:
-    """Start named on a free port with ``config_dir/include`` and wait until it answers."""
+    """Start named with ``config_dir/include`` (default: the first server's fragment) and wait
+    until it answers on ``address``:``port`` (default 127.0.0.1, a free high port)."""
     named = shutil.which("named") or "/usr/sbin/named"
     if not os.path.exists(named):
         raise FileNotFoundError("BIND 'named' is not installed (Debian package bind9)")
+    if not address.startswith("127."):
+        raise ValueError("tests run named on loopback addresses only")
     config_dir = Path(config_dir).resolve()
+    include = include or default_include(config_dir)
     workdir = Path(tempfile.mkdtemp(prefix="imsdr-named-"))
-    port = free_port()
+    if keys is None:
+        from imsdr.dns.keys import ensure_keys
+
+        keys = workdir / "tsig.keys"
+        ensure_keys(keys, key_names(config_dir / include))
+    port = port or free_port()
+    control_port = free_port() if rndc else None
     config = workdir / "named.conf"
-    config.write_text(wrapper_conf(config_dir, workdir, port, include))
+    config.write_text(wrapper_conf(config_dir, workdir, port, include, keys, address, control_port))
     log_path = workdir / "named.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
@@ -143,7 +205,7 @@ def start_named(
             stderr=subprocess.STDOUT,
             cwd=workdir,
         )
-    server = NamedServer(process, port, workdir, config, log_path)
+    server = NamedServer(process, port, workdir, config, log_path, address, keys, control_port)
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:

@@ -1,13 +1,22 @@
 """Proven by real BIND: named serves the rendered province config on loopback and answers each
-client by its view (queries from 127.0.0.2 / 127.0.0.3 / 127.0.0.4 / 127.0.0.1)."""
+client by its view. Loopback sources: 127.0.0.2 is capital's access resolver, 127.0.0.3 is in
+harbour's UE prefixes, 127.0.0.4 is in site-a's core subnets, 127.0.0.5 is sbc-capital's core
+side (site-a), 127.0.0.1 is nobody (the default view, which refuses)."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
+import dns.message
+import dns.query
+import dns.rcode
 import dns.rdatatype
+import dns.tsigkeyring
+import dns.xfr
+import dns.zone
 import pytest
 
 from imsdr.dns.plan import DnsPlan, build_dns_plan
@@ -15,18 +24,22 @@ from imsdr.dns.render import render_dns
 from imsdr.inventory.build import load_inventory
 from imsdr.model.topology import Topology
 
-CAPITAL, HARBOUR, CORE_A, DEFAULT = "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.1"
+CAPITAL, HARBOUR, CORE_A, SBC_CORE, DEFAULT = "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.1"
+HOME, GPP = "ims.example.net", "ims.mnc001.mcc460.3gppnetwork.org"
+CORE_NAMES = ["hss-a-1", "slf-a-1", "cscf-a-1", "cscf-b-1", "mgcf-a-1", "imgw-a-1", "as-a-1", "pcscf-a-1"]
 
 
 def _loopback_clients(d: dict[str, Any]) -> None:
     lns = {ln["id"]: ln for ln in d["local_networks"]}
-    lns["capital"]["prefixes"].append(f"{CAPITAL}/32")
+    lns["capital"]["resolvers"] = [CAPITAL]  # the access resolver the capital UEs ask
     lns["harbour"]["prefixes"].append(f"{HARBOUR}/32")
     d["sites"][0]["core_subnets"].append(f"{CORE_A}/32")  # site-a
+    sbc = next(e for e in d["elements"] if e["id"] == "sbc-capital")
+    sbc["core_addresses"] = [SBC_CORE]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DnsPlan]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DnsPlan, Path]:
     import yaml
 
     root = Path(__file__).resolve().parent.parent
@@ -37,8 +50,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DnsPlan]:
     inventory.write_text(yaml.safe_dump(data, sort_keys=False))
     inv, source = load_inventory(inventory)
     topo = Topology(inv, source)
-    render_dns(topo, base / "dns", inventory.name, serial=1)
-    return base / "dns", build_dns_plan(topo)
+    keys = base / "secret" / "tsig.keys"
+    report = render_dns(topo, base / "dns", inventory.name, serial=1, keys=keys)
+    assert len(report.keys_added) == 9  # 6 user views + 3 core views; the refusing default has none
+    return base / "dns", build_dns_plan(topo), keys
+
+
+def keyring(keys: Path) -> dict[Any, Any]:
+    text = keys.read_text()
+    found = re.findall(r'key "([a-z0-9.-]+)" \{\s*algorithm hmac-sha256;\s*secret "([^"]+)";', text)
+    return dns.tsigkeyring.from_text({name: ("hmac-sha256", secret) for name, secret in found})
 
 
 def srv_order(server: Any, qname: str, source: str) -> list[tuple[int, str]]:
@@ -52,56 +73,123 @@ def addresses(server: Any, qname: str, source: str, rdtype: str = "A") -> set[st
     return {r.address for r in rrset} if rrset else set()
 
 
-def test_real_named_answers_per_view(served: tuple[Path, DnsPlan], start_named: Any) -> None:
-    out, plan = served
+def rcode(server: Any, qname: str, rdtype: str, source: str) -> str:
+    return dns.rcode.to_text(server.query(qname, rdtype, source).rcode())
+
+
+def axfr(server: Any, zone: str, source: str, keys: Path | None = None, key: str | None = None) -> dns.zone.Zone:
+    """AXFR ``zone`` from ``source``, signed with ``key`` when given; raises when refused."""
+    xfr_zone = dns.zone.Zone(zone)
+    query, _serial = dns.xfr.make_query(xfr_zone)
+    if key is not None:
+        assert keys is not None
+        query.use_tsig(keyring(keys), keyname=key, algorithm="hmac-sha256")
+    dns.query.inbound_xfr(server.address, xfr_zone, query=query, port=server.port, source=source, timeout=5)
+    return xfr_zone
+
+
+def test_user_views_see_access_data_only(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, _plan, _keys = served
     server = start_named(out)
-    sbc = "_sip._udp.sbc.ims.example.net"
+    for source in (CAPITAL, HARBOUR):
+        for name in CORE_NAMES:  # internal names: NXDOMAIN from the access zone
+            assert rcode(server, f"{name}.{HOME}", "A", source) == "NXDOMAIN", (name, source)
+        for name in ("_sip._udp.scscf", "_sip._udp.pcscf1", "_sip._udp.mmtel"):
+            assert rcode(server, f"{name}.{HOME}", "SRV", source) == "NXDOMAIN"
+        # the ENUM tree is core-only: not served at all here
+        assert rcode(server, "5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR", source) == "REFUSED"
+        # the home domain's NAPTR leads to SBCs, never to a CSCF
+        for domain in (HOME, GPP):
+            naptr = server.answer(domain, "NAPTR", source)
+            assert naptr is not None
+            for record in naptr:
+                targets = srv_order(server, record.replacement.to_text(omit_final_dot=True), source)
+                assert targets and all(t.startswith("sbc-") for _, t in targets), targets
+    # capital UEs (through their resolver): local SBC first, ring DR second, for home and 3GPP domain
+    assert srv_order(server, f"_sip._udp.{HOME}", CAPITAL) == [(10, "sbc-capital"), (20, "sbc-coast")]
+    assert srv_order(server, f"_sip._udp.{GPP}", CAPITAL) == [(10, "sbc-capital"), (20, "sbc-coast")]
+    assert srv_order(server, f"_sip._tcp.sbc.{HOME}", HARBOUR) == [(10, "sbc-harbour"), (20, "sbc-capital")]
 
-    # SBC discovery: local SBC first, DR SBC (ring) second, per local network view
-    assert srv_order(server, sbc, CAPITAL) == [(10, "sbc-capital"), (20, "sbc-coast")]
-    assert srv_order(server, sbc, HARBOUR) == [(10, "sbc-harbour"), (20, "sbc-capital")]
-    assert addresses(server, "sbc.ims.example.net", CAPITAL) == {"203.0.113.10", "203.0.113.60"}
-    assert addresses(server, "sbc.ims.example.net", HARBOUR) == {"203.0.113.20", "203.0.113.10"}
-    assert addresses(server, "sbc.ims.example.net", HARBOUR, "AAAA") == {
-        "2001:db8:f00::20",
-        "2001:db8:f00::10",
-    }
-    assert len(srv_order(server, sbc, DEFAULT)) == 6  # default view: every SBC
 
-    # RFC 3263 chain for the home domain from a core element at site-a: NAPTR -> SRV -> A
-    naptr = server.answer("ims.example.net", "NAPTR", CORE_A)
+def test_a_only_clients_get_the_local_sbc_and_a_dr_name(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, _plan, _keys = served
+    server = start_named(out)
+    assert addresses(server, f"sbc.{HOME}", CAPITAL) == {"203.0.113.10"}
+    assert addresses(server, f"sbc-dr.{HOME}", CAPITAL) == {"203.0.113.60"}
+    assert addresses(server, f"sbc.{HOME}", HARBOUR) == {"203.0.113.20"}
+    assert addresses(server, f"sbc.{HOME}", HARBOUR, "AAAA") == {"2001:db8:f00::20"}
+    assert addresses(server, f"sbc-dr.{HOME}", HARBOUR) == {"203.0.113.10"}
+    for _ in range(5):  # whatever the rotation, the first address is the local SBC
+        first = server.answer(f"sbc.{HOME}", "A", CAPITAL)[0].address
+        assert first == "203.0.113.10"
+
+
+def test_core_views_and_the_sbc_core_side(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, _plan, _keys = served
+    server = start_named(out)
+    naptr = server.answer(HOME, "NAPTR", CORE_A)
     best = min(naptr, key=lambda r: (r.order, r.preference))
-    assert (best.flags, best.service) == (b"s", b"SIP+D2U")
-    srv_name = best.replacement.to_text(omit_final_dot=True)
-    assert srv_name == "_sip._udp.ims.example.net"
-    assert srv_order(server, srv_name, CORE_A) == [(10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1")]
-    assert addresses(server, "cscf-a-1.ims.example.net", CORE_A) == {"192.0.2.20"}
-    assert {p for p, _ in srv_order(server, srv_name, DEFAULT)} == {10}  # no site preference outside
-
-    # ENUM: a numbers block and a wildcard block, served in every view (shared with in-view)
-    for source in (CAPITAL, HARBOUR, DEFAULT):
-        rr = server.answer("5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR", source)
-        assert [(r.flags, r.service, r.regexp) for r in rr] == [
-            (b"u", b"E2U+sip", b"!^.*$!sip:+8613800138005@ims.example.net!")
-        ]
-    rr = server.answer("4.3.2.1.0.0.5.5.5.0.1.6.8.e164.arpa", "NAPTR", CAPITAL)
+    assert best.replacement.to_text(omit_final_dot=True) == f"_sip._udp.{HOME}"
+    assert srv_order(server, f"_sip._udp.{HOME}", CORE_A) == [(10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1")]
+    assert srv_order(server, f"_sip._udp.{GPP}", CORE_A) == [(10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1")]
+    assert addresses(server, f"hss-a-1.{HOME}", CORE_A) == {"192.0.2.30"}
+    # the SBC's core interface is in its site's core view: P-CSCF pair same site first
+    assert srv_order(server, f"_sip._udp.pcscf1.{HOME}", SBC_CORE) == [(10, "pcscf-a-1"), (30, "pcscf-b-1")]
+    assert addresses(server, f"sbc-capital.{HOME}", CORE_A) == {SBC_CORE}  # core side of the SBC
+    # ENUM in the core: numbers, wildcard, and NXDOMAIN outside every block (the parent zone)
+    rr = server.answer("5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR", CORE_A)
+    assert [r.regexp for r in rr] == [b"!^.*$!sip:+8613800138005@ims.example.net!"]
+    rr = server.answer("4.3.2.1.0.0.5.5.5.0.1.6.8.e164.arpa", "NAPTR", CORE_A)
     assert [r.regexp for r in rr] == [b"!^(.*)$!sip:\\1@ims.example.net!"]
-    assert server.answer("9.9.9.9.0.0.8.3.1.6.8.e164.arpa", "NAPTR", CAPITAL) is None  # outside every block
+    assert rcode(server, "9.9.9.9.0.0.8.3.1.6.8.e164.arpa", "NAPTR", CORE_A) == "NXDOMAIN"
+    assert rcode(server, "1.1.1.1.1.1.1.1.1.6.8.e164.arpa", "NAPTR", CORE_A) == "NXDOMAIN"
 
 
-def test_real_named_agrees_with_the_plan(served: tuple[Path, DnsPlan], start_named: Any) -> None:
-    out, plan = served
+def test_default_view_refuses_and_recursion_is_off(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, _plan, _keys = served
     server = start_named(out)
-    sources = {"users-capital": CAPITAL, "users-harbour": HARBOUR, "core-site-a": CORE_A, "default": DEFAULT}
+    for qname, rdtype in ((HOME, "SOA"), (f"sbc.{HOME}", "A"), (GPP, "NAPTR"),
+                          ("5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR"), ("example.org", "A")):
+        assert rcode(server, qname, rdtype, DEFAULT) == "REFUSED", qname
+    request = dns.message.make_query("example.org", "A")  # recursion desired: still refused
+    assert dns.rcode.to_text(dns.query.udp(request, server.address, port=server.port, source=CAPITAL,
+                                           timeout=2).rcode()) == "REFUSED"
+
+
+def test_axfr_needs_the_views_key(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, _plan, keys = served
+    server = start_named(out, keys=keys)
+    for source in (DEFAULT, CAPITAL, CORE_A):  # unsigned: refused from anywhere, even inside the view
+        with pytest.raises(dns.xfr.TransferError):
+            axfr(server, HOME, source)
+    with pytest.raises(dns.xfr.TransferError):  # another view's zone is not reachable with this key
+        axfr(server, "6.8.e164.arpa", DEFAULT, keys, "imsdr-users-capital")
+    zone = axfr(server, HOME, DEFAULT, keys, "imsdr-users-capital")
+    names = {n.to_text() for n in zone.nodes}
+    assert "sbc" in names and "sbc-dr" in names
+    assert not any(n.split(".")[0] in CORE_NAMES for n in names), names
+    core = axfr(server, HOME, DEFAULT, keys, "imsdr-core-site-a")
+    assert "hss-a-1" in {n.to_text() for n in core.nodes}
+    enum = axfr(server, "8.3.1.0.0.8.3.1.6.8.e164.arpa", DEFAULT, keys, "imsdr-core-site-b")  # shared via in-view
+    assert len([n for n in enum.nodes if n.to_text() != "@"]) == 1000
+
+
+def test_real_named_agrees_with_the_plan(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, plan, _keys = served
+    server = start_named(out)
+    sources = {"users-capital": CAPITAL, "users-harbour": HARBOUR, "core-site-a": CORE_A}
     queries = [
-        ("ims.example.net", "NAPTR"),
-        ("_sip._tcp.ims.example.net", "SRV"),
-        ("_sip._udp.pcscf1.ims.example.net", "SRV"),
-        ("_sip._udp.scscf.ims.example.net", "SRV"),
-        ("_sips._tcp.sbc.ims.example.net", "SRV"),
-        ("sbc.ims.example.net", "A"),
-        ("pcscf-b-2.ims.example.net", "AAAA"),
-        ("ims.example.net", "NS"),
+        (HOME, "NAPTR"),
+        (GPP, "NAPTR"),
+        (f"_sip._tcp.{HOME}", "SRV"),
+        (f"_sip._udp.{GPP}", "SRV"),
+        (f"_sip._udp.pcscf1.{HOME}", "SRV"),
+        (f"_sip._udp.scscf.{HOME}", "SRV"),
+        (f"_sips._tcp.sbc.{HOME}", "SRV"),
+        (f"sbc.{HOME}", "A"),
+        (f"sbc-dr.{HOME}", "AAAA"),
+        (f"pcscf-b-2.{HOME}", "AAAA"),
+        (HOME, "NS"),
         ("0.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR"),
     ]
     for view, source in sources.items():
@@ -113,10 +201,11 @@ def test_real_named_agrees_with_the_plan(served: tuple[Path, DnsPlan], start_nam
             assert got == expected, (view, qname, rdtype)
             if answer:
                 assert answer.rdtype == dns.rdatatype.from_text(rdtype)
+    assert plan.view_for_client(DEFAULT).side == "none"
 
 
-def test_named_is_stopped_by_pid(served: tuple[Path, DnsPlan], start_named: Any) -> None:
-    out, _ = served
+def test_named_is_stopped_by_pid(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    out, _, _ = served
     server = start_named(out)
     pid = server.pid
     os.kill(pid, 0)  # running

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from imsdr.dns.plan import DnsPlan, Origin, ViewPlan
+from imsdr.dns.plan import CORE_BASE, DnsPlan, Origin, ViewPlan
 from imsdr.dns.records import CNAME, NAPTR, NS, SRV, RRset, dnspython_check
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class LintIssue:
     origin: Origin
 
 
-_BASE = ViewPlan("(base)", "default", "", (), "base content")
+_BASE = CORE_BASE
 
 
 def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
@@ -50,7 +50,7 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
             seen.add((message, origin.ident, str(origin.field)))
             out.append(LintIssue("error", message, origin))
 
-    for zone in plan.zones.values():
+    for zone in [*plan.zones.values(), *plan.access_zones.values()]:
         if (zone.name, "SOA") not in zone.rrsets:
             err(f"zone {zone.name} has no SOA", Origin("", (), ""))
         if (zone.name, "NS") not in zone.rrsets:
@@ -84,6 +84,8 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
                 if why:
                     err(why, origin)
         _check_targets(plan, view or _BASE, zone_name, rrset, origin, err, where)
+        if view is not None and view.side == "access":
+            _check_leak(plan, view, rrset, origin, err)
     for zone in plan.zones.values():
         names: dict[str, set[str]] = {}
         for name, rdtype in zone.rrsets:
@@ -149,6 +151,23 @@ def _check_targets(
             err(f"{rrset.name} NS {rd.target} has no A/AAAA record in the plan{where}", origin)
         elif isinstance(rd, CNAME) and rrset.rdtype == "CNAME" and rd.target == rrset.name:
             err(f"{rrset.name} CNAME points at itself{where}", origin)
+
+
+def _check_leak(plan: DnsPlan, view: ViewPlan, rrset: RRset, origin: Origin, err) -> None:  # type: ignore[no-untyped-def]
+    """An internal (core) name must never be visible to access clients: owner or target."""
+    names = [rrset.name]
+    for rd in rrset.rdatas:
+        target = getattr(rd, "target", None) or getattr(rd, "replacement", None)
+        if target:
+            names.append(target)
+    for name in names:
+        what = plan.internal_names.get(name)
+        if what is not None:
+            err(
+                f"internal name {name} ({what}) is visible to access clients in view {view.name} "
+                f"({rrset.name} {rrset.rdtype}); core names are served only in core views",
+                origin,
+            )
 
 
 def _check_block(block, zone: str) -> list[str]:  # type: ignore[no-untyped-def]

@@ -1,21 +1,28 @@
 """The whole DNS plan, in memory, as data: zones -> names -> rrsets, views -> overrides.
 
 Nothing here writes files. ``build_dns_plan(topology)`` is the one entry point; the zone
-writer, the named.conf renderer, the lint, and the offline resolver/runbook helpers all read
-the returned :class:`DnsPlan`.
+writer, the per-server named.conf renderer, the lint, and the offline resolver/runbook helpers
+all read the returned :class:`DnsPlan`.
 
-Design (see docs/dns.md):
+Design (see docs/dns.md): access and core data are kept apart.
 
-* **Home zones**, one per home domain: SOA, NS, NAPTR -> SRV -> A/AAAA for the I-CSCF entry
-  (the home domain itself), SRV (+NAPTR) for every pair/pool with a ``dns_name``, the SBC
-  discovery name, and A/AAAA for every element FQDN. The *base* content has no site
-  preference (every target priority 10, weights by capacity).
-* **Views** override a few rrsets of the home zones: a local-network view answers the SBC
-  discovery name with the local SBC(s) first and the DR SBC second; a site view answers the
-  I-CSCF entry and pool names same-site first (priority 10), same region next (20), other
-  regions last (30). The default view uses the base content.
-* **ENUM zones**, one per ENUM block (origin = reversed block prefix + suffix), identical in
-  every view; their NAPTR records are computed from the block on demand, never enumerated.
+* **Core zones** (``DnsPlan.zones``), one per home domain (and the 3GPP home domain): SOA, NS,
+  NAPTR -> SRV -> A/AAAA for the I-CSCF entry, SRV (+NAPTR) for every pair/pool with a
+  ``dns_name``, and A/AAAA for every element FQDN (an SBC by its core-side addresses). Served
+  only in core views (``core-<site>``), whose overrides put the same site first.
+* **Access zones** (``DnsPlan.access_zones``), same origins, holding only what a UE may see:
+  the SBC discovery names, the home domain's NAPTR/SRV leading to the SBCs, the SBCs' access
+  addresses and the name servers' addresses. Served in user views (``users-<local network>``,
+  matched by the access resolvers and UE prefixes), whose overrides answer the local SBC first
+  (SRV) and only the local SBC(s) for A/AAAA (the DR SBC under a second name).
+* **ENUM zones**, one per ENUM block (origin = reversed block prefix + suffix), plus the country
+  code's parent zone delegating to them (numbers outside every block: NXDOMAIN), served in core
+  views only; their NAPTR records are computed from the block on demand, never enumerated.
+* The **default view** refuses, unless ``network.dns.default_view: access`` serves it the access
+  base content (every SBC, no preference).
+
+``excluded`` element ids (a drained element) are left out of every SRV and SBC answer; their own
+address records stay.
 """
 
 from __future__ import annotations
@@ -123,7 +130,7 @@ class EnumBlockPlan:
 @dataclass
 class ZonePlan:
     name: str
-    kind: Literal["home", "enum"]
+    kind: Literal["home", "access", "enum", "enum_parent"]
     purpose: str
     default_ttl: int
     rrsets: dict[RRKey, RRset] = field(default_factory=dict)
@@ -141,6 +148,9 @@ class ZonePlan:
         return {name for name, _ in self.rrsets}
 
 
+Side = Literal["access", "core", "none"]
+
+
 @dataclass(frozen=True)
 class ViewPlan:
     name: str
@@ -149,6 +159,12 @@ class ViewPlan:
     match_clients: tuple[str, ...]  # prefixes in order; () for the default view (matches any)
     description: str
     overrides: dict[str, dict[RRKey, RRset]] = field(default_factory=dict)  # zone -> rrsets replaced
+    side: Side = "core"  # which zones it serves: access zones, core (+ENUM) zones, or none (refuses)
+
+    @property
+    def key_name(self) -> str:
+        """The TSIG key name transfers and NOTIFY of this view use (the secret is never rendered)."""
+        return f"imsdr-{self.name}"
 
     def matches(self, address: str) -> bool:
         if self.kind == "default":
@@ -163,8 +179,12 @@ class DnsPlan:
     home_domains: tuple[str, ...]
     enum_suffix: str
     sbc_name: str  # absolute SBC discovery name
-    zones: dict[str, ZonePlan]
+    zones: dict[str, ZonePlan]  # core side: home zones, ENUM zones, the ENUM parent zone
     views: list[ViewPlan]
+    access_zones: dict[str, ZonePlan] = field(default_factory=dict)
+    sbc_dr_name: str = ""  # absolute name of the DR SBC alone (A-only clients' second proxy)
+    excluded: frozenset[str] = frozenset()  # element ids left out of every answer (drained)
+    internal_names: dict[str, str] = field(default_factory=dict)  # core-only name -> what it is
     origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
     issues: list[PlanIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -207,10 +227,16 @@ class DnsPlan:
                 return self.materialise(view)
         return self.materialise(self.views[-1])
 
-    def find_zone(self, qname: str) -> ZonePlan | None:
-        """The most specific zone of the plan that contains ``qname``."""
+    def zones_of(self, side: Side) -> dict[str, ZonePlan]:
+        """The zones a view of ``side`` serves."""
+        if side == "access":
+            return self.access_zones
+        return self.zones if side == "core" else {}
+
+    def find_zone(self, qname: str, side: Side = "core") -> ZonePlan | None:
+        """The most specific zone of ``side`` that contains ``qname``."""
         name = qname.rstrip(".").lower()
-        zones = self.zones
+        zones = self.zones_of(side)
         while True:  # walk up the labels: O(labels), not O(zones)
             zone = zones.get(name)
             if zone is not None:
@@ -223,7 +249,7 @@ class DnsPlan:
     def zone_for_view(self, view: ViewPlan | str, zone_name: str) -> ZonePlan:
         """The zone as ``view`` serves it: base content with the view's overrides applied."""
         v = self.view(view) if isinstance(view, str) else self.materialise(view)
-        base = self.zones[zone_name]
+        base = self.zones_of(v.side)[zone_name]
         overrides = v.overrides.get(zone_name)
         if not overrides:
             return base
@@ -238,7 +264,7 @@ class DnsPlan:
             self.materialise(v)
         qname = qname.rstrip(".").lower()
         rdtype = rdtype.upper()
-        zone = self.find_zone(qname)
+        zone = self.find_zone(qname, v.side)
         if zone is None:
             return None
         overrides = v.overrides.get(zone.name, {})
@@ -286,16 +312,44 @@ class DnsPlan:
         return None
 
     def all_rrsets(self) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
-        """(zone, view or None for base, rrset) for every stored rrset (ENUM numbers excluded)."""
+        """(zone, view or None for base, rrset) for every stored rrset (ENUM numbers excluded).
+
+        Base rrsets of the access zones come with :data:`ACCESS_BASE`, of the core zones with None.
+        """
         self.materialise_all()
         for zone in self.zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, None, rrset
+        for zone in self.access_zones.values():
+            for rrset in zone.rrsets.values():
+                yield zone.name, ACCESS_BASE, rrset
         for view in self.views:
             for zone_name, rrsets in view.overrides.items():
                 for rrset in rrsets.values():
                     yield zone_name, view, rrset
 
+
+    def first_try(self, view: ViewPlan | str, srv_name: str) -> dict[str, float]:
+        """Target name -> probability that a client of ``view`` tries it first for ``srv_name``.
+
+        RFC 2782 selection over the SRV rrset the view answers (lowest priority, then weights),
+        computed by the same code ``resolve`` uses; {} when the view has no SRV there.
+        """
+        from imsdr.resolve.rfc2782 import first_pick_probabilities
+
+        srvs = [rd for rd in self.lookup(view, srv_name, "SRV") if isinstance(rd, SRV) and rd.target != "."]
+        if not srvs:
+            return {}
+        best = min(rd.priority for rd in srvs)
+        tier = [rd for rd in srvs if rd.priority == best]
+        out: dict[str, float] = {}
+        for rd, p in zip(tier, first_pick_probabilities([rd.weight for rd in tier]), strict=True):
+            out[rd.target] = out.get(rd.target, 0.0) + float(p)
+        return out
+
+
+CORE_BASE = ViewPlan("(core base)", "default", "", (), "core base content", side="core")
+ACCESS_BASE = ViewPlan("(access base)", "default", "", (), "access base content", side="access")
 
 # --- building ------------------------------------------------------------------------------------
 
@@ -339,8 +393,9 @@ def _port(el: Element, transport: str) -> int:
 
 
 class _Builder:
-    def __init__(self, topo: Topology) -> None:
+    def __init__(self, topo: Topology, excluded: frozenset[str] = frozenset()) -> None:
         self.topo = topo
+        self.excluded = excluded
         net = topo.network
         self.net = net
         self.ttl = net.ttl
@@ -355,6 +410,8 @@ class _Builder:
             sbc_name=f"{net.dns.sbc_name}.{net.primary_domain}",
             zones={},
             views=[],
+            sbc_dr_name=f"{net.dns.sbc_dr_name}.{net.primary_domain}",
+            excluded=excluded,
         )
 
     # --- helpers ---------------------------------------------------------------------------------
@@ -362,8 +419,12 @@ class _Builder:
     def issue(self, origin: Origin, message: str) -> None:
         self.plan.issues.append(PlanIssue(origin, message))
 
-    def zone_of(self, name: str) -> ZonePlan | None:
-        return self.plan.find_zone(name)
+    def zone_of(self, name: str, side: Side = "core") -> ZonePlan | None:
+        return self.plan.find_zone(name, side)
+
+    def serving(self, elements: Iterable[Element]) -> list[Element]:
+        """``elements`` without the excluded (drained) ones."""
+        return [e for e in elements if e.id not in self.excluded]
 
     def add(self, target: dict[RRKey, RRset], zone: ZonePlan, rrset: RRset, origin: Origin) -> None:
         key = (rrset.name, rrset.rdtype)
@@ -379,9 +440,9 @@ class _Builder:
         target[key] = rrset
         self.plan.origins.setdefault(okey, origin)
 
-    def add_base(self, rrset: RRset, origin: Origin) -> None:
-        zone = self.zone_of(rrset.name)
-        if zone is None or zone.kind != "home":
+    def add_base(self, rrset: RRset, origin: Origin, side: Side = "core") -> None:
+        zone = self.zone_of(rrset.name, side)
+        if zone is None or zone.kind not in ("home", "access"):
             self.issue(
                 origin,
                 f"{rrset.name} is not under any home domain "
@@ -423,11 +484,13 @@ class _Builder:
         )
         return RRset(name, "NAPTR", self.ttl.naptr, rdatas)
 
-    def address_sets(self, name: str, elements: list[Element]) -> list[RRset]:
+    def address_sets(self, name: str, elements: list[Element], side: Side = "core") -> list[RRset]:
+        """A/AAAA of ``elements`` at ``name``; an SBC by its access or core interface addresses."""
         v4: list[Rdata] = []
         v6: list[Rdata] = []
         for el in elements:
-            for addr in el.addresses:  # validated by the inventory schema: ':' only in IPv6
+            side_addresses = el.access_addresses if side == "access" else el.core_addresses
+            for addr in side_addresses or el.addresses:  # validated by the inventory schema: ':' only in IPv6
                 if ":" not in addr:
                     if A(addr) not in v4:
                         v4.append(A(addr))
@@ -461,8 +524,8 @@ class _Builder:
         """
         topo = self.topo
         out: list[tuple[str, list[Element], Origin]] = []
-        icscfs = topo.with_role("icscf")
-        for domain in self.plan.home_domains:
+        icscfs = self.serving(topo.with_role("icscf"))
+        for domain in self.entry_domains():
             own = [e for e in icscfs if is_subdomain(topo.fqdn(e), domain)]
             origin = Origin("", ("network", "home_domains"), f"the I-CSCF entry of {domain}")
             out.append((domain, own or icscfs, origin))
@@ -470,7 +533,7 @@ class _Builder:
             dns_name = group.spec.dns_name
             if dns_name is None:
                 continue
-            members = [topo.elements[m] for m in group.members if m in topo.elements]
+            members = self.serving(topo.elements[m] for m in group.members if m in topo.elements)
             origin = Origin(group.id, ("dns_name",), f"{group.kind} '{group.id}' (dns_name {dns_name})")
             if not all(m.type.value in SIP_TYPES for m in members):
                 kinds = sorted({m.type.value for m in members} - SIP_TYPES)
@@ -483,6 +546,23 @@ class _Builder:
         return out
 
     # --- the build -------------------------------------------------------------------------------------
+
+    def entry_domains(self) -> list[str]:
+        """Home domains whose entry (NAPTR/SRV at the apex) is published, in order."""
+        publish = self.net.dns.publish
+        out = [d for d in dict.fromkeys(self.net.home_domains)] if "home_domains" in publish else []
+        gpp = self.net.threegpp_domain
+        if "3gpp" in publish and gpp is not None and gpp not in out:
+            out.append(gpp)
+        return out
+
+    def zone_domains(self) -> list[str]:
+        """Home-domain zones of each side: every home domain, plus the 3GPP one when published."""
+        out = list(dict.fromkeys(self.net.home_domains))
+        gpp = self.net.threegpp_domain
+        if "3gpp" in self.net.dns.publish and gpp is not None and gpp not in out:
+            out.append(gpp)
+        return out
 
     def build(self, lazy: bool = False) -> DnsPlan:
         topo, net, plan = self.topo, self.net, self.plan
@@ -517,30 +597,48 @@ class _Builder:
             plan.origins[(zone.name, zone.name, "SOA")] = ns_origin
             plan.origins[(zone.name, zone.name, "NS")] = ns_origin
 
-        for domain in sorted(set(net.home_domains), key=lambda d: net.home_domains.index(d)):
-            zone = ZonePlan(
-                domain,
-                "home",
-                f"IMS home domain {domain}: NAPTR/SRV/A for SIP servers and SBC discovery",
-                self.ttl.soa,
-            )
-            plan.zones[domain] = zone
-            apex(zone)
+        if "3gpp" in net.dns.publish and net.threegpp_domain is None and "publish" in net.dns.model_fields_set:
+            plan.notes.append("network.dns.publish lists 3gpp but mcc/mnc are not given: no 3GPP home domain")
+        for domain in self.zone_domains():
+            gpp = domain == net.threegpp_domain and domain not in net.home_domains
+            what = "3GPP home domain (TS 23.003 13.2)" if gpp else "IMS home domain"
+            core = ZonePlan(domain, "home", f"{what} {domain}, core side: CSCF, pools, every element", self.ttl.soa)
+            access = ZonePlan(domain, "access", f"{what} {domain}, access side: SBC discovery only", self.ttl.soa)
+            plan.zones[domain] = core
+            plan.access_zones[domain] = access
+            apex(core)
+            apex(access)
         self._enum_zones(apex)
+        self._enum_parent(apex, ns_names)
 
-        # element addresses
+        # core: element addresses (an SBC by its core side)
         for el in topo.elements.values():
             origin = Origin(el.id, ("fqdn",) if el.fqdn else ("id",), f"element '{el.id}'")
-            for rrset in self.address_sets(topo.fqdn(el), [el]):
+            if el.type.value not in ("sbc", "enum_dns"):
+                plan.internal_names[topo.fqdn(el)] = f"{el.type.value} '{el.id}'"
+            for rrset in self.address_sets(topo.fqdn(el), [el], "core"):
                 self.add_base(rrset, origin)
 
-        # NAPTR + SRV services, flat (no site preference) in the base
+        # core: NAPTR + SRV services, flat (no site preference) in the base
         services = self.services()
         for name, members, origin in services:
             self._service(name, members, origin, site=None, target=None)
+            if name not in self.zone_domains():
+                plan.internal_names[name] = origin.what
 
-        # SBC discovery name, base = every SBC (users outside every local network)
-        sbcs = list(topo.by_type["sbc"])
+        # access: the name servers' and the SBCs' addresses, the SBC discovery names and each
+        # published home domain's entry leading to the SBCs; base = every SBC, no preference
+        for el in nameservers:
+            origin = Origin(el.id, ("addresses",), f"name server '{el.id}'")
+            for rrset in self.address_sets(topo.fqdn(el), [el], "access"):
+                if self.zone_of(rrset.name, "access") is not None:
+                    self.add_base(rrset, origin, "access")
+        sbcs = self.serving(topo.by_type["sbc"])
+        for el in sbcs:
+            origin = Origin(el.id, ("access_addresses",) if el.access_addresses else ("addresses",),
+                            f"SBC '{el.id}' (access side)")
+            for rrset in self.address_sets(topo.fqdn(el), [el], "access"):
+                self.add_base(rrset, origin, "access")
         sbc_origin = Origin("", ("network", "dns", "sbc_name"), f"the SBC discovery name {plan.sbc_name}")
         if sbcs:
             self._sbc(sbcs, [], sbc_origin, target=None)
@@ -549,7 +647,7 @@ class _Builder:
 
         # views
         for ln in topo.local_networks.values():
-            answer = topo.sbc_answer(ln.id)
+            answer = self.serving(topo.sbc_answer(ln.id))
             local = [e for e in answer if ln.id in e.serves]
             backup = [e for e in answer if ln.id not in e.serves]
             said = ", ".join(e.id for e in local) or "no local SBC"
@@ -559,12 +657,14 @@ class _Builder:
                 f"users-{ln.id}",
                 "local",
                 ln.id,
-                tuple(ln.prefixes),
-                f"users of local network {ln.id} ({ln.name}): {plan.sbc_name} answers {said}",
+                tuple(_host_prefix(r) for r in ln.resolvers) + tuple(ln.prefixes),
+                f"users of local network {ln.id} ({ln.name}), via its access resolvers: "
+                f"{plan.sbc_name} answers {said}",
+                side="access",
             )
             if not answer:
                 plan.notes.append(
-                    f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} like the default view"
+                    f"local network '{ln.id}' has no SBC: its view answers {plan.sbc_name} with every SBC"
                 )
             else:
                 origin = Origin(ln.id, ("prefixes",), f"the SBC answer of local network '{ln.id}'")
@@ -572,34 +672,43 @@ class _Builder:
             plan.views.append(view)
         # (version, first, last) integer ranges: overlap tests without ipaddress objects per pair
         user_nets: dict[int, list[tuple[int, int, IpNetwork, str]]] = {4: [], 6: []}
-        for ln in topo.local_networks.values():
-            for n in map(ipaddress.ip_network, ln.prefixes):
-                user_nets[n.version].append((int(n.network_address), int(n.broadcast_address), n, ln.id))
+        for view in plan.views:
+            for n in map(ipaddress.ip_network, view.match_clients):
+                user_nets[n.version].append((int(n.network_address), int(n.broadcast_address), n, view.subject))
         # services by the regions their members are in: a site view overrides a service only when
         # some member is in the site's region (otherwise every member is 'other region', one tier)
         regions_of = [{topo.sites[m.site].region for m in members} for _, members, _ in services]
+        sbc_core: dict[str, list[str]] = {}
+        for el in topo.by_type["sbc"]:
+            sbc_core.setdefault(el.site, []).extend(_host_prefix(a) for a in el.core_addresses)
         for site in topo.sites.values():
-            if not site.core_subnets:
+            match = tuple(site.core_subnets) + tuple(sbc_core.get(site.id, ()))
+            if not match:
                 continue
-            for subnet in map(ipaddress.ip_network, site.core_subnets):
+            for subnet in map(ipaddress.ip_network, match):
                 low, high = int(subnet.network_address), int(subnet.broadcast_address)
-                for first, last, net, ln_id in user_nets[subnet.version]:
+                for first, last, net_, ln_id in user_nets[subnet.version]:
                     if first <= high and low <= last:
                         plan.notes.append(
                             f"site '{site.id}' core subnet {subnet} overlaps local network '{ln_id}' "
-                            f"prefix {net}: the users view comes first, so those core addresses get user answers"
+                            f"{net_}: the users view comes first, so those core addresses get user answers"
                         )
             view = ViewPlan(
                 f"core-{site.id}",
                 "site",
                 site.id,
-                tuple(site.core_subnets),
-                f"core elements at site {site.id} ({site.name}): same-site first",
+                match,
+                f"core elements (and SBC core sides) at site {site.id} ({site.name}): same-site first",
+                side="core",
             )
             site_services = [svc for svc, regions in zip(services, regions_of, strict=True) if site.region in regions]
             overrides(view, partial(self._site_view, site_services, site.id, view))
             plan.views.append(view)
-        plan.views.append(ViewPlan("default", "default", "", (), "everyone else"))
+        if net.dns.default_view == "access":
+            plan.views.append(ViewPlan("default", "default", "", (), "everyone else: access data only "
+                                       "(network.dns.default_view: access)", side="access"))
+        else:
+            plan.views.append(ViewPlan("default", "default", "", (), "everyone else: refused", side="none"))
         return plan
 
     def _site_view(self, services: list[tuple[str, list[Element], Origin]], site: str, view: ViewPlan) -> None:
@@ -607,7 +716,7 @@ class _Builder:
             self._service(name, members, origin, site=site, target=view)
 
     def _override(self, view: ViewPlan, rrset: RRset, origin: Origin) -> None:
-        zone = self.zone_of(rrset.name)
+        zone = self.zone_of(rrset.name, view.side)
         if zone is None:
             self.issue(origin, f"{rrset.name} is not under any home domain")
             return
@@ -638,28 +747,82 @@ class _Builder:
             self._override(target, rrset, origin)
 
     def _sbc(self, local: list[Element], backup: list[Element], origin: Origin, target: ViewPlan | None) -> None:
-        name = self.plan.sbc_name
+        """The access answer: SBC discovery name, each published home domain's entry, the DR name.
+
+        SRV: local SBC(s) at priority 10, the DR SBC at 20. A/AAAA of the discovery name: the
+        local SBC(s) only (the DR SBC when none is left), so a client that takes the first address
+        never lands on the DR SBC; the DR SBC alone under ``sbc_dr_name`` (a UE's second proxy).
+        """
+        plan = self.plan
         tiers = {e.id: PRIORITY_LOCAL_SBC for e in local}
         tiers.update({e.id: PRIORITY_DR_SBC for e in backup if e.id not in tiers})
         members = local + [e for e in backup if e not in local]
-        srvs = self.sip_srv_sets(name, members, tiers, self.transports)
-        rrsets = list(srvs.values()) + self.address_sets(name, members)
-        if target is None:
+        rrsets: list[RRset] = []
+        naptrs: list[RRset] = []
+        for name in [plan.sbc_name, *self.entry_domains()]:
+            srvs = self.sip_srv_sets(name, members, tiers, self.transports)
+            rrsets.extend(srvs.values())
             if srvs:
-                self.add_base(self.naptr_set(name, list(srvs)), origin)
-            for rrset in rrsets:
-                self.add_base(rrset, origin)
-        else:
-            for rrset in rrsets:
-                self._override(target, rrset, origin)
-            base = (
-                self.plan.zones[self.primary].rrsets.get((name, "NAPTR")) if self.primary in self.plan.zones else None
+                naptrs.append(self.naptr_set(name, list(srvs)))
+            if target is not None:
+                base_zone = self.zone_of(name, "access")
+                base = base_zone.rrsets.get((name, "NAPTR")) if base_zone is not None else None
+                for naptr in base.rdatas if base else ():
+                    srv_name = naptr.replacement  # type: ignore[union-attr]
+                    if not any(r.name == srv_name for r in srvs.values()):
+                        # the local answer has no server for this transport: say so ('.' = no service)
+                        rrsets.append(RRset(srv_name, "SRV", self.ttl.srv, (SRV(0, 0, 0, "."),)))
+        rrsets += self.address_sets(plan.sbc_name, local or members, "access")
+        if target is None:
+            for rrset in naptrs + rrsets:
+                self.add_base(rrset, origin, "access")
+            return
+        if local and backup:
+            rrsets += self.address_sets(plan.sbc_dr_name, backup, "access")
+        for rrset in rrsets:
+            self._override(target, rrset, origin)
+
+    def _enum_parent(self, apex, ns_names: list[str]) -> None:  # type: ignore[no-untyped-def]
+        """The country code's ENUM zone, delegating each block zone to the name servers.
+
+        Numbers outside every block then get an authoritative NXDOMAIN from the parent (the
+        S-CSCF/BGCF treats the number as not in IMS and breaks out to the PSTN), not a REFUSED.
+        """
+        net, plan = self.net, self.plan
+        parent = f"{reverse_digits(net.country_code)}.{net.enum_suffix}"
+        blocks = [z for z in plan.zones.values() if z.kind == "enum"]
+        if not blocks:
+            return
+        if parent in plan.zones:
+            plan.notes.append(
+                f"ENUM: the block zone {parent} is the country code's zone itself; numbers under "
+                f"+{net.country_code} outside the blocks get NXDOMAIN from it"
             )
-            for naptr in base.rdatas if base else ():
-                srv_name = naptr.replacement  # type: ignore[union-attr]
-                if not any(r.name == srv_name for r in srvs.values()):
-                    # the local answer has no server for this transport: say so ('.' = no service)
-                    self._override(target, RRset(srv_name, "SRV", self.ttl.srv, (SRV(0, 0, 0, "."),)), origin)
+            return
+        zone = ZonePlan(
+            parent,
+            "enum_parent",
+            f"ENUM (RFC 6116) parent zone of +{net.country_code}: delegates each block zone; "
+            "numbers outside every block get NXDOMAIN",
+            self.ttl.enum,
+        )
+        plan.zones[parent] = zone
+        apex(zone)
+        origin = Origin("", ("network", "country_code"), f"the ENUM parent zone {parent}")
+        outside = []
+        for child in blocks:
+            if is_subdomain(child.name, parent) and ns_names:
+                zone.rrsets[(child.name, "NS")] = RRset(child.name, "NS", self.ttl.ns, tuple(NS(n) for n in ns_names))
+                plan.origins[(parent, child.name, "NS")] = origin
+            elif not is_subdomain(child.name, parent):
+                outside.append(child.name)
+        plan.notes.append(
+            f"ENUM: the parent zone {parent} delegates the block zones to the name servers and answers "
+            f"NXDOMAIN for numbers under +{net.country_code} outside every block (breakout to the PSTN); "
+            f"delegate {parent} itself from {net.enum_suffix} (or the operator's ENUM root) to the same name servers"
+        )
+        for name in outside:
+            plan.notes.append(f"ENUM: block zone {name} is not under +{net.country_code}: delegate it from its parent")
 
     def _enum_zones(self, apex) -> None:  # type: ignore[no-untyped-def]
         from imsdr.inventory.build import block_range
@@ -704,13 +867,19 @@ class _Builder:
             apex(zone)
 
 
-def build_dns_plan(topology: Topology, lazy: bool = False) -> DnsPlan:
+def _host_prefix(address: str) -> str:
+    """An address as the one-address prefix a view's match list holds (/32 or /128)."""
+    return str(ipaddress.ip_network(address))
+
+
+def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[str] = ()) -> DnsPlan:
     """Build the full DNS plan of ``topology`` in memory (zones, views, ENUM blocks).
 
     ``lazy=True`` (``resolve``, ``verify``: they read one or a few views) builds the zones and
     the list of views at once, but each view's overrides only when that view is first used
     (``DnsPlan.view``, ``view_for_client``, ``lookup_rrset``, ``zone_for_view``, ``all_rrsets``);
     problems and notes of views never used are then not reported. Reading ``ViewPlan.overrides``
-    directly needs ``DnsPlan.materialise`` first.
+    directly needs ``DnsPlan.materialise`` first. ``excluded`` element ids (drained) are left out
+    of every SRV and SBC answer.
     """
-    return _Builder(topology).build(lazy)
+    return _Builder(topology, frozenset(excluded)).build(lazy)

@@ -1,4 +1,5 @@
-"""``render dns``: plan -> lint -> zone files, named.conf fragment, dispatcher lists, README.
+"""``render dns``: plan -> lint -> zone files, one named.conf per DNS server, resolver forward
+zones, dispatcher lists, README.
 
 Everything is written into a staging directory and swapped in atomically; a lint failure or
 any error leaves the previous output untouched.
@@ -12,8 +13,17 @@ from typing import TYPE_CHECKING
 
 from imsdr.dns.dispatcher import pcscf_icscf_sets, render_dispatcher_list, sbc_pcscf_sets
 from imsdr.dns.lint import lint_plan, lint_problems
-from imsdr.dns.plan import DnsPlan, ViewPlan, build_dns_plan
-from imsdr.dns.views import ZoneFileRef, render_named_conf, zone_files
+from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, build_dns_plan
+from imsdr.dns.views import (
+    ServerLayout,
+    ZoneFileRef,
+    render_named_conf,
+    render_resolver_conf,
+    server_conf_path,
+    server_layout,
+    server_order,
+    zone_files,
+)
 from imsdr.dns.zonefile import (
     RenderCache,
     choose_serial,
@@ -29,16 +39,14 @@ from imsdr.output.markdown import markdown_code, markdown_text
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
-NAMED_CONF = "named.conf.imsdr"
 SBC_PCSCF_LIST = "kamailio/dispatcher-sbc-pcscf.list"
 PCSCF_ICSCF_LIST = "kamailio/dispatcher-pcscf-icscf.list"
-_BASE = ViewPlan("(base)", "default", "", (), "base content")
 
 
 @dataclass(frozen=True)
 class WrittenFile:
     path: str
-    kind: str  # zone | named.conf | dispatcher | readme
+    kind: str  # zone | named.conf | resolver | dispatcher | readme
     zone: str | None = None
     view: str | None = None  # None: shared by every view without an override
     records: int = 0
@@ -61,6 +69,7 @@ class RenderReport:
     files: list[WrittenFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     views: list[str] = field(default_factory=list)
+    keys_added: list[str] = field(default_factory=list)
 
 
 def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
@@ -75,13 +84,24 @@ def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
     return plan
 
 
-def render_dns(topology: Topology, out: Path, inventory: str, serial: int | None = None) -> RenderReport:
-    """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first)."""
+def render_dns(topology: Topology, out: Path, inventory: str, serial: int | None = None,
+               keys: Path | None = None) -> RenderReport:
+    """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first).
+
+    ``keys``: also make sure that file (outside ``out``) holds a TSIG key for every view,
+    generating the missing ones with tsig-keygen (mode 0600).
+    """
     plan = check_plan(topology)
     out = Path(out)
+    added: list[str] = []
+    if keys is not None:
+        from imsdr.dns.keys import ensure_keys
+
+        added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out)
     with atomic_directory(out) as staging:
         report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial)
     report.out = out
+    report.keys_added = added
     return report
 
 
@@ -105,8 +125,17 @@ def write_dns_files(
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial, cache))
     del cache
-    _write_text(directory, NAMED_CONF, render_named_conf(plan, inventory))
-    report.files.append(WrittenFile(NAMED_CONF, "named.conf", records=len(plan.views)))
+    layout = server_layout(topology)
+    report.notes += list(layout.notes)
+    secondary_directory = topology.network.dns.secondary_directory
+    for server in layout.servers:
+        path = server_conf_path(server)
+        _write_text(directory, path, render_named_conf(plan, inventory, layout, server, secondary_directory))
+        report.files.append(WrittenFile(path, "named.conf", view=server.role, records=len(plan.views)))
+    for ln_id in topology.local_networks:
+        path = f"resolvers/{ln_id}.conf"
+        _write_text(directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
+        report.files.append(WrittenFile(path, "resolver", records=len(plan.access_zones)))
     for path, sets, title in (
         (SBC_PCSCF_LIST, sbc_pcscf_sets(topology), "SBC -> P-CSCF"),
         (PCSCF_ICSCF_LIST, pcscf_icscf_sets(topology), "P-CSCF -> I-CSCF"),
@@ -115,7 +144,7 @@ def write_dns_files(
         count = sum(len(s.destinations) for s in sets)
         report.files.append(WrittenFile(path, "dispatcher", records=count))
     report.files.append(WrittenFile("README.md", "readme"))
-    _write_text(directory, "README.md", render_readme(plan, report, inventory))
+    _write_text(directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
 
 
@@ -140,14 +169,14 @@ def _write_zone_file(
     forced: int | None,
     cache: RenderCache | None = None,
 ) -> WrittenFile:
-    view = plan.view(ref.view) if ref.view else _BASE
+    view = plan.view(ref.view) if ref.view else (ACCESS_BASE if ref.side == "access" else CORE_BASE)
     zone = plan.zone_for_view(view, ref.zone)
     header = header_lines(zone, ref.view, inventory, plan.network)
     comments = {}
     if ref.view and view.kind == "local":
         note = (
-            "local SBC first, DR SBC second; BIND does not keep this A/AAAA order "
-            "(no fixed rrset-order): clients should follow the SRV priorities"
+            "the local SBC(s) only: a client that takes the first address never lands on the DR SBC "
+            f"(published alone as {plan.sbc_dr_name}, and second in the SRV priorities)"
         )
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
     prepared = prepare_zone(zone, header, comments, cache)  # every record rendered once: digest and lines
@@ -160,7 +189,8 @@ def _write_zone_file(
     return WrittenFile(ref.path, "zone", zone.name, ref.view, records, serial)
 
 
-def render_readme(plan: DnsPlan, report: RenderReport, inventory: str) -> str:
+def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology: Topology,
+                  layout: ServerLayout) -> str:
     lines = [
         f"# DNS and dispatcher files for {markdown_text(plan.network)}",
         "",
@@ -169,50 +199,134 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str) -> str:
         "",
         "## Files",
         "",
-        "| file | what | zone | view | records | SOA serial |",
+        "| file | what | zone | view / role | records | SOA serial |",
         "|---|---|---|---|---|---|",
     ]
     for f in report.files:
         what = {
             "zone": "zone file",
-            "named.conf": "named.conf fragment (ACLs and views)",
+            "named.conf": "named.conf fragment of one DNS server (ACLs, views, zones)",
+            "resolver": "forward zones for the access resolvers of a local network",
             "dispatcher": "Kamailio dispatcher list",
             "readme": "this file",
         }[f.kind]
-        view = f.view or ("all views without an override" if f.kind == "zone" else "")
+        view = f.view or ("all views of its side without an override" if f.kind == "zone" else "")
         lines.append(
             f"| `{f.path}` | {what} | {f.zone or ''} | {view} | {f.records if f.kind != 'readme' else ''} "
             f"| {f.serial if f.serial is not None else ''} |"
         )
+    keyed = [v for v in plan.views if v.side != "none"]
+    lines += [
+        "",
+        "## Access and core kept apart",
+        "",
+        "- `users-<local network>` views match the local network's access resolvers and UE prefixes",
+        "  and serve only the **access zones** (`zones/access/`, or `zones/users-*/`): the SBC discovery",
+        f"  name `{plan.sbc_name}`, the DR name `{plan.sbc_dr_name}`, each home domain's NAPTR/SRV leading",
+        "  to the SBCs, the SBCs' access addresses and the name servers. No CSCF, HSS, SLF, MGCF, AS or",
+        "  pool name is in them (the DNS lint refuses a plan that would show one).",
+        "- `core-<site>` views match the site's core subnets and its SBCs' core-side addresses and",
+        "  serve the **core zones** (`zones/core/`, `zones/core-*/`, same site first) and the ENUM zones.",
+        "- `default` " + ("serves the access data only (`network.dns.default_view: access`)."
+                          if any(v.kind == "default" and v.side == "access" for v in plan.views)
+                          else "refuses every query (`network.dns.default_view: refuse`)."),
+        "",
+        "In a user view the A/AAAA of the SBC discovery name hold the local SBC(s) only; the DR SBC",
+        f"is published alone as `{plan.sbc_dr_name}` and at SRV priority 20. A UE that follows",
+        f"NAPTR/SRV (RFC 3263) needs only the home domain or `{plan.sbc_name}`; an A-only client (an",
+        f"IAD) must be configured with `{plan.sbc_name}` as its proxy and `{plan.sbc_dr_name}` as its",
+        "second (outbound) proxy.",
+        "",
+        "## Servers, sync and keys",
+        "",
+        f"Sync mode: **{layout.sync}**. One `named/<server>.conf` per DNS server:",
+        "",
+        "| server | address | site | role |",
+        "|---|---|---|---|",
+    ]
+    for s in layout.servers:
+        role = s.role + (" (hidden back-end)" if s.hidden else "")
+        lines.append(f"| {s.id} | {s.address} | {s.site} | {role} |")
+    lines += [""]
+    if layout.sync == "provisioning":
+        lines += [
+            "Every server is a primary of the same zone files. Provisioning writes to every server:",
+            "",
+            "1. Dual write: apply every change (render, copy, `rndc reload`) to all servers in the same",
+            "   change window; check each answers the new SOA serial (`dig @server ZONE SOA`).",
+            "2. If one server fails to take the change, roll back: copy the previous output directory",
+            "   to the servers that took it and `rndc reload`, so all serve the same serials again.",
+            "3. Never leave two servers with different content under the same serial.",
+        ]
+    else:
+        primaries = ", ".join(s.id for s in layout.primaries) or "none"
+        lines += [
+            f"Primaries: {primaries} (`type primary`, `notify explicit`, `also-notify` every secondary with",
+            "the view's key). Secondaries transfer every view's zones with that view's key and keep them",
+            f"in `network.dns.secondary_directory` ({topology.network.dns.secondary_directory}), which",
+            "must exist and be writable by named.",
+            "",
+            "Promotion (a primary is lost for longer than the zones' SOA expire):",
+            "",
+            "1. On a surviving secondary, replace its `named/<id>.conf` include with the primary's",
+            "   rendering (render again with `redundancy.enum_dns.primaries` naming it), copy the",
+            "   output directory there, and `rndc reconfig`.",
+            "2. Check it answers the expected serial: `dig @<new primary> <zone> SOA`.",
+            "3. Point provisioning (or the back-end database export) at the new primary.",
+        ]
+    lines += [
+        "",
+        "Every view is locked down: `recursion no`, `allow-query` its match list, `allow-transfer`",
+        "only its TSIG key. The key names are below; the secrets are never rendered. Include a keys",
+        "file before the server's fragment; `imsdr render dns --keys /etc/bind/imsdr-tsig.keys`",
+        "generates the missing keys with `tsig-keygen` (mode 0600, outside this directory). Every",
+        "server needs the same keys file.",
+        "",
+    ]
+    lines += [f"- `{v.key_name}` (view `{v.name}`)" for v in keyed]
+    mode = topology.inventory.redundancy.enum_dns.load_sharing or "unset"
+    lines += [
+        "",
+        f"## Load sharing ({mode})",
+        "",
+        "Which name server each region's clients and access resolvers use first",
+        "(`resolvers/<local network>.conf` holds the forward zones):",
+        "",
+        "| region | servers, in order |",
+        "|---|---|",
+    ]
+    for region in sorted({s.region for s in topology.sites.values()}):
+        order = ", ".join(s.id for s in server_order(topology, layout, region))
+        lines.append(f"| {region} | {order} |")
     lines += [
         "",
         "## Load into BIND 9",
         "",
-        "1. Copy this directory to the name server, e.g. `/etc/bind/imsdr/`.",
+        "1. Copy this directory to each name server, e.g. `/etc/bind/imsdr/`.",
         '2. In `named.conf`, set `options { directory "/etc/bind/imsdr"; };` (zone file names are',
-        '   relative to it) and add `include "/etc/bind/imsdr/named.conf.imsdr";`.',
+        '   relative to it), then `include "/etc/bind/imsdr-tsig.keys";` and',
+        '   `include "/etc/bind/imsdr/named/<this server>.conf";`.',
         "3. Once views exist every zone must be inside a view: remove zone statements outside views",
         '   (on Debian, the `include "/etc/bind/named.conf.default-zones";` line).',
         "4. Check and load: `named-checkconf -z /etc/bind/named.conf`, then `rndc reconfig`",
         "   (new zones or views) or `rndc reload` (changed zone files).",
         "",
         "Every zone file passes `named-checkzone -k fail -n fail -S fail -M fail -r fail -i local`.",
-        "",
-        "Views, first match wins: one per local network (its user prefixes) where",
-        f"`{plan.sbc_name}` answers the local SBC first (SRV priority 10) and the DR SBC second",
-        "(priority 20); one per site (its core subnets) where the I-CSCF entry and the pool names",
-        "answer same site first (10), same region next (20), other regions last (30); and `default`.",
-        "BIND does not keep the order of A/AAAA records (it rotates them) unless",
-        "`rrset-order { ... order fixed; }` is set and BIND was built with `--enable-fixed-rrset`;",
-        "Debian's BIND is not, so the SRV priorities are what carries local-first/DR-second.",
         "Zones identical in several views are defined once and shared with `in-view`.",
+        "",
+        "## ENUM",
+        "",
+        "One zone per ENUM block; the country code's parent zone delegates them to the name servers",
+        "and answers NXDOMAIN for every number outside the blocks, so the S-CSCF/BGCF breaks out to",
+        "the PSTN. The ENUM zones are served in the core views only.",
         "",
         "## SOA serials",
         "",
-        "Each zone file carries a `content-digest` comment. When rendering again over this",
-        "directory, a zone whose digest is unchanged keeps its serial; a changed zone gets",
-        "`max(today's YYYYMMDD00, previous serial + 1)`; a new zone gets `YYYYMMDD00` (UTC, or the",
-        "date of `SOURCE_DATE_EPOCH`). `imsdr render dns --serial N` sets every serial to N.",
+        "Each zone file carries a `content-digest` comment over its records only (not the inventory's",
+        "file name). When rendering again over this directory, a zone whose digest is unchanged keeps",
+        "its serial; a changed zone gets `max(today's YYYYMMDD00, previous serial + 1)`; a new zone",
+        "gets `YYYYMMDD00` (UTC, or the date of `SOURCE_DATE_EPOCH`). `imsdr render dns --serial N`",
+        "sets every serial to N.",
         "",
         "## Load into Kamailio (dispatcher module, Kamailio 5.6)",
         "",
@@ -225,6 +339,6 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str) -> str:
         "percent of the whole set). Reload with `kamcmd dispatcher.reload`. Destinations with flags 8",
         "are probed with OPTIONS once `ds_ping_interval` is set.",
     ]
-    if plan.notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in plan.notes]
+    if report.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     return "\n".join(lines) + "\n"

@@ -1,87 +1,293 @@
-"""The split-horizon ``named.conf`` fragment: ACLs, one view per local network, one per site, default.
+"""One ``named.conf`` per DNS server: ACLs, locked-down views, and each zone by the sync mode.
 
-Zone files that are the same in several views (the ENUM zones, and the home zone wherever a
-view does not override it) are defined once, in the first view that serves them, and shared
-by later views with ``in-view`` — so a 10-million-number ENUM zone is loaded into memory once,
-not once per view.
+Every server gets the same views (first match wins): one per local network (``users-*``, the
+access zones), one per site (``core-*``, the core and ENUM zones) and ``default`` (refuses, or
+the access data only). Each view is locked down: ``recursion no``, ``allow-query`` its own match
+list, ``allow-transfer`` only that view's TSIG key. The key *names* are rendered; the secrets are
+never written here (the operator includes a keys file, see :mod:`imsdr.dns.keys`). A request
+signed with a view's key matches that view and no other (``!"imsdr-view-keys"``), which is how a
+secondary transfers each view's zones.
+
+Sync modes (``redundancy.enum_dns.sync``):
+
+* ``provisioning`` (and unset): every server is a primary of identical zone files;
+* ``master-slave``: the master set (``redundancy.enum_dns.primaries``, default the first name
+  server) holds ``type primary`` zones and NOTIFYs the others (``also-notify`` with the view's
+  key); the others hold ``type secondary`` zones transferred with the view's key;
+* ``backend-db``: the back-end (``primaries``) is a hidden primary fed by the database; the
+  front-ends are its secondaries, rendered like master-slave.
+
+Zone files that are the same in several views (the ENUM zones, a base zone no view overrides)
+are defined once, in the first view that serves them, and shared by later views with ``in-view``
+— a 10-million-number ENUM zone is loaded once, not once per view.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
-from imsdr.dns.plan import DnsPlan, ViewPlan
+from imsdr.dns.plan import DnsPlan, Side, ViewPlan
 
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+VIEW_KEYS_ACL = "imsdr-view-keys"
 RRSET_ORDER_NOTE = (
-    "// Answer order: BIND returns the records of an rrset in cyclic (round-robin) order by default,\n"
-    "// so the order of the A/AAAA records of the SBC discovery name (local SBC first, DR SBC second)\n"
-    "// is NOT kept. Keeping it needs 'rrset-order { name \"<name>\" order fixed; };', which BIND\n"
-    "// supports only when built with --enable-fixed-rrset (Debian's BIND 9.18 is not). The SRV\n"
-    "// priorities carry the local-first/DR-second order reliably; UEs should use NAPTR/SRV.\n"
+    "// Answer order: BIND rotates the records of an rrset, so in the user views the A/AAAA of the\n"
+    "// SBC discovery name hold the local SBC(s) only (a client taking the first address never lands\n"
+    "// on the DR SBC); the DR SBC has its own name and is second in the SRV priorities.\n"
 )
 
 
 @dataclass(frozen=True)
 class ZoneFileRef:
-    view: str | None  # None: shared by every view that does not override the zone
+    view: str | None  # None: a base file shared by every view of its side without an override
     zone: str
     path: str  # relative to the output directory (= named's 'directory')
+    side: Side = "core"
 
 
 def zone_file_path(view: ViewPlan, zone: str, plan: DnsPlan) -> ZoneFileRef:
     """Where the zone as served in ``view`` is written."""
     if view.overrides.get(zone):
-        return ZoneFileRef(view.name, zone, f"zones/{view.name}/{zone}.zone")
-    return ZoneFileRef(None, zone, f"zones/{zone}.zone")
+        return ZoneFileRef(view.name, zone, f"zones/{view.name}/{zone}.zone", view.side)
+    kind = plan.zones_of(view.side)[zone].kind
+    folder = "enum" if kind in ("enum", "enum_parent") else view.side
+    return ZoneFileRef(None, zone, f"zones/{folder}/{zone}.zone", view.side)
+
+
+def view_zone_refs(plan: DnsPlan, view: ViewPlan) -> list[ZoneFileRef]:
+    plan.materialise(view)
+    return [zone_file_path(view, zone, plan) for zone in plan.zones_of(view.side)]
 
 
 def zone_files(plan: DnsPlan) -> list[ZoneFileRef]:
-    """Every distinct zone file of the plan, in the order they are first used."""
+    """Every distinct zone file of the plan (those some view serves), sorted by path."""
     seen: dict[str, ZoneFileRef] = {}
     for view in plan.views:
-        for zone in plan.zones:
-            ref = zone_file_path(view, zone, plan)
+        for ref in view_zone_refs(plan, view):
             seen.setdefault(ref.path, ref)
     return sorted(seen.values(), key=lambda r: r.path)
+
+
+# --- servers and their roles ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Server:
+    id: str
+    fqdn: str
+    address: str  # the address it serves and talks to its peers from (first IPv4, else first)
+    site: str
+    region: str
+    role: Literal["primary", "secondary"]
+    hidden: bool = False  # a back-end primary that is not a name server (not in NS)
+
+
+@dataclass(frozen=True)
+class ServerLayout:
+    sync: str  # provisioning | master-slave | backend-db
+    servers: tuple[Server, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def primaries(self) -> list[Server]:
+        return [s for s in self.servers if s.role == "primary"]
+
+    @property
+    def secondaries(self) -> list[Server]:
+        return [s for s in self.servers if s.role == "secondary"]
+
+
+def _address(el: Element) -> str:
+    v4 = [a for a in el.addresses if ":" not in a]
+    return (v4 or list(el.addresses))[0]
+
+
+def server_layout(topology: Topology) -> ServerLayout:
+    """Which ENUM/DNS element loads what: the name servers, plus a hidden back-end if any."""
+    topo = topology
+    design = topo.inventory.redundancy.enum_dns
+    ns_ids = list(topo.network.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
+    sync = design.sync or "provisioning"
+    notes: list[str] = []
+    if design.sync is None:
+        notes.append("redundancy.enum_dns.sync is not set: every name server is rendered as a primary "
+                     "of identical zone files (as provisioning)")
+    ids = [i for i in ns_ids if i in topo.elements]
+    primaries: list[str] = []
+    if sync in ("master-slave", "backend-db"):
+        primaries = [i for i in design.primaries if i in topo.elements] or ids[:1]
+        ids += [i for i in primaries if i not in ids]
+        if not design.primaries and ids:
+            notes.append(f"redundancy.enum_dns.primaries is not set: {ids[0]} is the {sync} primary")
+        if len(ids) == len(primaries):
+            notes.append(f"sync {sync}: every server is a primary, so no server is a secondary")
+    servers = []
+    for ident in ids:
+        el = topo.elements[ident]
+        site = topo.sites[el.site]
+        role: Literal["primary", "secondary"] = (
+            "primary" if sync == "provisioning" or ident in primaries else "secondary")
+        servers.append(Server(ident, topo.fqdn(el), _address(el), el.site, site.region, role,
+                              hidden=ident not in ns_ids))
+    return ServerLayout(sync, tuple(servers), tuple(notes))
+
+
+def server_conf_path(server: Server) -> str:
+    return f"named/{server.id}.conf"
+
+
+# --- named.conf ----------------------------------------------------------------------------------
+
+
+def _q(name: str) -> str:
+    return f'"{name}"'
 
 
 def _acl_body(prefixes: tuple[str, ...]) -> str:
     return " ".join(f"{p};" for p in prefixes)
 
 
-def render_named_conf(plan: DnsPlan, inventory: str) -> str:
-    out = [
-        f"// named.conf fragment for {plan.network}: split-horizon views rendered by imsdr",
-        f"// from inventory {inventory}; do not edit by hand.",
-        "//",
-        "// Include it from named.conf (outside any view and after 'options'):",
-        '//     include "/etc/bind/imsdr/named.conf.imsdr";',
-        "// Zone file names are relative to 'options { directory }': point it at this output directory,",
-        "// or copy the zones/ directory there. Once views exist, every zone of the server must be",
-        "// inside a view: drop (or move into a view) any zone statement outside views, such as",
-        "// Debian's 'include \"/etc/bind/named.conf.default-zones\";'.",
-        "// The first view whose match-clients matches a client answers it; order matters.",
-        "//",
+def _source_options(server: Server) -> list[str]:
+    v6 = ":" in server.address
+    return [
+        f"    notify-source{'-v6' if v6 else ''} {server.address};",
+        f"    transfer-source{'-v6' if v6 else ''} {server.address};",
     ]
+
+
+def secondary_file(plan: DnsPlan, directory: str, view: str, zone: str) -> str:
+    return f"{directory}/{view}.{zone}.zone"  # flat: named creates files, not directories
+
+
+def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, server: Server,
+                      secondary_directory: str) -> str:
+    """The named.conf fragment ``server`` loads (include it after 'options' and the keys file)."""
+    keyed = [v for v in plan.views if v.side != "none"]
+    out = [
+        f"// named.conf fragment for {server.id} ({server.fqdn}, {server.address}) of {plan.network}:",
+        f"// {server.role} ({'hidden back-end, ' if server.hidden else ''}sync {layout.sync}); rendered by "
+        f"imsdr from inventory {inventory}; do not edit by hand.",
+        "//",
+        "// Include from named.conf, after 'options' (zone file names are relative to its 'directory',",
+        "// which must point at this output directory):",
+        '//     include "/etc/bind/imsdr-tsig.keys";   // the keys below; secrets never rendered by imsdr',
+        f'//     include "/etc/bind/imsdr/named/{server.id}.conf";',
+        "// Once views exist, every zone must be inside a view: drop Debian's default-zones include.",
+        "// TSIG keys this file needs (one per view; 'imsdr render dns --keys FILE' generates them):",
+    ]
+    out += [f"//     {v.key_name}" for v in keyed]
+    out.append("//")
     out += RRSET_ORDER_NOTE.rstrip("\n").split("\n")
     out.append("")
     for view in plan.views:
         if view.kind != "default":
-            out.append(f'acl "{view.name}" {{ {_acl_body(view.match_clients)} }};')
+            out.append(f"acl {_q(view.name)} {{ {_acl_body(view.match_clients)} }};")
+    if keyed:
+        out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
     out.append("")
+    peers_notify = [s for s in layout.secondaries] if server.role == "primary" else []
+    my_primaries = [s for s in layout.primaries if s.id != server.id] if server.role == "secondary" else []
+    users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
+    for view in keyed:
+        for ref in view_zone_refs(plan, view):
+            users.setdefault(ref.path, []).append(view)
     defined: dict[str, str] = {}  # file path -> view that defined it
     for view in plan.views:
         out.append(f"// {view.description}")
-        out.append(f'view "{view.name}" {{')
-        match = "any;" if view.kind == "default" else f'"{view.name}";'
-        out.append(f"    match-clients {{ {match} }};")
-        for zone in plan.zones:
-            ref = zone_file_path(view, zone, plan)
+        out.append(f"view {_q(view.name)} {{")
+        if view.side == "none":
+            out += [
+                "    match-clients { any; };",
+                "    allow-query { none; };",
+                "    allow-transfer { none; };",
+                "    recursion no;",
+                "};",
+                "",
+            ]
+            continue
+        key = f"key {_q(view.key_name)};"
+        if view.kind == "default":
+            out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; any; }};")
+            out.append(f"    allow-query {{ any; {key} }};")
+        else:
+            out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; {_q(view.name)}; }};")
+            out.append(f"    allow-query {{ {_q(view.name)}; {key} }};")
+        out.append(f"    allow-transfer {{ {key} }};")
+        out.append("    recursion no;")
+        out.append(f"    notify {'explicit' if peers_notify else 'no'};")
+        if layout.sync != "provisioning":
+            out += _source_options(server)
+        for ref in view_zone_refs(plan, view):
+            zone = ref.zone
             if ref.path in defined:
-                out.append(f'    zone "{zone}" {{ in-view "{defined[ref.path]}"; }};')
+                out.append(f"    zone {_q(zone)} {{ in-view {_q(defined[ref.path])}; }};")
+                continue
+            defined[ref.path] = view.name
+            sharing = users.get(ref.path, [view])
+            body: list[str] = []
+            if server.role == "primary":
+                body.append(f"type primary; file {_q(ref.path)};")
+                if peers_notify:
+                    body.append("also-notify { " + " ".join(
+                        f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };")
             else:
-                defined[ref.path] = view.name
-                out.append(f'    zone "{zone}" {{ type primary; file "{ref.path}"; }};')
+                body.append(f"type secondary; file {_q(secondary_file(plan, secondary_directory, view.name, zone))};")
+                body.append("primaries { " + " ".join(
+                    f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " };")
+            if len(sharing) > 1:  # shared with in-view: zone options apply to every sharing view
+                acls = " ".join(
+                    ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
+                    for v in sharing)
+                keys = " ".join(f"key {_q(v.key_name)};" for v in sharing)
+                body.append(f"allow-query {{ {acls} }};")
+                body.append(f"allow-transfer {{ {keys} }};")
+            out.append(f"    zone {_q(zone)} {{")
+            out += [f"        {line}" for line in body]
+            out.append("    };")
         out.append("};")
         out.append("")
+    return "\n".join(out)
+
+
+# --- access resolvers ----------------------------------------------------------------------------
+
+
+def server_order(topology: Topology, layout: ServerLayout, region: str | None) -> list[Server]:
+    """The name servers in the order a client of ``region`` uses them (``load_sharing``)."""
+    visible = [s for s in layout.servers if not s.hidden]
+    mode = topology.inventory.redundancy.enum_dns.load_sharing
+    if mode == "regional" and region is not None:
+        return [s for s in visible if s.region == region] + [s for s in visible if s.region != region]
+    return visible
+
+
+def render_resolver_conf(plan: DnsPlan, topology: Topology, layout: ServerLayout, ln_id: str,
+                         inventory: str) -> str:
+    """Forward zones for the access resolvers of one local network (what they must forward where)."""
+    ln = topology.local_networks[ln_id]
+    region = topology.sites[ln.home_sites[0]].region if ln.home_sites[0] in topology.sites else None
+    mode = topology.inventory.redundancy.enum_dns.load_sharing or "unset"
+    servers = server_order(topology, layout, region)
+    how = {
+        "regional": f"the servers of region {region} first, in this order",
+        "rtt": "BIND picks the forwarder with the lowest measured round-trip time",
+        "anycast": "one anycast service address in production; the sets' unicast addresses are listed",
+        "unset": "redundancy.enum_dns.load_sharing is not set: listed in name-server order",
+    }[mode]
+    resolvers = ", ".join(ln.resolvers) or "none listed: the UE prefixes' resolvers"
+    out = [
+        f"// Access resolvers of local network {ln.id} ({ln.name}): {resolvers}.",
+        f"// Rendered by imsdr from inventory {inventory}; include inside the resolvers' view or options.",
+        f"// Forward the IMS home domains to the IMS name servers; load_sharing {mode}: {how}.",
+        f"// The name servers answer these resolvers from view users-{ln.id} (their addresses are in its",
+        "// match list). Without 'resolvers' in the inventory the view matches UE prefixes only, which works",
+        "// only if the resolvers forward with EDNS Client Subnet or the operator deploys the views on them.",
+    ]
+    forwarders = " ".join(f"{s.address};" for s in servers)
+    for zone in plan.access_zones:
+        out.append(f'zone "{zone}" {{ type forward; forward only; forwarders {{ {forwarders} }}; }};')
     return "\n".join(out)

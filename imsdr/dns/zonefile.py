@@ -33,7 +33,7 @@ from imsdr.dns.plan import EnumBlockPlan, RRKey, ZonePlan
 from imsdr.dns.records import SOA, RRset
 from imsdr.errors import RenderError
 
-FORMAT_VERSION = "imsdr-zonefile/1"
+FORMAT_VERSION = "imsdr-zonefile/2"  # 2: the digest covers zone content only
 MAX_SERIAL = 2**32 - 1
 _DIGEST_RE = re.compile(r"; content-digest: (sha256:[0-9a-f]{64})")
 _CHUNK_DIGITS = 3  # numbers are written 10**3 per chunk
@@ -96,9 +96,10 @@ def prepare_zone(
 ) -> PreparedZone:
     """Render every stored rdata of ``zone`` once, for both the digest and the lines written.
 
-    The digest is sha256 over what the file will hold, except the SOA serial (so it can decide
-    the serial): the format version, the header, ``name|type|ttl|rdata|rdata...`` per rrset in
-    file order (SOA with serial 0), then each ENUM block's parameters.
+    The digest is sha256 over the zone content the file will hold, except the SOA serial (so it
+    can decide the serial): the format version, ``name|type|ttl|rdata|rdata...`` per rrset in file
+    order (SOA with serial 0), then each ENUM block's parameters. The header comments (inventory
+    file name, view, purpose) are not content: renaming the inventory keeps every serial.
 
     ``cache`` (one dict for one render run) reuses the text of an rrset already rendered with the
     same origin and owner width: the per-view copies of a zone share most of their rrsets. It
@@ -107,8 +108,6 @@ def prepare_zone(
     comments = comments or {}
     h = hashlib.sha256()
     h.update(FORMAT_VERSION.encode())
-    for line in header:
-        h.update(line.encode() + b"\n")
     rrsets = zone.sorted_rrsets()
     origin = zone.name
     width = max((len(relative(r.name, origin)) for r in rrsets), default=1)
