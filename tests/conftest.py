@@ -12,7 +12,7 @@ import pytest
 
 @pytest.fixture
 def start_named() -> Iterator[Callable[..., Any]]:
-    """Factory: ``start_named(config_dir, include="named.conf.imsdr")`` starts a real BIND on
+    """Factory: ``start_named(config_dir, include="named/<server>.conf")`` starts a real BIND on
     127.0.0.1 (free high port) with the rendered config and returns a ``NamedServer``
     (``.query(qname, rdtype, source=...)``, ``.answer(...)``, ``.port``, ``.pid``); every server
     started is stopped by pid at teardown."""
@@ -26,6 +26,8 @@ def start_named() -> Iterator[Callable[..., Any]]:
         server = named_harness.start_named(config_dir, **kwargs)
         servers.append(server)
         return server
+
+    factory.servers = servers  # type: ignore[attr-defined]
 
     yield factory
     for server in servers:

@@ -72,7 +72,8 @@ def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys:
     controls = "controls { };"
     if control_port is not None:
         controls = (f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'
-                    f'controls {{ inet {address} port {control_port} allow {{ {address}; }} keys {{ "rndc-key"; }}; }};')
+                    f"controls {{ inet {address} port {control_port} allow {{ {address}; }} "
+                    f'keys {{ "rndc-key"; }}; }};')
     return f"""options {{
     directory "{config_dir}";
     pid-file "{workdir}/named.pid";
