@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from imsdr.cli.app import app
 from imsdr.dns.lint import lint_plan
-from imsdr.dns.plan import build_dns_plan
+from imsdr.dns.plan import ACCESS_BASE, build_dns_plan
 from imsdr.dns.records import CNAME, SRV, RRset
 from imsdr.dns.render import render_dns
 from imsdr.errors import RenderError
@@ -66,13 +66,15 @@ def zone_files(out: Path) -> list[Path]:
 
 def test_layout_and_readme_lists_every_file(rendered: Path) -> None:
     files = tree(rendered)
-    assert "named.conf.imsdr" in files and "README.md" in files
+    assert "named/dns-a-1.conf" in files and "named/dns-b-1.conf" in files and "README.md" in files
     assert "kamailio/dispatcher-sbc-pcscf.list" in files and "kamailio/dispatcher-pcscf-icscf.list" in files
-    assert "zones/ims.example.net.zone" in files and "zones/users-capital/ims.example.net.zone" in files
+    assert "zones/users-capital/ims.example.net.zone" in files and "zones/core-site-a/ims.example.net.zone" in files
+    assert "zones/enum/6.8.e164.arpa.zone" in files and "resolvers/capital.conf" in files
+    assert "zones/users-capital/ims.mnc001.mcc460.3gppnetwork.org.zone" in files
     readme = files["README.md"].decode()
     for name in files:
         assert f"`{name}`" in readme, name
-    assert "rrset-order" in readme and "in-view" in readme
+    assert "in-view" in readme and "imsdr-users-capital" in readme and "dual write" in readme.lower()
 
 
 def test_every_zone_parses_with_dnspython(rendered: Path) -> None:
@@ -92,18 +94,58 @@ def test_every_zone_passes_named_checkzone_strict(rendered: Path) -> None:
         assert "warning" not in result.stdout.lower(), result.stdout
 
 
-def test_named_conf_passes_named_checkconf_z(rendered: Path, tmp_path: Path) -> None:
-    wrapper = tmp_path / "named.conf"
-    wrapper.write_text(
-        f'options {{ directory "{rendered}"; pid-file "{tmp_path}/named.pid"; '
-        f"listen-on port 53530 {{ 127.0.0.1; }}; listen-on-v6 {{ none; }}; recursion no; }};\n"
-        f'include "{rendered}/named.conf.imsdr";\n'
-    )
-    result = subprocess.run(["named-checkconf", "-z", str(wrapper)], capture_output=True, text=True, timeout=60)
+@pytest.mark.parametrize("sync", ["provisioning", "master-slave", "backend-db"])
+def test_every_server_conf_passes_named_checkconf_z(tmp_path: Path, make_inventory: Any, sync: str) -> None:
+    from imsdr.dns.keys import ensure_keys
+
+    def mutate(d: dict[str, Any]) -> None:
+        d["redundancy"]["enum_dns"]["sync"] = sync
+
+    out = tmp_path / "dns"
+    render_dns(topo(make_inventory(mutate)), out, "x.yaml", serial=5)
+    keys = tmp_path / "keys.conf"
+    confs = sorted(out.glob("named/*.conf"))
+    assert [c.name for c in confs] == ["dns-a-1.conf", "dns-b-1.conf"]
+    for conf in confs:
+        ensure_keys(keys, sorted(set(re.findall(r'key "([a-z0-9-]+)"', conf.read_text()))), out)
+        wrapper = tmp_path / "named.conf"
+        wrapper.write_text(
+            f'options {{ directory "{out}"; pid-file "{tmp_path}/named.pid"; '
+            f"listen-on port 53530 {{ 127.0.0.1; }}; listen-on-v6 {{ none; }}; recursion no; }};\n"
+            f'include "{keys}";\ninclude "{conf}";\n'
+        )
+        flags = ["-z"] if "type secondary" not in conf.read_text() else []  # no secondary files yet
+        result = subprocess.run(["named-checkconf", *flags, str(wrapper)], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+        text = conf.read_text()
+        assert text.count('\nview "') == 10 and text.count("recursion no;") == 10
+        assert 'view "default" {\n    match-clients { any; };\n    allow-query { none; };' in text
+        assert 'allow-transfer { key "imsdr-users-capital"; };' in text
+        assert 'in-view "core-site-a"' in text  # ENUM zones loaded once, shared by the other core views
+        role = "secondary" if sync != "provisioning" and conf.name == "dns-b-1.conf" else "primary"
+        assert f"type {role};" in text and (role == "primary") == ("type secondary" not in text)
+        assert ("also-notify" in text) == (sync != "provisioning" and role == "primary")
+    resolver = (out / "resolvers/capital.conf").read_text()
+    forward = 'zone "ims.example.net" { type forward; forward only; forwarders { 192.0.2.53; 192.0.2.117; }; };'
+    assert forward in resolver
+    wrapper.write_text(f'options {{ directory "{tmp_path}"; }};\ninclude "{out}/resolvers/capital.conf";\n')
+    result = subprocess.run(["named-checkconf", str(wrapper)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
-    conf = (rendered / "named.conf.imsdr").read_text()
-    assert conf.count('\nview "') == 10 and "match-clients { any; }" in conf
-    assert 'in-view "users-capital"' in conf  # ENUM zones loaded once, shared by the other views
+
+
+def test_keys_are_generated_outside_the_output_tree_only(tmp_path: Path) -> None:
+    out = tmp_path / "dns"
+    with pytest.raises(RenderError, match="inside the output directory"):
+        render_dns(topo(), out, "x.yaml", keys=out / "keys.conf")
+    assert not out.exists()
+    keys = tmp_path / "private" / "tsig.keys"
+    report = render_dns(topo(), out, "x.yaml", keys=keys)
+    assert keys.stat().st_mode & 0o777 == 0o600 and len(report.keys_added) == 9
+    before = keys.read_text()
+    assert render_dns(topo(), out, "x.yaml", keys=keys).keys_added == []  # never rotated behind one's back
+    assert keys.read_text() == before
+    secrets = re.findall(r'secret "([^"]+)"', before)
+    assert len(secrets) == 9 and not any(s in p.read_text() for p in out.rglob("*") if p.is_file() for s in secrets)
 
 
 def test_zone_files_are_reviewable(rendered: Path) -> None:
@@ -113,11 +155,12 @@ def test_zone_files_are_reviewable(rendered: Path) -> None:
     assert lines[directives[0]].startswith("$ORIGIN ims.example.net.") and lines[directives[1]].startswith("$TTL")
     assert all(line.startswith(";") for line in lines[: directives[0]])  # header comment only
     assert "; inventory: province.yaml (Example Province IMS)" in lines
-    assert "view: users-capital" in text and "BIND does not keep this A/AAAA order" in text
-    owners = [line.split()[0] for line in lines[directives[1] + 1 :] if line and not line.startswith(";")]
+    assert "view: users-capital" in text and "the local SBC(s) only" in text
+    core = (rendered / "zones/core-site-a/ims.example.net.zone").read_text()
+    owners = [line.split()[0] for line in core.splitlines()[directives[1] + 1 :] if line and not line.startswith(";")]
     assert owners.index("pcscf1") < owners.index("_sip._tcp.pcscf1") < owners.index("pcscf2")
     assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", text)  # no dates or times written
-    enum = (rendered / "zones/0.0.5.5.5.0.1.6.8.e164.arpa.zone").read_text()
+    enum = (rendered / "zones/enum/0.0.5.5.5.0.1.6.8.e164.arpa.zone").read_text()
     assert '\n*\t3600\tIN\tNAPTR\t100 10 "u" "E2U+sip" "!^(.*)$!sip:\\\\1@ims.example.net!" .\n' in enum
 
 
@@ -139,18 +182,21 @@ def test_serial_kept_when_unchanged_bumped_when_changed(
     def serial(rel: str) -> int:
         return dns.zone.from_file(str(out / rel), origin=Path(rel).name[:-5], relativize=False).get_soa().serial
 
-    assert serial("zones/ims.example.net.zone") == 2026010100
+    assert serial("zones/core-site-a/ims.example.net.zone") == 2026010100
+    render_dns(topo(), out, "renamed-inventory.yaml")  # the file name is not zone content
+    assert serial("zones/core-site-a/ims.example.net.zone") == 2026010100
+    assert "; inventory: renamed-inventory.yaml" in (out / "zones/core-site-a/ims.example.net.zone").read_text()
 
     def mutate(d: dict[str, Any]) -> None:
         d["elements"][0]["addresses"][0] = "192.0.2.55"  # dns-a-1 moves: home zones change, ENUM do not
 
     render_dns(topo(make_inventory(mutate)), out, "province.yaml")
-    assert serial("zones/ims.example.net.zone") == 2026010101
+    assert serial("zones/core-site-a/ims.example.net.zone") == 2026010101
     assert serial("zones/users-capital/ims.example.net.zone") == 2026010101
-    assert serial("zones/0.0.5.5.5.0.1.6.8.e164.arpa.zone") == 2026010100
+    assert serial("zones/enum/0.0.5.5.5.0.1.6.8.e164.arpa.zone") == 2026010100
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767657600")  # 2026-01-06
     render_dns(topo(), out, "province.yaml")
-    assert serial("zones/ims.example.net.zone") == 2026010600
+    assert serial("zones/core-site-a/ims.example.net.zone") == 2026010600
 
 
 def refuse(path: Path, out: Path) -> RenderError:
@@ -224,7 +270,7 @@ def test_cli_render_dns(tmp_path: Path, make_inventory: Any) -> None:
     assert zones and all(f["serial"] == 7 for f in zones)
     assert {f["path"] for f in data["files"]} == set(tree(out))
     table = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out)])
-    assert table.exit_code == 0 and "named.conf.imsdr" in table.stdout
+    assert table.exit_code == 0 and "named/dns-a-1.conf" in table.stdout
 
     def mutate(d: dict[str, Any]) -> None:
         d["elements"][10]["fqdn"] = "pcscf-a-1.elsewhere.org"
@@ -244,7 +290,7 @@ def test_transport_missing_in_a_view_answers_no_service(tmp_path: Path, make_inv
     plan = build_dns_plan(t)
     none = plan.lookup("users-harbour", "_sips._tcp.sbc.ims.example.net", "SRV")
     assert [(r.priority, r.weight, r.port, r.target) for r in none] == [(0, 0, 0, ".")]  # type: ignore[union-attr]
-    assert plan.lookup("default", "_sips._tcp.sbc.ims.example.net", "SRV")  # other SBCs still offer TLS
+    assert plan.lookup(ACCESS_BASE, "_sips._tcp.sbc.ims.example.net", "SRV")  # other SBCs still offer TLS
     render_dns(t, tmp_path / "dns", "x.yaml")
     path = tmp_path / "dns/zones/users-harbour/ims.example.net.zone"
     result = subprocess.run(

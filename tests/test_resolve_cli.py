@@ -79,18 +79,23 @@ def test_home_domain_same_site_first_from_a_core_subnet() -> None:
     first = data["candidates"][0]
     assert first["site"] == "site-b" and first["p_first_exact"] == "1"
     assert {c["site"] for c in data["candidates"][1:]} == {"site-a", "site-c"}
-    # from outside every view's prefixes: no site preference, equal chances
+    # from outside every view's prefixes: the default view refuses
     code, default = resolve_json("ims.example.net")
-    assert default["view"] == "default" and default["source"] is None
-    chances = [c["p_first_exact"] for c in default["candidates"]]
-    cscfs = [e for e in RAW["elements"] if e["type"] == "cscf"]
-    assert len(chances) == len(cscfs) and len(set(chances)) == 1
+    assert code == 1 and default["view"] == "default" and default["source"] is None
+    assert default["candidates"] == [] and "refuses every query" in default["reason"]
+    # from a user view (its access resolver) the home domain leads to the SBCs, never to a CSCF
+    capital = next(ln for ln in RAW["local_networks"] if ln["id"] == "capital")
+    code, user = resolve_json("sip:ims.example.net", "--from", capital["resolvers"][0])
+    assert code == 0 and user["view"] == "users-capital"
+    assert [c["element"] for c in user["candidates"]][:2] == ["sbc-capital", "sbc-coast"]
+    code, leak = resolve_json("hss-a-1.ims.example.net", "--from", capital["resolvers"][0])
+    assert code == 1 and leak["candidates"] == []
 
 
 def test_enum_number_then_sip_chain() -> None:
     block = next(b for b in RAW["enum_blocks"] if b["style"] == "wildcard")
     number = block["prefix"] + "1234"
-    code, data = resolve_json(number)
+    code, data = resolve_json(number, "--from", host_in("192.0.2.0/26"))  # ENUM is served to the core
     assert code == 0
     assert data["enum_domain"] == ".".join(reversed(number.lstrip("+"))) + ".e164.arpa"
     assert data["uri"] == f"sip:{number}@{block['domain']}"
@@ -101,19 +106,20 @@ def test_enum_number_then_sip_chain() -> None:
 
 
 def test_unresolvable_names_exit_1_with_a_reason() -> None:
-    result = run("resolve", str(PROVINCE), "nosuch.ims.example.net")
+    core = host_in("192.0.2.0/26")
+    result = run("resolve", str(PROVINCE), "nosuch.ims.example.net", "--from", core)
     assert result.exit_code == 1
     assert "not resolved" in result.stderr
-    code, data = resolve_json("+8699999999")
+    code, data = resolve_json("+8699999999", "--from", core)
     assert code == 1 and data["resolved"] is False and "ENUM" in data["reason"]
     # the I-CSCFs accept udp and tcp only: a TLS-only client finds nothing
-    code, data = resolve_json("ims.example.net", "--transport", "tls")
+    code, data = resolve_json("ims.example.net", "--transport", "tls", "--from", core)
     assert code == 1 and data["candidates"] == []
 
 
 def test_plain_address_lookup_and_table_output() -> None:
     el = ELEMENTS["pcscf-b-2"]
-    code, data = resolve_json("pcscf-b-2.ims.example.net", "--type", "AAAA")
+    code, data = resolve_json("pcscf-b-2.ims.example.net", "--type", "AAAA", "--from", host_in("192.0.2.0/26"))
     assert code == 0 and data["candidates"][0]["addresses"] == [a for a in el["addresses"] if ":" in a]
     assert data["candidates"][0]["element"] == "pcscf-b-2" and data["candidates"][0]["site"] == el["site"]
     table = run("resolve", str(PROVINCE), "pcscf1.ims.example.net", "--from", host_in("192.0.2.64/26"))
@@ -155,7 +161,8 @@ def test_verify_refuses_a_source_it_cannot_send_from() -> None:
 
 def test_resolve_warns_about_plan_problems_render_would_refuse(make_inventory: Any) -> None:
     def mutate(d: dict[str, Any]) -> None:
-        d["redundancy"]["pools"][3]["dns_name"] = "sbc"  # collides with the SBC discovery name
+        d["redundancy"]["pools"][3]["dns_name"] = "mmtel"
+        d["redundancy"]["pools"][0]["dns_name"] = "mmtel"  # two pools under one name
 
     result = run("resolve", str(make_inventory(mutate)), "ims.example.net")
     assert "warning: the DNS plan has a problem `render dns` would refuse" in result.stderr

@@ -34,12 +34,15 @@ def resolve_in(source: RecordSource, name: str, *, client: str | None = None, rd
         res.reason = (f"no view matches {client}: BIND refuses the query" if client
                       else "no view matches every client (no 'any' view); give --from")
         return res
-    resolver = Rfc3263Resolver(lambda q, t: source.rrset(view.name, q, t), enum_suffix=enum_suffix,
-                               arrangement=arrangement)
+    refused = view.name in getattr(source, "refusing", ())  # the query is checked all the same
+    resolver = Rfc3263Resolver((lambda q, t: None) if refused else (lambda q, t: source.rrset(view.name, q, t)),
+                               enum_suffix=enum_suffix, arrangement=arrangement)
     try:
         res = resolver.resolve(name, rdtype, transport)
     except ResolveError as exc:
         raise ImsdrError(str(exc)) from None
+    if refused:
+        res.reason = f"view {view.name} refuses every query (network.dns.default_view: refuse)"
     res.view = view.name
     res.source = client
     if index is not None:

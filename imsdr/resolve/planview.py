@@ -84,6 +84,7 @@ class PlanSource:
     def __init__(self, plan: DnsPlan) -> None:
         self.plan = plan
         self._views = [ViewSpec(v.name, tuple(v.match_clients) or ("any",)) for v in plan.views]
+        self.refusing = frozenset(v.name for v in plan.views if v.side == "none")  # answer REFUSED
         self._cached = lru_cache(maxsize=65536)(self._lookup)
         self._converted: dict[Any, dns.rrset.RRset] = {}
 

@@ -36,11 +36,12 @@ def _source(view: ViewPlan) -> str | None:
 
 
 def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str,
-           ordered: bool) -> dict[str, Any] | None:
+           ordered: bool, source: str | None = None) -> dict[str, Any] | None:
     rrset = plan.lookup_rrset(view, qname, rdtype)
     if rrset is None:
         return None
-    source = _source(view) if view.kind != "default" else None
+    if source is None:
+        source = _source(view) if view.kind != "default" else None
     command = f"dig @{server}"
     if source is not None:
         command += f" -b {source}"
@@ -89,9 +90,14 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
         order = ", ".join(e.id for e in topo.sbc_answer(ln.id)) or "every SBC"
         add("sbc", _check(plan, server, view, f"{srv_label}.{plan.sbc_name}", "SRV",
                           f"Users of {ln.name} ({ln.id}) find {order} (lowest priority number first).", True))
+        add("sbc", _check(plan, server, view, plan.sbc_name, "A",
+                          f"A-only clients of {ln.name} ({ln.id}) get their local SBC only.", False))
+        add("sbc", _check(plan, server, view, plan.sbc_dr_name, "A",
+                          f"Their second proxy {plan.sbc_dr_name} is the DR SBC.", False))
 
     # Pool names and the I-CSCF entry: same-site first in each site view.
     named_groups = sorted((g for g in topo.groups.values() if g.spec.dns_name), key=lambda g: g.id)
+    sbc_core = {el.site: el.core_addresses[0] for el in reversed(topo.by_type.get("sbc", [])) if el.core_addresses}
     for view in site_views:
         site = topo.sites[view.subject]
         add("cscf", _check(plan, server, view, f"{srv_label}.{primary}", "SRV",
@@ -107,9 +113,11 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
             if key is None:
                 continue
             qname = f"{srv_label}.{group.spec.dns_name}.{primary}"
+            # the SBCs are the P-CSCFs' clients: ask from an SBC's core side when the site has one
+            source = sbc_core.get(site.id) if key == "pcscf" else None
             add(key, _check(plan, server, view, qname, "SRV",
                             f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
-                            "same site first, then same region, then the rest.", True))
+                            "same site first, then same region, then the rest.", True, source))
     add("cscf", _check(plan, server, probe_view, primary, "NAPTR",
                        f"The home domain {primary} publishes its SIP transports (RFC 3263).", True))
 
