@@ -277,6 +277,6 @@ def test_plan_adapter_builds_the_same_records_bind_reads_from_the_zone_text() ->
     # ENUM answers are computed per number and owned by the queried name
     src = PlanSource(plan)
     qname = dns.name.from_text("0.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa.")
-    enum = src.rrset("default", qname, dns.rdatatype.NAPTR)
+    enum = src.rrset("core-site-a", qname, dns.rdatatype.NAPTR)
     assert enum is not None and enum.name == qname
     assert next(iter(enum)).regexp == b"!^.*$!sip:+8613800138000@ims.example.net!"  # type: ignore[attr-defined]

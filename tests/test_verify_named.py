@@ -1,9 +1,10 @@
 """Proven by real BIND: `resolve` agrees with a live `named` serving the rendered province
 configuration, and `verify` finds no drift there — then exactly the drift the test introduces.
 
-A test copy of the province inventory puts 127.0.0.2/32 into the harbour local network and
-127.0.0.3/32 into the coast local network, so queries sent from those loopback addresses land in
-those views; 127.0.0.1 matches no ACL and gets the default view. Only loopback is used.
+A test copy of the province inventory puts 127.0.0.2/32 into the harbour local network,
+127.0.0.3/32 into the coast local network and 127.0.0.4/32 into site-a's core subnets, so queries
+sent from those loopback addresses land in those views; 127.0.0.1 matches no ACL and gets the
+default view, which refuses. Only loopback is used.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from imsdr.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 PROVINCE = ROOT / "inventories" / "province.yaml"
 SOURCES = {"127.0.0.2": "harbour", "127.0.0.3": "coast"}
+CORE_SOURCE = "127.0.0.4"
 DEFAULT_SOURCE = "127.0.0.1"
 runner = CliRunner()
 
@@ -39,6 +41,7 @@ def make_inventory(directory: Path) -> Path:
         for source, ln_id in SOURCES.items():
             if ln["id"] == ln_id:
                 ln["prefixes"].append(f"{source}/32")
+    raw["sites"][0]["core_subnets"].append(f"{CORE_SOURCE}/32")
     path = directory / "province-loopback.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path
@@ -107,7 +110,7 @@ def test_resolve_agrees_with_named(served: Served) -> None:
     inv, source_map = load_inventory(served.inventory)
     plan_source = PlanSource(build_dns_plan(Topology(inv, source_map)))
     views_seen = set()
-    for source in [*SOURCES, DEFAULT_SOURCE]:
+    for source in [*SOURCES, CORE_SOURCE, DEFAULT_SOURCE]:
         for name, rdtype, transport in NAMES:
             offline = resolve_in(plan_source, name, client=source, rdtype=rdtype, transport=transport)
             live = Rfc3263Resolver(live_lookup(served.server, source)).resolve(name, rdtype, transport)
@@ -117,7 +120,7 @@ def test_resolve_agrees_with_named(served: Served) -> None:
                 live.uri, live.naptr, live.srv_name, live.resolved), (source, name)
             assert [(s.qname, s.rdtype, s.records, s.ttl) for s in offline.steps] == [
                 (s.qname, s.rdtype, s.records, s.ttl) for s in live.steps], (source, name)
-    assert views_seen == {"users-harbour", "users-coast", "default"}
+    assert views_seen == {"users-harbour", "users-coast", "core-site-a", "default"}
 
 
 def test_resolve_cli_shows_the_view_named_answers_from(served: Served) -> None:
@@ -135,7 +138,7 @@ def test_resolve_cli_shows_the_view_named_answers_from(served: Served) -> None:
 
 def verify_json(served: Served, *extra: str) -> tuple[int, dict[str, Any]]:
     args = ["verify", str(served.inventory), "--server", f"127.0.0.1:{served.server.port}",
-            "--from", "127.0.0.2", "--from", "127.0.0.3", "--from", DEFAULT_SOURCE,
+            "--from", "127.0.0.2", "--from", "127.0.0.3", "--from", CORE_SOURCE, "--from", DEFAULT_SOURCE,
             "--format", "json", *extra]
     result = runner.invoke(app, args)
     assert result.exit_code in (0, 1), result.output
@@ -145,7 +148,7 @@ def verify_json(served: Served, *extra: str) -> tuple[int, dict[str, Any]]:
 def test_verify_finds_no_drift_against_the_rendered_config(served: Served) -> None:
     code, report = verify_json(served)
     assert code == 0 and report["ok"] and report["drift"] == []
-    assert [s["view"] for s in report["sources"]] == ["users-harbour", "users-coast", "default"]
+    assert [s["view"] for s in report["sources"]] == ["users-harbour", "users-coast", "core-site-a", "default"]
     assert report["checked"] > 150
     table = runner.invoke(app, ["verify", str(served.inventory), "--server",
                                 f"127.0.0.1:{served.server.port}", "--from", "127.0.0.2",
@@ -153,11 +156,11 @@ def test_verify_finds_no_drift_against_the_rendered_config(served: Served) -> No
     assert table.exit_code == 0 and "no drift" in table.stdout
     # names outside the stored plan: an ENUM number outside the sample, and a name nobody serves
     code, subset = verify_json(served, "--names", "+8613800138123", "--names", "nosuch.ims.example.net")
-    assert code == 0 and subset["checked"] == 3 * 2 * 4
+    assert code == 0 and subset["checked"] == 4 * 2 * 4
 
 
 def _edit_zone(path: Path) -> tuple[str, str]:
-    """Change one SRV weight and remove one A record; bump the SOA serial. (old weight, removed address)"""
+    """Change one SRV weight and remove the DR SBC's A record; bump the SOA serial. (old weight, removed address)"""
     lines = path.read_text().splitlines()
     out: list[str] = []
     old_weight = removed = ""
@@ -170,7 +173,7 @@ def _edit_zone(path: Path) -> tuple[str, str]:
             old_weight = tokens[5]
             tokens[5] = str(int(old_weight) // 2)
             line = " ".join(tokens)
-        elif tokens[:1] == ["pcscf-b-2"] and tokens[3] == "A":
+        elif tokens[:1] == ["sbc-dr"] and tokens[3] == "A":
             removed = tokens[4]
             continue
         out.append(line)
@@ -199,11 +202,11 @@ def test_verify_reports_exactly_the_edited_records(tmp_path: Path) -> None:
         assert got == sorted([
             ("users-harbour", "127.0.0.2", "_sip._udp.sbc.ims.example.net", "SRV", "changed", "weight",
              old_weight, str(int(old_weight) // 2)),
-            ("users-harbour", "127.0.0.2", "pcscf-b-2.ims.example.net", "A", "missing", None, removed, None),
+            ("users-harbour", "127.0.0.2", "sbc-dr.ims.example.net", "A", "missing", None, removed, None),
         ])
         table = runner.invoke(app, ["verify", str(served.inventory), "--server",
                                     f"127.0.0.1:{served.server.port}", "--from", "127.0.0.2"])
         assert table.exit_code == 1
-        assert "2 difference(s)" in table.stdout and "pcscf-b-2.ims.example.net" in table.stdout
+        assert "2 difference(s)" in table.stdout and "sbc-dr.ims.example.net" in table.stdout
     finally:
         served.server.stop()
