@@ -36,11 +36,11 @@ def test_plan_writes_dns_views_dispatcher_runbooks_and_plan_json(planned) -> Non
     out, result = planned
     assert result.returncode == 0, result.stderr
     files = tree(out)
-    assert "dns/named.conf.imsdr" in files
-    assert "dns/zones/ims.example.net.zone" in files
-    assert any(p.startswith("dns/zones/") and p.endswith(".e164.arpa.zone") for p in files)
+    assert "dns/named/dns-a-1.conf" in files and "dns/named/dns-b-1.conf" in files
+    assert "dns/zones/core-site-a/ims.example.net.zone" in files and "dns/resolvers/capital.conf" in files
+    assert any(p.startswith("dns/zones/enum/") and p.endswith(".e164.arpa.zone") for p in files)
     assert "dns/kamailio/dispatcher-sbc-pcscf.list" in files
-    assert b"view " in files["dns/named.conf.imsdr"]
+    assert b"view " in files["dns/named/dns-a-1.conf"]
     assert "runbooks/README.md" in files and "runbooks/sbc.md" in files
     assert "plan.json" in files
     # the summary names the verdicts and where the files are
@@ -102,18 +102,20 @@ def test_check_fails_with_a_diff_after_an_inventory_change(planned, tmp_path: Pa
     before = tree(out)
     changed = tmp_path / "province.yaml"
     changed.write_text(PROVINCE.read_text().replace(
-        "{id: sbc-harbour, type: sbc, site: site-b, vendor: vendor-x, addresses: [203.0.113.20,",
-        "{id: sbc-harbour, type: sbc, site: site-b, vendor: vendor-x, addresses: [203.0.113.21,"))
+        "{id: sbc-harbour, type: sbc, site: site-b, vendor: vendor-x, addresses: [203.0.113.20, \"2001:db8:f00::20\"], "
+        "access_addresses: [203.0.113.20,",
+        "{id: sbc-harbour, type: sbc, site: site-b, vendor: vendor-x, addresses: [203.0.113.21, \"2001:db8:f00::20\"], "
+        "access_addresses: [203.0.113.21,"))
     assert changed.read_text() != PROVINCE.read_text()
     result = run("plan", str(changed), "--out", str(out), "--check")
     assert result.returncode == 1
     assert "-sbc-harbour" in result.stdout or "203.0.113.20" in result.stdout
     assert "+" in result.stdout and "203.0.113.21" in result.stdout
-    assert f"--- {out}/dns/zones/ims.example.net.zone" in result.stdout
+    assert f"--- {out}/dns/zones/users-harbour/ims.example.net.zone" in result.stdout
     assert "out of date" in result.stderr
     assert tree(out) == before  # --check never writes
     data = json.loads(run("plan", str(changed), "--out", str(out), "--check", "--format", "json").stdout)
-    assert data["up_to_date"] is False and "dns/zones/ims.example.net.zone" in data["changed"]
+    assert data["up_to_date"] is False and "dns/zones/users-harbour/ims.example.net.zone" in data["changed"]
 
 
 def test_check_reports_a_missing_tree_as_new_files(tmp_path: Path) -> None:

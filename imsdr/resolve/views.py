@@ -21,7 +21,8 @@ class ViewSpec:
     """A view's name and its ``match-clients`` elements, in order.
 
     Elements are prefixes or addresses (``198.51.100.0/27``, ``2001:db8::1``), ``any``, ``none``,
-    the name of an ACL in ``acls``, or any of these negated with a leading ``!``.
+    the name of an ACL in ``acls``, ``key <name>`` (matches signed requests only, so never the
+    unsigned queries modelled here), or any of these negated with a leading ``!``.
     """
 
     name: str
@@ -35,10 +36,14 @@ def _match(element: str, address: IpAddr, acls: Mapping[str, Sequence[str]], dep
     negated = element.startswith("!")
     if negated:
         element = element[1:].strip()
+    if len(element) > 1 and element[0] == element[-1] == '"':
+        element = element[1:-1]  # a quoted ACL name, as named.conf writes it
     if depth > 16:
         raise ValueError("ACL nesting too deep (loop?)")
     if element == "any":
         hit: bool | None = True
+    elif element.startswith("key ") or element.startswith('key"'):
+        hit = None  # a TSIG key: never matches the unsigned queries resolve and verify send
     elif element == "none":
         hit = None
     elif element in acls:
