@@ -23,18 +23,23 @@ CHECK_RE = re.compile(
 
 
 def loopback_inventory(tmp_path: Path) -> Path:
-    """The province with one loopback client prefix per local network and per site, listed first
-    so the runbook's `dig -b` sources are loopback addresses the test can use."""
+    """The province with a loopback access resolver per local network, a loopback core prefix per
+    site (listed first) and a loopback core side per SBC, so the runbook's `dig -b` sources are
+    loopback addresses the test can use."""
     import yaml
 
     data = yaml.safe_load((ROOT / "inventories" / "province.yaml").read_text())
     n = 2
     for ln in data["local_networks"]:
-        ln["prefixes"].insert(0, f"127.0.0.{n}/32")
+        ln["resolvers"] = [f"127.0.0.{n}"]
         n += 1
     for site in data["sites"]:
         site["core_subnets"].insert(0, f"127.0.0.{n}/32")
         n += 1
+    for el in data["elements"]:
+        if el["type"] == "sbc":
+            el["core_addresses"] = [f"127.0.0.{n}"]
+            n += 1
     path = tmp_path / "province-loopback.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
@@ -79,16 +84,19 @@ def test_every_verification_answer_matches_real_named(planned: Path, start_named
 
 def test_sbc_checks_cover_every_local_network_with_local_then_dr(planned: Path) -> None:
     checks = [c for c in runbook_checks(planned / "runbooks") if c["page"] == "sbc.md"]
-    assert len(checks) == 6
-    capital = next(c for c in checks if c["source"] == "127.0.0.2")  # first local network: capital
-    priorities = [(int(line.split()[4]), line.split()[7]) for line in capital["expected"]]
+    assert len(checks) == 6 * 3  # per local network: SRV, the A of sbc (local only), the DR name
+    capital = [c for c in checks if c["source"] == "127.0.0.2"]  # first local network: capital
+    srv = next(c for c in capital if c["rdtype"] == "SRV")
+    priorities = [(int(line.split()[4]), line.split()[7]) for line in srv["expected"]]
     assert priorities == [(10, "sbc-capital.ims.example.net."), (20, "sbc-coast.ims.example.net.")]
+    a_only = {c["qname"]: [line.split()[-1] for line in c["expected"]] for c in capital if c["rdtype"] == "A"}
+    assert a_only == {"sbc.ims.example.net": ["203.0.113.10"], "sbc-dr.ims.example.net": ["203.0.113.60"]}
 
 
 def test_a_drifted_server_would_be_caught(planned: Path, start_named: Any) -> None:
     """Guard the comparison: an expectation for the wrong view differs from what named answers."""
     server = start_named(planned / "dns")
-    checks = [c for c in runbook_checks(planned / "runbooks") if c["page"] == "sbc.md"]
+    checks = [c for c in runbook_checks(planned / "runbooks") if c["page"] == "sbc.md" and c["rdtype"] == "SRV"]
     capital, harbour = checks[0], checks[1]
     answer = server.answer(capital["qname"], "SRV", harbour["source"])
     assert {str(r) for r in answer} != {line.split(" IN SRV ", 1)[1] for line in capital["expected"]}

@@ -187,6 +187,8 @@ def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str) -> dict[s
     for c in analyses.dns_checks.get("sbc", []):
         if c.get("view_kind") != "local" or c.get("view_subject") not in lost or not servers:
             continue
+        if c.get("local_only"):
+            continue  # the lost local SBC itself: A-only clients move to their second proxy (the DR name)
         server = servers[0]["address"]
         checks.append({**c, "server": server,
                        "command": c["command"].replace(f"dig @{c['server']} ", f"dig @{server} ", 1)})
@@ -283,7 +285,6 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         for t in TYPE_LABELS if topo.by_type.get(t)
     ]
     sbc_dr = topo.inventory.redundancy.sbc_dr
-    enum_design = topo.inventory.redundancy.enum_dns
 
     site_diagrams = {}
     for site in sites:
@@ -335,7 +336,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "order": list(sbc_dr.order) if sbc_dr else [],
             "hub": sbc_dr.hub if sbc_dr else None,
         },
-        "enum_dns_design": {"sync": enum_design.sync, "load_sharing": enum_design.load_sharing},
+        "enum_dns_design": _enum_design(topo),
         "enum_blocks": [
             {"id": b.id, "prefix": b.prefix, "style": b.style, "domain": b.domain, "length": b.length,
              "first": b.first, "last": b.last}
@@ -347,4 +348,21 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "verdicts": analyses.verdicts,
         "diagrams": {"topology": topology_diagram(topo), "sites": site_diagrams},
         "toc": toc,
+    }
+
+
+def _enum_design(topo: Topology) -> dict[str, Any]:
+    """The ENUM/DNS sync design as rendered: which server is primary, which transfers from it."""
+    from imsdr.dns.records import SOA
+    from imsdr.dns.views import server_layout
+
+    design = topo.inventory.redundancy.enum_dns
+    layout = server_layout(topo)
+    return {
+        "sync": design.sync,
+        "load_sharing": design.load_sharing,
+        "rendered_as": layout.sync,
+        "primaries": [s.id for s in layout.primaries],
+        "secondaries": [s.id for s in layout.secondaries],
+        "soa_expire_s": SOA("", "", 0).expire,  # the SOA expire every rendered zone carries
     }

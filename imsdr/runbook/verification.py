@@ -90,8 +90,9 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
         order = ", ".join(e.id for e in topo.sbc_answer(ln.id)) or "every SBC"
         add("sbc", _check(plan, server, view, f"{srv_label}.{plan.sbc_name}", "SRV",
                           f"Users of {ln.name} ({ln.id}) find {order} (lowest priority number first).", True))
-        add("sbc", _check(plan, server, view, plan.sbc_name, "A",
-                          f"A-only clients of {ln.name} ({ln.id}) get their local SBC only.", False))
+        local_a = _check(plan, server, view, plan.sbc_name, "A",
+                         f"A-only clients of {ln.name} ({ln.id}) get their local SBC only.", False)
+        add("sbc", {**local_a, "local_only": True} if local_a else None)
         add("sbc", _check(plan, server, view, plan.sbc_dr_name, "A",
                           f"Their second proxy {plan.sbc_dr_name} is the DR SBC.", False))
 
