@@ -297,3 +297,15 @@ def test_transport_missing_in_a_view_answers_no_service(tmp_path: Path, make_inv
         ["named-checkzone", *STRICT, "ims.example.net", str(path)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout
+
+
+def test_cli_render_dns_generates_keys_outside_the_output(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "dns"
+    inside = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out), "--keys", str(out / "k")])
+    assert inside.exit_code == 2 and "inside the output directory" in inside.stderr and not out.exists()
+    keys = tmp_path / "etc" / "imsdr-tsig.keys"
+    result = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out), "--keys", str(keys)])
+    assert result.exit_code == 0, result.output
+    assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o600
+    assert 'key "imsdr-core-site-b"' in keys.read_text()

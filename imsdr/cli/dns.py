@@ -1,4 +1,4 @@
-"""`imsdr render dns`: BIND zone files, split-horizon views and Kamailio dispatcher lists."""
+"""`imsdr render dns`: BIND zone files, one named.conf per DNS server and Kamailio dispatcher lists."""
 
 from __future__ import annotations
 
@@ -23,19 +23,25 @@ def render_dns(
         "--serial", metavar="SERIAL", min=1, max=4294967295,
         help="SOA serial for every zone (default: keep it when a zone is unchanged, else "
              "max(today's YYYYMMDD00, previous + 1)).")] = None,
+    keys: Annotated[Path | None, typer.Option(
+        "--keys", metavar="FILE", dir_okay=False,
+        help="TSIG keys file (outside --out) to complete: a key per view is generated with tsig-keygen "
+             "when missing (mode 0600); the rendered files only name the keys.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Write BIND zones (home domains, ENUM), the named.conf views fragment and Kamailio
-    dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan."""
+    """Write BIND zones (access and core home domains, ENUM), one named.conf per DNS server and
+    Kamailio dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan."""
     import sys
 
     from imsdr.dns.render import render_dns as render
     from imsdr.model.topology import Topology
 
     inv, source = load(inventory)
-    report = render(Topology(inv, source), out, inventory.name, serial=serial)
+    report = render(Topology(inv, source), out, inventory.name, serial=serial, keys=keys)
     for note in report.notes:
         sys.stderr.write(f"note: {note}\n")
+    if report.keys_added:
+        sys.stderr.write(f"{keys}: {len(report.keys_added)} TSIG key(s) generated: {', '.join(report.keys_added)}\n")
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps
 

@@ -574,7 +574,7 @@ class _Builder:
                 compute()
 
         ns_ids = list(net.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
-        nameservers = [topo.elements[i] for i in ns_ids if i in topo.elements]
+        nameservers = self.serving(topo.elements[i] for i in ns_ids if i in topo.elements)
         ns_names = [topo.fqdn(e) for e in nameservers]
         if not ns_names:
             self.issue(
