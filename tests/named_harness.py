@@ -68,7 +68,16 @@ def key_names(fragment: Path) -> list[str]:
 
 def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys: Path | None = None,
                  address: str = LOOPBACK, control_port: int | None = None) -> str:
-    """A minimal named.conf around a rendered fragment (what an operator's named.conf would add)."""
+    """A minimal named.conf around a rendered fragment (what an operator's named.conf would add).
+
+    The TSIG keys the fragment names come from ``keys``; without it they are generated into
+    ``workdir/tsig.keys`` (an operator's keys file, never part of the rendered tree).
+    """
+    if keys is None:
+        from imsdr.dns.keys import ensure_keys
+
+        keys = workdir / "tsig.keys"
+        ensure_keys(keys, key_names(config_dir / include))
     controls = "controls { };"
     if control_port is not None:
         controls = (f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'
@@ -119,6 +128,23 @@ class NamedServer:
         if result.returncode != 0:
             raise RuntimeError(f"rndc {' '.join(command)} failed: {result.stderr}{result.stdout}")
         return result.stdout
+
+    def answer_as(self, key_name: str, qname: str, rdtype: str) -> dns.rrset.RRset | None:
+        """The answer of the view whose TSIG key is ``key_name`` (a signed query reaches that view
+        from any source): proves a view's zones are loaded whatever its match list."""
+        import dns.tsigkeyring
+
+        assert self.keys is not None
+        found = dict(re.findall(r'key "([a-z0-9.-]+)" \{\s*algorithm hmac-sha256;\s*secret "([^"]+)";',
+                                self.keys.read_text()))
+        request = dns.message.make_query(qname, rdtype)
+        request.use_tsig(dns.tsigkeyring.from_text({key_name: ("hmac-sha256", found[key_name])}),
+                         keyname=key_name, algorithm="hmac-sha256")
+        response = dns.query.udp(request, self.address, port=self.port, timeout=2.0)
+        for rrset in response.answer:
+            if rrset.rdtype == dns.rdatatype.from_text(rdtype):
+                return rrset
+        return None
 
     def tcp_query(self, request: dns.message.Message, source: str = LOOPBACK,
                   timeout: float = 5.0) -> dns.message.Message:
@@ -189,15 +215,11 @@ def start_named(
     config_dir = Path(config_dir).resolve()
     include = include or default_include(config_dir)
     workdir = Path(tempfile.mkdtemp(prefix="imsdr-named-"))
-    if keys is None:
-        from imsdr.dns.keys import ensure_keys
-
-        keys = workdir / "tsig.keys"
-        ensure_keys(keys, key_names(config_dir / include))
     port = port or free_port()
     control_port = free_port() if rndc else None
     config = workdir / "named.conf"
     config.write_text(wrapper_conf(config_dir, workdir, port, include, keys, address, control_port))
+    keys = keys or workdir / "tsig.keys"
     log_path = workdir / "named.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
