@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from imsdr.resolve.rfc2782 import SrvRecord, first_pick_probabilities, is_no_service, rank, select_order
+from imsdr.model.rfc2782 import SrvRecord, first_pick_probabilities, is_no_service, rank, select_order
 
 
 def brute_force(weights: list[int], arrangement: str = "random") -> list[F]:

@@ -335,7 +335,7 @@ class DnsPlan:
         RFC 2782 selection over the SRV rrset the view answers (lowest priority, then weights),
         computed by the same code ``resolve`` uses; {} when the view has no SRV there.
         """
-        from imsdr.resolve.rfc2782 import first_pick_probabilities
+        from imsdr.model.rfc2782 import first_pick_probabilities
 
         srvs = [rd for rd in self.lookup(view, srv_name, "SRV") if isinstance(rd, SRV) and rd.target != "."]
         if not srvs:

@@ -6,7 +6,7 @@ import ipaddress
 from typing import TYPE_CHECKING
 
 from imsdr.errors import ImsdrError
-from imsdr.resolve.rfc2782 import Arrangement
+from imsdr.model.rfc2782 import Arrangement
 from imsdr.resolve.rfc3263 import Resolution, ResolveError, Rfc3263Resolver
 from imsdr.resolve.source import RecordSource
 from imsdr.resolve.views import select_view
