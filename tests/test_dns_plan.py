@@ -42,7 +42,9 @@ def test_views_in_bind_order(plan: DnsPlan) -> None:
         "users-coast",
     ]
     assert names[6:] == ["core-site-a", "core-site-b", "core-site-c", "default"]
-    assert plan.view("users-capital").match_clients == ("198.51.100.0/27", "2001:db8:100::/48")
+    # the access resolver first (the server sees it, not the UE), then the UE prefixes
+    assert plan.view("users-capital").match_clients == ("203.0.113.131/32", "198.51.100.0/27", "2001:db8:100::/48")
+    assert plan.view("core-site-a").match_clients[-2:] == ("192.0.2.11/32", "192.0.2.12/32")  # SBC core sides
     assert plan.view_for_client("198.51.100.40").name == "users-harbour"
     assert plan.view_for_client("2001:db8:b::99").name == "core-site-b"
     assert plan.view_for_client("10.1.2.3").name == "default"
@@ -221,9 +223,10 @@ def test_every_element_fqdn_has_its_addresses(plan: DnsPlan) -> None:
     topo = Topology(inv, source)
     for el in topo.elements.values():
         got = [r.address for t in ("A", "AAAA") for r in plan.lookup(CORE_BASE, topo.fqdn(el), t)]
-        assert got == list(el.addresses), el.id
+        assert got == list(el.core_addresses or el.addresses), el.id
         access = [r.address for t in ("A", "AAAA") for r in plan.lookup(ACCESS_BASE, topo.fqdn(el), t)]
-        assert access == (list(el.addresses) if el.type.value in ("sbc", "enum_dns") else []), el.id
+        expected = list(el.access_addresses or el.addresses) if el.type.value in ("sbc", "enum_dns") else []
+        assert access == expected, el.id
 
 
 def test_several_home_domains(make_inventory: Any) -> None:

@@ -35,8 +35,8 @@ import dns.name
 import dns.rdatatype
 import dns.rrset
 
-from imsdr.resolve.enum import EnumError, apply_regexp, enum_domain, is_e164, normalise_e164
 from imsdr.model.rfc2782 import Arrangement, SrvRecord, is_no_service, rank
+from imsdr.resolve.enum import EnumError, apply_regexp, enum_domain, is_e164, normalise_e164
 
 Lookup = Callable[[dns.name.Name, dns.rdatatype.RdataType], dns.rrset.RRset | None]
 
