@@ -430,40 +430,86 @@ def _net(text: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
 
 
 _TYPES = {t.value for t in ElementType}
+_BROADCAST = ipaddress.IPv4Address("255.255.255.255")
 Issue = tuple[YamlPath, str]
 
 
 def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
+    """Cross-references, read tolerantly from the raw data: each step reports what it can even
+    where the schema fails elsewhere."""
     data = doc.data
     if not isinstance(data, dict):
         return
-    owners: dict[str, tuple[str, YamlPath]] = {}
-    complete: dict[str, bool] = {}
-    kinds = (("site", ("sites",)), ("local network", ("local_networks",)), ("element", ("elements",)),
+    refs = _References()
+    yield from _unique_ids(doc, data, refs)
+    yield from _local_network_refs(data, refs)
+    yield from _element_refs(data, refs)
+    yield from _element_addresses(data)
+    yield from _group_refs(data, refs)
+    yield from _sbc_dr_refs(data, refs)
+    yield from _dns_refs(data, refs)
+    yield from _waiver_refs(data, refs)
+    yield from _check_sizing_bounds(data)
+    yield from _check_prefixes(data)
+    yield from _check_enum_blocks(data)
+
+
+class _References:
+    """What ids exist, by kind, for the reference checks (filled by _unique_ids)."""
+
+    KINDS = (("site", ("sites",)), ("local network", ("local_networks",)), ("element", ("elements",)),
              ("pair", ("redundancy", "pairs")), ("pool", ("redundancy", "pools")))
-    for kind, where in kinds:
+
+    def __init__(self) -> None:
+        self.owners: dict[str, tuple[str, YamlPath]] = {}  # id → (kind, path of its id)
+        # kind → every entry has a text id (else an unknown reference may be a broken entry's)
+        self.complete: dict[str, bool] = {}
+        self.sites: set[str] = set()
+        self.lns: set[str] = set()
+        self.elements: dict[str, str | None] = {}  # id → type (None: not a known type)
+
+    def ids(self, kind: str) -> set[str]:
+        return {i for i, (k, _p) in self.owners.items() if k == kind}
+
+    def ref(self, path: YamlPath, ident: str, known: Any, what: str, kind: str) -> Iterator[Issue]:
+        if ident not in known and self.complete.get(kind, True):
+            close = difflib.get_close_matches(ident, list(known), n=1)
+            hint = f"; did you mean {shorten(close[0])}?" if close else ""
+            yield path, f"unknown {what} {shorten(ident)}{hint}"
+
+    def typed_ref(self, path: YamlPath, ident: str, want: str, what: str) -> Iterator[Issue]:
+        if ident not in self.elements:
+            yield from self.ref(path, ident, self.elements, "element", "element")
+        elif self.elements[ident] is not None and self.elements[ident] != want:
+            article = "an" if want[0] in "aeiou" or want == "sbc" else "a"
+            yield path, f"{what}{shorten(ident)} is a {self.elements[ident]}, not {article} {want}"
+
+
+def _unique_ids(doc: LoadedDocument, data: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    """Ids are unique across sites, local networks, elements, pairs and pools; ENUM block ids
+    among themselves. Fills ``refs``."""
+    for kind, where in refs.KINDS:
         collection = _get(data, *where)
-        entries = _entries(data, *where)
         if collection is None:  # absent: complete unless it may be hiding under a misspelt key
             parent = _get(data, *where[:-1])
             model = _model_at(where[:-1])
-            complete[kind] = not (isinstance(parent, dict) and model is not None
-                                  and any(k not in model.model_fields for k in parent))
+            refs.complete[kind] = not (isinstance(parent, dict) and model is not None
+                                       and any(k not in model.model_fields for k in parent))
         else:
-            complete[kind] = isinstance(collection, list) and all(
+            refs.complete[kind] = isinstance(collection, list) and all(
                 isinstance(item, dict) and isinstance(item.get("id"), str) for item in collection)
-        for path, entry in entries:
+        for path, entry in _entries(data, *where):
             ident = entry.get("id")
             if not isinstance(ident, str):
                 continue
-            if ident in owners:
-                other_kind, other_path = owners[ident]
+            if ident in refs.owners:
+                other_kind, other_path = refs.owners[ident]
                 other = doc.locate(other_path)
                 line = f" at line {other.line}" if other else ""
                 yield (*path, "id"), f"duplicate id {shorten(ident)} (already used by {other_kind}{line}); " \
                                      "ids must be unique"
             else:
-                owners[ident] = (kind, (*path, "id"))
+                refs.owners[ident] = (kind, (*path, "id"))
     block_ids: set[str] = set()
     for path, block in _entries(data, "enum_blocks"):
         ident = block.get("id")
@@ -471,40 +517,26 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
             if ident in block_ids:
                 yield (*path, "id"), f"duplicate ENUM block id {shorten(ident)}"
             block_ids.add(ident)
-
-    def ids(kind: str) -> set[str]:
-        return {i for i, (k, _p) in owners.items() if k == kind}
-
-    sites, lns = ids("site"), ids("local network")
-    elements: dict[str, str | None] = {}
+    refs.sites, refs.lns = refs.ids("site"), refs.ids("local network")
     for _path, el in _entries(data, "elements"):
-        if isinstance(el.get("id"), str) and el["id"] not in elements:
-            elements[el["id"]] = el.get("type") if el.get("type") in _TYPES else None
+        if isinstance(el.get("id"), str) and el["id"] not in refs.elements:
+            refs.elements[el["id"]] = el.get("type") if el.get("type") in _TYPES else None
 
-    def ref(path: YamlPath, ident: str, known: Any, what: str, kind: str) -> Iterator[Issue]:
-        if ident not in known and complete.get(kind, True):
-            close = difflib.get_close_matches(ident, list(known), n=1)
-            hint = f"; did you mean {shorten(close[0])}?" if close else ""
-            yield path, f"unknown {what} {shorten(ident)}{hint}"
 
-    def typed_ref(path: YamlPath, ident: str, want: str, what: str) -> Iterator[Issue]:
-        if ident not in elements:
-            yield from ref(path, ident, elements, "element", "element")
-        elif elements[ident] is not None and elements[ident] != want:
-            article = "an" if want[0] in "aeiou" or want == "sbc" else "a"
-            yield path, f"{what}{shorten(ident)} is a {elements[ident]}, not {article} {want}"
-
+def _local_network_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
     for path, ln in _entries(data, "local_networks"):
         for j, site_id in _strs(ln, "home_sites"):
-            yield from ref((*path, "home_sites", j), site_id, sites, "site", "site")
+            yield from refs.ref((*path, "home_sites", j), site_id, refs.sites, "site", "site")
 
-    seen_addresses: dict[str, str] = {}
+
+def _element_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    """Each element's site, roles, SBC-only fields, served local networks and P-CSCFs; fqdns unique."""
     seen_fqdns: dict[str, str] = {}
     for base, el in _entries(data, "elements"):
         ident = el.get("id") if isinstance(el.get("id"), str) else "?"
         etype = el.get("type") if el.get("type") in _TYPES else None
         if isinstance(el.get("site"), str):
-            yield from ref((*base, "site"), el["site"], sites, "site", "site")
+            yield from refs.ref((*base, "site"), el["site"], refs.sites, "site", "site")
         roles = el.get("roles")
         if etype == ElementType.CSCF.value and not roles and (roles is None or isinstance(roles, list)):
             yield (*base, "roles"), "a cscf needs at least one role (icscf, scscf, ecscf, bgcf)"
@@ -515,28 +547,9 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
                 if el.get(key):
                     yield (*base, key), f"'{key}' applies to sbc elements only, not {etype}"
         for j, ln_id in _strs(el, "serves"):
-            yield from ref((*base, "serves", j), ln_id, lns, "local network", "local network")
+            yield from refs.ref((*base, "serves", j), ln_id, refs.lns, "local network", "local network")
         for j, pcscf in _strs(el, "pcscfs"):
-            yield from typed_ref((*base, "pcscfs", j), pcscf, ElementType.PCSCF.value, "")
-        for key in ("access_addresses", "core_addresses"):
-            for j, text in _strs(el, key):
-                addr = _ip(text)
-                if addr is not None:
-                    yield from _address_issues((*base, key, j), addr)
-        normalised = []
-        for j, text in _strs(el, "addresses"):
-            addr = _ip(text)
-            if addr is None:
-                continue
-            where = (*base, "addresses", j)
-            yield from _address_issues(where, addr)
-            key = str(addr)
-            normalised.append(key)
-            if key in seen_addresses and seen_addresses[key] != ident:
-                yield where, f"address {key} is already used by element {shorten(seen_addresses[key])}"
-            seen_addresses.setdefault(key, ident)
-        if len(set(normalised)) != len(normalised):
-            yield (*base, "addresses"), "an address is listed twice"
+            yield from refs.typed_ref((*base, "pcscfs", j), pcscf, ElementType.PCSCF.value, "")
         fqdn = el.get("fqdn")
         if isinstance(fqdn, str) and fqdn:
             fqdn = fqdn[:-1] if fqdn.endswith(".") else fqdn
@@ -545,11 +558,38 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
                                        f"{shorten(seen_fqdns[fqdn])}"
             seen_fqdns.setdefault(fqdn, ident)
 
+
+def _element_addresses(data: dict[str, Any]) -> Iterator[Issue]:
+    """Addresses that can be published, each used by one element only and listed once."""
+    seen: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, str] = {}  # by value: no text per address
+    for base, el in _entries(data, "elements"):
+        ident = el.get("id") if isinstance(el.get("id"), str) else "?"
+        for key in ("access_addresses", "core_addresses"):
+            for j, text in _strs(el, key):
+                addr = _ip(text)
+                if addr is not None:
+                    yield from _address_issues((*base, key, j), addr)
+        listed = []
+        for j, text in _strs(el, "addresses"):
+            addr = _ip(text)
+            if addr is None:
+                continue
+            where = (*base, "addresses", j)
+            yield from _address_issues(where, addr)
+            listed.append(addr)
+            if addr in seen and seen[addr] != ident:
+                yield where, f"address {addr} is already used by element {shorten(seen[addr])}"
+            seen.setdefault(addr, ident)
+        if len(set(listed)) != len(listed):
+            yield (*base, "addresses"), "an address is listed twice"
+
+
+def _group_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
     for kind in ("pairs", "pools"):
         for base, group in _entries(data, "redundancy", kind):
             members = _strs(group, "members")
             for j, member in members:
-                yield from ref((*base, "members", j), member, elements, "element", "element")
+                yield from refs.ref((*base, "members", j), member, refs.elements, "element", "element")
             names = [m for _j, m in members]
             if len(set(names)) != len(names):
                 yield (*base, "members"), "a member is listed twice"
@@ -561,41 +601,45 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
                 yield (*base, "backup_interval"), "periodic sync needs 'backup_interval' " \
                                                   "(seconds between copies)"
 
-    dr = _get(data, "redundancy", "sbc_dr")
-    if isinstance(dr, dict):
-        base = ("redundancy", "sbc_dr")
-        order = dr.get("order")
-        if dr.get("layout") == "ring":
-            if not isinstance(order, list) or len(order) < 2:
-                yield (*base, "order"), "a ring needs 'order' with at least 2 local networks"
-            for j, ln_id in _strs(dr, "order"):
-                yield from ref((*base, "order", j), ln_id, lns, "local network", "local network")
-        if dr.get("layout") == "hub":
-            hub = dr.get("hub")
-            if hub is None:
-                yield base, "a hub layout needs 'hub' (the SBC that backs up the others)"
-            elif isinstance(hub, str):
-                yield from typed_ref((*base, "hub"), hub, ElementType.SBC.value, "hub ")
 
+def _sbc_dr_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    dr = _get(data, "redundancy", "sbc_dr")
+    if not isinstance(dr, dict):
+        return
+    base = ("redundancy", "sbc_dr")
+    order = dr.get("order")
+    if dr.get("layout") == "ring":
+        if not isinstance(order, list) or len(order) < 2:
+            yield (*base, "order"), "a ring needs 'order' with at least 2 local networks"
+        for j, ln_id in _strs(dr, "order"):
+            yield from refs.ref((*base, "order", j), ln_id, refs.lns, "local network", "local network")
+    if dr.get("layout") == "hub":
+        hub = dr.get("hub")
+        if hub is None:
+            yield base, "a hub layout needs 'hub' (the SBC that backs up the others)"
+        elif isinstance(hub, str):
+            yield from refs.typed_ref((*base, "hub"), hub, ElementType.SBC.value, "hub ")
+
+
+def _dns_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
     dns = _get(data, "network", "dns")
     if isinstance(dns, dict):
         for j, ns in _strs(dns, "nameservers"):
-            yield from typed_ref(("network", "dns", "nameservers", j), ns, ElementType.ENUM_DNS.value,
-                                 "nameserver ")
+            yield from refs.typed_ref(("network", "dns", "nameservers", j), ns, ElementType.ENUM_DNS.value,
+                                      "nameserver ")
     design = _get(data, "redundancy", "enum_dns")
     for j, server in _strs(design if isinstance(design, dict) else {}, "primaries"):
-        yield from typed_ref(("redundancy", "enum_dns", "primaries", j), server, ElementType.ENUM_DNS.value,
-                             "primary ")
+        yield from refs.typed_ref(("redundancy", "enum_dns", "primaries", j), server,
+                                  ElementType.ENUM_DNS.value, "primary ")
 
-    all_complete = all(complete.values())
+
+def _waiver_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    all_complete = all(refs.complete.values())
     for base, waiver in _entries(data, "waivers"):
         for j, ident in _strs(waiver, "scope"):
-            if ident not in owners and all_complete:
-                yield from ref((*base, "scope", j), ident, owners, "id", "")
+            if ident not in refs.owners and all_complete:
+                yield from refs.ref((*base, "scope", j), ident, refs.owners, "id", "")
 
-    yield from _check_sizing_bounds(data)
-    yield from _check_prefixes(data)
-    yield from _check_enum_blocks(data)
 
 
 def _address_issues(path: YamlPath, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> Iterator[Issue]:
@@ -603,7 +647,7 @@ def _address_issues(path: YamlPath, addr: ipaddress.IPv4Address | ipaddress.IPv6
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         yield path, f"address {addr} is an IPv4-mapped IPv6 address; write the IPv4 address " \
                     f"{addr.ipv4_mapped} instead (expected a plain IPv4 or IPv6 address)"
-    if addr.is_unspecified or addr.is_multicast or str(addr) == "255.255.255.255":
+    if addr.is_unspecified or addr.is_multicast or addr == _BROADCAST:
         what = "unspecified" if addr.is_unspecified else "multicast" if addr.is_multicast else "broadcast"
         article = "an" if what[0] in "aeiou" else "a"
         yield path, f"address {addr} is {article} {what} address (expected the element's own unicast address)"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -456,6 +457,10 @@ def load_yaml_text(text: str, file: str, *, tolerant: bool = False) -> LoadedDoc
     Raises InventoryError for anything that makes the document unreadable. With
     ``tolerant=False`` (the default) every other problem is raised too; with
     ``tolerant=True`` those are returned in ``LoadedDocument.problems`` instead.
+
+    A common inventory is read by the fast path (:mod:`imsdr.inventory.fastyaml`) when its
+    reading is certain to be this one's; its locations are then read by this path, from the
+    same text, the first time one is asked for.
     """
     if len(text) > MAX_FILE_BYTES:
         raise _fatal(file, 1, 1, (), f"the inventory is {len(text):,} characters; inventories larger "
@@ -463,6 +468,77 @@ def load_yaml_text(text: str, file: str, *, tolerant: bool = False) -> LoadedDoc
     if "\x00" in text:
         line, col = _line_col(text, text.index("\x00"))
         raise _fatal(file, line, col, (), "the file contains a NUL byte (is it a binary file?)", "NUL byte")
+    from imsdr.inventory.fastyaml import fast_data
+
+    data = fast_data(text, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_int_digits=MAX_INT_DIGITS,
+                     plain_reading=plain_reading, number_problem=number_problem)
+    if data is not None:
+        later = _LaterLocations(text, file)
+        return LoadedDocument(data, file, later.view("locations"), later.view("key_locations"),  # type: ignore[arg-type]
+                              scalar_text=later.view("scalar_text"))  # type: ignore[arg-type]
+    return _load_with_locations(text, file, tolerant=tolerant)
+
+
+_RESOLVER = yaml.resolver.Resolver()  # PyYAML's implicit types, as the libyaml path resolves them
+
+
+def plain_reading(text: str) -> str:
+    """The tag the loader gives the plain (unquoted) scalar ``text``; ``"str"`` for text."""
+    resolvers = _RESOLVER.yaml_implicit_resolvers
+    if text and text[0] not in resolvers and None not in resolvers:
+        return "str"  # no implicit type starts with this character (most names and ids)
+    tag = _RESOLVER.resolve(ScalarNode, text, (True, False))
+    if tag == _BOOL and text not in _YAML12_BOOLS:
+        tag = _STR
+    return "str" if tag == _STR else tag
+
+
+class _LaterLocations:
+    """Where the values of a fast-read document were written: read by the libyaml path the first
+    time something asks (a finding, a problem), once."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self._text: str | None = text
+        self._file = file
+        self._doc: LoadedDocument | None = None
+
+    def document(self) -> LoadedDocument:
+        if self._doc is None:
+            assert self._text is not None
+            self._doc = _load_with_locations(self._text, self._file, tolerant=True)
+            self._text = None
+        return self._doc
+
+    def view(self, name: str) -> _LaterMap:
+        return _LaterMap(self, name)
+
+
+class _LaterMap(Mapping):  # type: ignore[type-arg]
+    def __init__(self, later: _LaterLocations, name: str) -> None:
+        self._later = later
+        self._name = name
+
+    def _map(self) -> Any:
+        return getattr(self._later.document(), self._name)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._map()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._map().get(key, default)
+
+
+def _load_with_locations(text: str, file: str, *, tolerant: bool) -> LoadedDocument:
+    """The libyaml path: every value with its location, every problem with its own."""
     try:
         root = _compose(text, file)
     except yaml.MarkedYAMLError as exc:
