@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     ("capacity",),
     ("model",),
-    ("example", "inventory"),
+    ("example", "starter", "inventory"),
     ("diagnostics", "errors", "reference"),
     ("imsdr",),
 ]
