@@ -265,7 +265,7 @@ def test_cli_render_dns(tmp_path: Path, make_inventory: Any) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"out", "views", "files", "notes"}
+    assert set(data) == {"format", "imsdr", "inventory", "out", "views", "files", "notes"}  # + the envelope
     zones = [f for f in data["files"] if f["kind"] == "zone"]
     assert zones and all(f["serial"] == 7 for f in zones)
     assert {f["path"] for f in data["files"]} == set(tree(out))

@@ -55,9 +55,9 @@ def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_
 
     report = _analysis(inventory).capacity
     if fmt is ReportFormat.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(capacity_to_dict(report)))
+        write_stdout(dumps(envelope("capacity", capacity_to_dict(report), str(inventory))))
     elif fmt is ReportFormat.markdown:
         from imsdr.output.capacity_md import capacity_markdown
 
@@ -93,9 +93,9 @@ def simulate(
     analysis = _analysis(inventory)
     report = run(analysis.topology, list(fail), analysis.float_engine)
     if fmt is ReportFormat.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(simulation_to_dict(report)))
+        write_stdout(dumps(envelope("simulate", simulation_to_dict(report), str(inventory))))
     elif fmt is ReportFormat.markdown:
         from imsdr.output.capacity_md import simulation_markdown
 
@@ -137,9 +137,9 @@ def scenarios(
 
     report = _run_with_progress(_analysis(inventory), depth, run_scenarios)
     if fmt is ReportFormat.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(scenarios_to_dict(report)))
+        write_stdout(dumps(envelope("scenarios", scenarios_to_dict(report), str(inventory))))
     elif fmt is ReportFormat.markdown:
         from imsdr.output.capacity_md import scenarios_markdown
 

@@ -194,9 +194,9 @@ def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table, do
             hint = f"; did you mean {close}?" if close else ""
             raise ImsdrError(f"unknown rule id {rule_id!r}{hint} (`imsdr rules` lists them)")
         if fmt is RulesFormat.json:
-            from imsdr.output.jsonout import dumps
+            from imsdr.output.jsonout import dumps, envelope
 
-            write_stdout(dumps(out.rule_to_dict(rule)))
+            write_stdout(dumps(envelope("rule", out.rule_to_dict(rule))))
         else:
             write_stdout(out.rule_markdown(rule, heading_level=1 if fmt is RulesFormat.table else 3))
         return
@@ -239,5 +239,8 @@ def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, si
         close = difflib.get_close_matches(site, list(topo.sites), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (sites: {', '.join(topo.sites)})"
         raise ImsdrError(f"{inventory}: unknown site {site!r}{hint}")
-    render = {GraphFormat.mermaid: to_mermaid, GraphFormat.dot: to_dot, GraphFormat.json: to_json}[fmt]
+    if fmt is GraphFormat.json:
+        write_stdout(to_json(topo, site, str(inventory)))
+        return
+    render = {GraphFormat.mermaid: to_mermaid, GraphFormat.dot: to_dot}[fmt]
     write_stdout(render(topo, site))

@@ -43,14 +43,14 @@ def render_dns(
     if report.keys_added:
         sys.stderr.write(f"{keys}: {len(report.keys_added)} TSIG key(s) generated: {', '.join(report.keys_added)}\n")
     if fmt is Format.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps({
+        write_stdout(dumps(envelope("render-dns", {
             "out": str(out),
             "views": report.views,
             "files": [f.to_dict() for f in report.files],
             "notes": report.notes,
-        }))
+        }, str(inventory))))
         return
     from rich.table import Table
 

@@ -45,10 +45,11 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     if check:
         summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates)
         if fmt is Format.json:
-            from imsdr.output.jsonout import dumps
+            from imsdr.output.jsonout import dumps, envelope
 
-            write_stdout(dumps({"up_to_date": diff.clean, "added": diff.added, "removed": diff.removed,
-                                "changed": diff.changed, "diff": diff.diff}))
+            payload = {"up_to_date": diff.clean, "added": diff.added, "removed": diff.removed,
+                       "changed": diff.changed, "diff": diff.diff}
+            write_stdout(dumps(envelope("plan-check", payload, str(inventory))))
         else:
             write_stdout(diff.diff)
             if diff.clean:
@@ -64,9 +65,9 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
 
     summary = write_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates)
     if fmt is Format.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(summary))
+        write_stdout(dumps(envelope("plan", summary, str(inventory))))
     else:
         print_summary(summary, out)
     if not summary["passed"]:

@@ -88,9 +88,9 @@ def resolve(
                      enum_suffix=topology.network.enum_suffix, index=ElementIndex(topology))
     _warn_issues(plan)
     if fmt is Format.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(res.to_dict()))
+        write_stdout(dumps(envelope("resolve", res.to_dict(), str(inventory))))
     else:
         _print_resolution(res)
     if not res.resolved:
@@ -236,9 +236,9 @@ def verify(
         for d in report.sources:
             d["system_default"] = True
     if fmt is Format.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(report.to_dict()))
+        write_stdout(dumps(envelope("verify", report.to_dict(), str(inventory))))
     else:
         _print_report(report)
     if not report.ok:

@@ -34,9 +34,10 @@ def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None
     pages = runbook_pages_text(pipe, templates)
     write_runbook(out, pages)
     if fmt is Format.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps({"out": str(out), "pages": sorted(pages), "sandboxed": templates is not None}))
+        write_stdout(dumps(envelope("render-runbook", {"out": str(out), "pages": sorted(pages),
+                                                        "sandboxed": templates is not None}, str(inventory))))
         return
     from rich.table import Table
 

@@ -40,10 +40,13 @@ def validate(inventories: InventoriesArg, fmt: FormatOpt = Format.table) -> None
         if fmt is Format.table:
             _print_summary(inv, inventory, summary)
     if fmt is Format.json:
-        from imsdr.output.jsonout import dumps
+        from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(results[0] if len(results) == 1 else
-                           {"valid": all(r["valid"] for r in results), "reports": results}))
+        if len(results) == 1:
+            write_stdout(dumps(envelope("validate", results[0], results[0]["file"])))
+        else:
+            write_stdout(dumps(envelope("validate", {"valid": all(r["valid"] for r in results), "reports": results},
+                                        [r["file"] for r in results])))
     if not all(r["valid"] for r in results):
         raise typer.Exit(2)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr import __version__
 from imsdr.diagnostics import Finding, Location, Severity
-from imsdr.output.jsonout import dumps
+from imsdr.output.jsonout import dumps, envelope
 from imsdr.output.markdown import markdown_code, markdown_text
 
 if TYPE_CHECKING:
@@ -32,9 +32,10 @@ def to_json(reports: Sequence[CheckReport], fail_on: FailOn = "error") -> str:
     from imsdr.rules.engine import report_to_dict
 
     if len(reports) == 1:
-        return dumps(report_to_dict(reports[0], fail_on))
-    return dumps({"format": REPORTS_FORMAT, "passed": all(r.passed(fail_on) for r in reports),
-                  "reports": [report_to_dict(r, fail_on) for r in reports]})
+        return dumps(envelope("check", report_to_dict(reports[0], fail_on), reports[0].file))
+    return dumps(envelope("checks", {"format": REPORTS_FORMAT, "passed": all(r.passed(fail_on) for r in reports),
+                                     "reports": [report_to_dict(r, fail_on) for r in reports]},
+                          [r.file for r in reports]))
 
 
 # --- SARIF --------------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
 
 
 def rules_json(rules: Iterable[Rule]) -> str:
-    return dumps({"rules": [rule_to_dict(r) for r in rules]})
+    return dumps(envelope("rules", {"rules": [rule_to_dict(r) for r in rules]}))
 
 
 def rule_markdown(rule: Rule, heading_level: int = 3) -> str:

@@ -130,12 +130,12 @@ def _q(text: str) -> str:
     return '"' + "".join(ch if ch.isprintable() else " " for ch in text) + '"'
 
 
-def to_json(topo: Topology, site: str | None = None) -> str:
+def to_json(topo: Topology, site: str | None = None, inventory: str | None = None) -> str:
     """The same selection as the diagrams, for pipelines."""
-    from imsdr.output.jsonout import dumps
+    from imsdr.output.jsonout import dumps, envelope
 
     view = build_view(topo, site)
-    return dumps({
+    return dumps(envelope("graph", {
         "format": "imsdr.graph/1",
         "site": site,
         "sites": [{"id": s, "region": topo.sites[s].region, "elements": [
@@ -146,7 +146,7 @@ def to_json(topo: Topology, site: str | None = None) -> str:
         "pairs": [{"group": g, "members": [a, b]} for g, a, b in view.pairs],
         "pools": [{"group": g, "members": members} for g, members in view.pools],
         "dr": [{"sbc": sbc, "local_network": ln} for sbc, ln in view.dr],
-    })
+    }, inventory))
 
 
 def to_dot(topo: Topology, site: str | None = None) -> str:
