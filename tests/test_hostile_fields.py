@@ -372,11 +372,13 @@ def render_and_check_accepted(accepted: dict[tuple[Any, ...], list[str]], tmp_pa
             why = named_checkconf(wrapper)
             assert why is None, f"{config}: {why}"
             server = named_harness.start_named(dns_dir, include=include, probe=("ims.example.net", "SOA"))
-            try:
+            try:  # a view answers (asked with its key), and nothing failed to load
                 view_key = next(k for k in named_harness.key_names(config) if k != "imsdr-view-keys")
                 assert server.answer_as(view_key, "ims.example.net", "SOA"), "zones loaded but no answer"
+                log = server.log()
             finally:
                 server.stop()
+            assert "not loaded due to errors" not in log and "loading configuration: failure" not in log, log[-3000:]
 
 
 def test_yaml_carries_hostile_text_exactly() -> None:
