@@ -242,5 +242,15 @@ def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, si
     if fmt is GraphFormat.json:
         write_stdout(to_json(topo, site, str(inventory)))
         return
-    render = {GraphFormat.mermaid: to_mermaid, GraphFormat.dot: to_dot}[fmt]
-    write_stdout(render(topo, site))
+    if fmt is GraphFormat.dot:
+        write_stdout(to_dot(topo, site))
+        return
+    import sys
+
+    from imsdr.output.mermaid_check import mermaid_limit_problems
+
+    text = to_mermaid(topo, site)
+    write_stdout(text)
+    for problem in mermaid_limit_problems(text):
+        sys.stderr.write(f"warning: the diagram has {problem}: GitHub and most viewers will not draw it; "
+                         "draw one site (--site ID) or use --format dot\n")

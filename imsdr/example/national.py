@@ -325,7 +325,8 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
     return {
         "version": 1,
         "network": {
-            "name": f"Example National IMS ({params.provinces} provinces)",
+            "name": (f"Example National IMS ({params.provinces} provinces)" if params.provinces > 1
+                     else f"Example Province IMS ({provinces[0]})"),
             "operator_domain": "example.net",
             "home_domains": home_domains,
             "mcc": "460",

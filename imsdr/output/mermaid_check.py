@@ -286,6 +286,31 @@ def mermaid_errors(text: str, *, require_declared: bool = False) -> list[Mermaid
     return sorted(errors, key=lambda e: e.line)
 
 
+# What GitHub's (and mermaid.js's default) renderer accepts: beyond these a diagram is not drawn
+# ("Maximum text size in diagram exceeded" / "Too many edges").
+MAX_EDGES = 500
+MAX_TEXT_SIZE = 50_000
+_QUOTED = re.compile(r'"[^"\n]*"|\|[^|\n]*\|')
+_LINK = re.compile(r"<?(?:-\.+-?>|-{2,}[>ox]?|={2,}[>ox]?|~{3})")
+
+
+def count_edges(text: str) -> int:
+    """Links in a flowchart (``a --> b --> c`` is two), labels and quoted text not counted."""
+    return sum(len(_LINK.findall(_QUOTED.sub('""', line))) for line in text.splitlines()
+               if line.strip() and not line.strip().startswith("%%"))
+
+
+def mermaid_limit_problems(text: str) -> list[str]:
+    """Why a renderer with mermaid.js's default limits would refuse the diagram (empty: fine)."""
+    problems = []
+    if len(text) > MAX_TEXT_SIZE:
+        problems.append(f"{len(text):,} characters, above Mermaid's limit of {MAX_TEXT_SIZE:,}")
+    edges = count_edges(text)
+    if edges > MAX_EDGES:
+        problems.append(f"{edges:,} edges, above Mermaid's limit of {MAX_EDGES}")
+    return problems
+
+
 def check_mermaid(text: str, *, require_declared: bool = False) -> None:
     """Raise ValueError listing every problem, if any."""
     errors = mermaid_errors(text, require_declared=require_declared)
