@@ -23,6 +23,7 @@ from imsdr.runbook.context import Analyses, build_context
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
+    from imsdr.output.atomic import OutputTarget
 
 PLAN_JSON_VERSION = 1
 FAIL_LEVELS = ("error", "warning", "never")
@@ -452,15 +453,16 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_plan(path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
+def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
-    from imsdr.output.atomic import atomic_directory
+    from imsdr.output.atomic import as_target, atomic_directory
 
     pipe = analyse(path, today=today, fail_on=fail_on)
-    out = Path(out)
-    with atomic_directory(out) as staging:
-        summary = render_tree(pipe, staging, previous=out if out.is_dir() else None,
+    target = as_target(out)
+    with atomic_directory(target) as staging:
+        previous = target.path
+        summary = render_tree(pipe, staging, previous=previous if previous.is_dir() else None,
                               templates_dir=templates_dir)
     return summary
 
@@ -499,9 +501,11 @@ def check_plan(
 
 
 def _files(root: Path) -> dict[str, Path]:
+    from imsdr.output.atomic import MARKER
+
     if not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and p.name != MARKER}
 
 
 def diff_trees(old_root: Path, new_root: Path, *, label: str) -> TreeDiff:

@@ -21,6 +21,7 @@ from imsdr.dns.render import render_dns
 from imsdr.errors import RenderError
 from imsdr.inventory.build import load_inventory
 from imsdr.model.topology import Topology
+from imsdr.output.atomic import MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 PROVINCE = ROOT / "inventories" / "province.yaml"
@@ -50,7 +51,9 @@ def topo(path: Path = PROVINCE) -> Topology:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """The rendered files (imsdr's output marker aside)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != MARKER}
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from typer.testing import CliRunner, Result
 
 from imsdr.cli.app import app
 from imsdr.errors import ImsdrError
-from imsdr.output.atomic import atomic_directory, clean_stale, safe_join
+from imsdr.output.atomic import MARKER, atomic_directory, clean_stale, safe_join
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "inventories" / "lab.yaml"
@@ -277,8 +277,8 @@ def test_stale_cleanup_spares_live_runs_and_restores_a_tree_lost_mid_swap(tmp_pa
 
 def test_atomic_directory_failure_leaves_nothing(tmp_path: Path) -> None:
     target = tmp_path / "out"
-    target.mkdir()
-    (target / "keep.txt").write_text("old\n")
+    with atomic_directory(target) as staging:
+        (staging / "keep.txt").write_text("old\n")
     with pytest.raises(RuntimeError), atomic_directory(target) as staging:
         (staging / "new.txt").write_text("new\n")
         raise RuntimeError("renderer bug")
@@ -286,17 +286,20 @@ def test_atomic_directory_failure_leaves_nothing(tmp_path: Path) -> None:
     assert (target / "keep.txt").read_text() == "old\n"
     with atomic_directory(target) as staging:
         (staging / "new.txt").write_text("new\n")
-    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [MARKER, "new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
-def test_symlinked_out_keeps_the_link_and_replaces_its_target(tmp_path: Path) -> None:
+def test_symlinked_out_is_followed_only_with_force_keeping_the_link(tmp_path: Path) -> None:
     real = tmp_path / "releases" / "current"
     real.mkdir(parents=True)
     (real / "old.txt").write_text("old\n")
     link = tmp_path / "out"
     link.symlink_to(real)
     result = invoke("render", "runbook", str(LAB), "--out", str(link))
+    assert result.exit_code == 2 and "symbolic link" in result.stderr and "--force" in result.stderr
+    assert (real / "old.txt").read_text() == "old\n"
+    result = invoke("render", "runbook", str(LAB), "--out", str(link), "--force")
     assert result.exit_code == 0, result.stderr
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert (real / "README.md").is_file() and not (real / "old.txt").exists()

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from imsdr.inventory.build import SourceMap
     from imsdr.inventory.schema import Inventory
+    from imsdr.output.atomic import OutputTarget
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,6 +32,10 @@ InventoryArg = Annotated[
     Path, typer.Argument(help="Inventory YAML file.", show_default=False, dir_okay=False, metavar="INVENTORY")
 ]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="Replace OUT even if imsdr did not write it (its files are lost) and follow OUT if it "
+    "is a symlink. Never replaces /, a system directory, HOME, the working directory or a parent, a git "
+    "checkout, or the directory holding the inventory or the templates.")]
 
 
 # markup=False, emoji=False: names, ids and DNS answers are printed as they are. A network named
@@ -102,6 +107,16 @@ def print_error(exc: Exception) -> None:
         from imsdr.diagnostics import one_line
 
         sys.stderr.write(f"error: {one_line(str(exc))}\n")
+
+
+def output_target(out: Path, force: bool, *inputs: Path | None) -> OutputTarget:
+    """The --out of a command that writes a directory, checked now (before any analysis runs) and
+    again when it is replaced. ``inputs`` (inventory, --templates) are never replaced."""
+    from imsdr.output.atomic import OutputTarget, check_output
+
+    target = OutputTarget(out, force, tuple(p for p in inputs if p is not None))
+    check_output(target)
+    return target
 
 
 def load(path: Path) -> tuple[Inventory, SourceMap]:

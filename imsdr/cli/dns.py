@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, load, stdout, write_stdout
+from imsdr.cli.common import (
+    ForceOpt,
+    Format,
+    FormatOpt,
+    InventoryArg,
+    handle_errors,
+    load,
+    output_target,
+    stdout,
+    write_stdout,
+)
 
 
 def register(render_app: typer.Typer) -> None:
@@ -28,6 +38,7 @@ def render_dns(
         help="TSIG keys file (outside --out) to complete: a key per view is generated with tsig-keygen "
              "when missing (mode 0600); the rendered files only name the keys.")] = None,
     fmt: FormatOpt = Format.table,
+    force: ForceOpt = False,
 ) -> None:
     """Write BIND zones (access and core home domains, ENUM), one named.conf per DNS server and
     Kamailio dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan."""
@@ -36,8 +47,9 @@ def render_dns(
     from imsdr.dns.render import render_dns as render
     from imsdr.model.topology import Topology
 
+    target = output_target(out, force, inventory)
     inv, source = load(inventory)
-    report = render(Topology(inv, source), out, inventory.name, serial=serial, keys=keys)
+    report = render(Topology(inv, source), target, inventory.name, serial=serial, keys=keys)
     for note in report.notes:
         sys.stderr.write(f"note: {note}\n")
     if report.keys_added:

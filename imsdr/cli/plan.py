@@ -9,7 +9,17 @@ from typing import Annotated, Any
 
 import typer
 
-from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, stdout, styled, write_stdout
+from imsdr.cli.common import (
+    ForceOpt,
+    Format,
+    FormatOpt,
+    InventoryArg,
+    handle_errors,
+    output_target,
+    stdout,
+    styled,
+    write_stdout,
+)
 
 
 class FailOn(str, Enum):  # noqa: UP042 - same pattern as common.Format
@@ -38,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on: FailOnOpt = FailOn.error,
-         templates: TemplatesOpt = None, fmt: FormatOpt = Format.table) -> None:
+         templates: TemplatesOpt = None, fmt: FormatOpt = Format.table, force: ForceOpt = False) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory."""
     from imsdr.plan import check_plan, write_plan
 
@@ -63,7 +73,8 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
             raise typer.Exit(1)
         return
 
-    summary = write_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates)
+    target = output_target(out, force, inventory, templates)
+    summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import Format, FormatOpt, InventoryArg, handle_errors, stdout, write_stdout
+from imsdr.cli.common import (
+    ForceOpt,
+    Format,
+    FormatOpt,
+    InventoryArg,
+    handle_errors,
+    output_target,
+    stdout,
+    write_stdout,
+)
 
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
                                       file_okay=False, show_default=False)]
@@ -25,14 +34,15 @@ def register(render_app: typer.Typer) -> None:
 
 @handle_errors
 def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None,
-            fmt: FormatOpt = Format.table) -> None:
+            fmt: FormatOpt = Format.table, force: ForceOpt = False) -> None:
     """Render the DR runbook (Markdown with Mermaid diagrams) for an inventory into OUT."""
     from imsdr.plan import analyse, runbook_pages_text
     from imsdr.runbook.render import write_runbook
 
+    target = output_target(out, force, inventory, templates)
     pipe = analyse(inventory)
     pages = runbook_pages_text(pipe, templates)
-    write_runbook(out, pages)
+    write_runbook(target, pages)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -33,7 +33,7 @@ from imsdr.dns.zonefile import (
     write_prepared,
 )
 from imsdr.errors import RenderError
-from imsdr.output.atomic import atomic_directory, safe_join
+from imsdr.output.atomic import OutputTarget, as_target, atomic_directory, safe_join
 from imsdr.output.markdown import markdown_code, markdown_text
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
     return plan
 
 
-def render_dns(topology: Topology, out: Path, inventory: str, serial: int | None = None,
+def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, serial: int | None = None,
                keys: Path | None = None) -> RenderReport:
     """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first).
 
@@ -92,13 +92,14 @@ def render_dns(topology: Topology, out: Path, inventory: str, serial: int | None
     generating the missing ones with tsig-keygen (mode 0600).
     """
     plan = check_plan(topology)
-    out = Path(out)
+    target = as_target(out)
+    out = target.path
     added: list[str] = []
     if keys is not None:
         from imsdr.dns.keys import ensure_keys
 
         added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out)
-    with atomic_directory(out) as staging:
+    with atomic_directory(target) as staging:
         report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial)
     report.out = out
     report.keys_added = added

@@ -8,12 +8,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from imsdr.errors import ImsdrError
 
@@ -115,58 +119,283 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def refuse_foreign_directory(target: Path) -> None:
-    """The output directory is replaced as a whole: refuse one that is plainly not imsdr's.
+# --- what may be replaced ---------------------------------------------------------------------------
 
-    That is the file system root, the home directory, the working directory or one of its
-    ancestors, a git checkout, or a directory holding YAML files (inventories are YAML; imsdr
-    never writes any), so that ``--out .`` or ``--out`` pointing at the inventory's own
-    directory fails with a message instead of deleting the inventory.
+MARKER = ".imsdr-output"  # in the root of every directory imsdr writes: format version and file list
+MARKER_FORMAT = "imsdr.output"
+MARKER_VERSION = 1
+MAX_MARKER_BYTES = 64 << 20
+NAMED_FILES = 10  # how many of the files that would be lost an error names
+MAX_SCANNED = 100_000  # entries looked at when listing what would be lost
+NAME_MAX = 255
+FILE_MODE = 0o644  # named, kamailio and reviewers run as other users: every file readable, whatever the umask
+DIR_MODE = 0o755
+
+_SYSTEM_DIRS = ("/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+                "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr",
+                "/var")
+# Directories directly inside these are system directories too (/etc/bind, /var/named, /usr/local,
+# /var/lib/bind); a level deeper (/etc/bind/imsdr, /srv/imsdr, /tmp/out) is where output belongs.
+_SYSTEM_PARENTS = ("/bin", "/boot", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt",
+                   "/opt", "/run", "/sbin", "/snap", "/usr", "/var", "/usr/local", "/usr/lib", "/usr/share",
+                   "/var/lib", "/var/cache", "/var/log", "/var/spool", "/var/opt", "/var/named")
+_VIRTUAL = ("/proc", "/sys", "/dev")  # nothing under these, at any depth
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """Where a command writes its directory, and how far it may go to replace what is there.
+
+    ``force`` replaces an existing directory imsdr did not write (or that holds files it did not
+    write) and follows a symlinked ``path``; it never unlocks a protected place (see
+    :func:`protected_reason`). ``inputs`` are the files and directories the command reads (the
+    inventory, ``--templates``): no output may replace them or a directory holding them.
     """
-    if not target.is_dir():
-        return
+
+    path: Path
+    force: bool = False
+    inputs: tuple[Path, ...] = ()
+
+
+def as_target(out: Path | str | os.PathLike[str] | OutputTarget) -> OutputTarget:
+    return out if isinstance(out, OutputTarget) else OutputTarget(Path(out))
+
+
+def _refuse(path: Path, reason: str) -> ImsdrError:
+    return ImsdrError(f"refusing to replace {path}: {reason}")
+
+
+def _real(path: Path) -> Path:
     try:
-        real = target.resolve()
-        cwd = Path.cwd().resolve()
-    except (OSError, RuntimeError):
-        return
-    reason = None
-    if real == Path(real.anchor) or real == Path.home().resolve():
-        reason = "it is the root or home directory"
-    elif real == cwd or real in cwd.parents:
-        reason = "it is the working directory or one of its parents"
-    else:
+        return Path(os.path.realpath(path, strict=False))
+    except OSError as exc:  # e.g. ELOOP on newer Pythons
+        raise _refuse(path, f"cannot resolve it: {exc.strerror}") from None
+
+
+def _is_at_or_above(real: Path, protected: Path) -> bool:
+    return real == protected or real in protected.parents
+
+
+def _homes() -> list[Path]:
+    import pwd
+
+    found = []
+    for home in (os.environ.get("HOME", ""), _passwd_home(pwd)):
+        if home and os.path.isabs(home):
+            found.append(Path(os.path.realpath(home)))
+    return found
+
+
+def _passwd_home(pwd: Any) -> str:
+    try:
+        return str(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):
+        return ""
+
+
+def protected_reason(real: Path, inputs: tuple[Path, ...] = ()) -> str | None:
+    """Why the resolved directory ``real`` must never be replaced, ``--force`` or not; None if it may."""
+    text = real.as_posix()
+    if real == Path(real.anchor):
+        return "it is the file system root"
+    if any(text == v or text.startswith(v + "/") for v in _VIRTUAL):
+        return "it is a system directory"
+    try:
+        cwd: Path | None = Path.cwd().resolve()
+    except OSError:
+        cwd = None
+    if cwd is not None and _is_at_or_above(real, cwd):
+        return "it is the working directory or one of its parents"
+    if any(_is_at_or_above(real, home) for home in _homes()):
+        return "it is your home directory or one of its parents"
+    for item in inputs:
+        item_real = _real(Path(item))
+        if item_real.is_dir() and _is_at_or_above(real, item_real):
+            return f"it is the templates directory {item} or holds it"
+        if not item_real.is_dir() and _is_at_or_above(real, item_real.parent):
+            return f"it holds the inventory {item_real.name}"
+    if os.path.lexists(real / ".git"):
+        return "it is a git checkout"
+    if text in _SYSTEM_DIRS or real.parent.as_posix() in _SYSTEM_PARENTS:
+        return "it is a system directory"
+    if real.is_dir() and os.path.ismount(real):
+        return "it is a mount point"
+    return None
+
+
+def _read_marker(directory: Path) -> frozenset[str] | None:
+    """The files imsdr listed in ``directory``'s marker; None if there is no readable imsdr marker.
+
+    The marker is opened without following a symlink or waiting on a FIFO; a marker of another
+    format version is an error (this imsdr cannot tell what that one wrote).
+    """
+    try:
+        fd = os.open(directory / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = json.loads(fh.read(MAX_MARKER_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict) or not isinstance(data.get("format"), str):
+        return None
+    kind, _, version = data["format"].partition("/")
+    if kind != MARKER_FORMAT:
+        return None
+    if version != str(MARKER_VERSION):
+        raise _refuse(directory, f"its marker is of format {data['format']!r} (this imsdr writes "
+                                 f"{MARKER_FORMAT}/{MARKER_VERSION}); pass --force to replace it anyway")
+    files = data.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return frozenset(files)
+
+
+def _unexpected(directory: Path, known: frozenset[str]) -> tuple[list[str], int]:
+    """Entries under ``directory`` that replacing it would delete and that are not in ``known``:
+    the first NAMED_FILES (sorted walk) and how many were found (counting stops at MAX_SCANNED)."""
+    known_dirs = {p.as_posix() for f in known for p in PurePosixPath(f).parents} - {"."}
+    found: list[str] = []
+    count = 0
+    scanned = 0
+
+    def unreadable(exc: OSError) -> None:
+        nonlocal count
+        count += 1
+        if len(found) < NAMED_FILES:
+            found.append(f"{os.path.relpath(exc.filename, directory)}/ (unreadable)")
+
+    for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable):
+        dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, directory)
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        if prefix and not dirnames and not filenames and rel_dir not in known_dirs:
+            filenames = [""]  # an empty directory of the user's: named with its slash
+        for name in sorted(filenames):
+            scanned += 1
+            rel = (prefix + name) if name else prefix
+            if rel in known or rel == MARKER:
+                continue
+            count += 1
+            if len(found) < NAMED_FILES:
+                found.append(rel)
+        if scanned >= MAX_SCANNED:
+            break
+    return found, count
+
+
+def _lost_files_text(found: list[str], count: int) -> str:
+    more = count - len(found)
+    text = ", ".join(found)
+    if more > 0:
+        text += f" and {more}{'+' if count >= MAX_SCANNED else ''} more"
+    return text
+
+
+def check_output(out: Path | str | os.PathLike[str] | OutputTarget) -> Path:
+    """Refuse (ImsdrError) an ``--out`` whose replacement could lose data; return the directory to write.
+
+    Replaced are only a directory that does not exist yet, an empty one, or one carrying imsdr's
+    marker and nothing else than the files that marker lists. ``--force`` gets past that rule and
+    follows a symlinked ``--out``; nothing gets past :func:`protected_reason`.
+    """
+    target = as_target(out)
+    path = target.path
+    try:
+        name_bytes = len(os.fsencode(_real(path).name))
+        if name_bytes + 32 > NAME_MAX:  # the staging directory beside it adds ".tmp-PID-XXXXXXXX"
+            raise _refuse(path, f"its name is {name_bytes} bytes; imsdr needs it under {NAME_MAX - 32}")
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _refuse(path, exc.strerror or str(exc)) from None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        if not target.force:
+            raise _refuse(path, f"it is a symbolic link (to {os.readlink(path)}); imsdr does not follow "
+                                "it unless --force is given, which replaces the directory it points to")
+        resolved = _real(path)
         try:
-            names = [entry.name for entry in os.scandir(real)]
-        except OSError:
-            names = []
-        if ".git" in names:
-            reason = "it is a git checkout"
-        else:
-            yaml_files = sorted(n for n in names if n.endswith((".yaml", ".yml")))
-            if yaml_files:
-                reason = f"it holds {yaml_files[0]!r} (an inventory?), and imsdr never writes YAML files"
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _refuse(path, "it is a symbolic link loop") from None
+        path = resolved
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            raise _refuse(path, exc.strerror or str(exc)) from None
+    if info is not None and not stat.S_ISDIR(info.st_mode):
+        raise ImsdrError(f"{path}: exists and is not a directory")
+    reason = protected_reason(_real(path), target.inputs)
     if reason:
-        raise ImsdrError(f"refusing to replace {target}: {reason}; --out must be a directory imsdr "
-                         "owns, because it is replaced as a whole")
+        raise _refuse(path, f"{reason}; --out is replaced as a whole, so it must be a directory of its own "
+                            "(--force does not change this)")
+    if info is None or target.force:
+        return path
+    known = _read_marker(path)
+    found, count = _unexpected(path, known or frozenset())
+    if count and known is None:
+        raise _refuse(path, f"imsdr did not write it (it has no {MARKER} marker), and replacing it would "
+                            f"delete {_lost_files_text(found, count)}; choose a new or empty directory, "
+                            "or pass --force to replace it anyway")
+    if count:
+        raise _refuse(path, f"it holds files imsdr did not write, which replacing it would delete: "
+                            f"{_lost_files_text(found, count)}; move them away, or pass --force to "
+                            "replace it anyway")
+    return path
+
+
+def seal(staging: Path) -> None:
+    """Make the finished tree readable by the programs that load it and write the marker listing it."""
+    files: list[str] = []
+
+    def fail(exc: OSError) -> None:
+        raise exc
+
+    for dirpath, dirnames, filenames in os.walk(staging, onerror=fail):
+        dirnames.sort()
+        os.chmod(dirpath, DIR_MODE)
+        rel_dir = os.path.relpath(dirpath, staging)
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full):
+                os.chmod(full, FILE_MODE)
+            files.append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    marker = {
+        "format": f"{MARKER_FORMAT}/{MARKER_VERSION}",
+        "about": "written by imsdr, which replaces this directory as a whole; it refuses to when files "
+                 "not listed here are present",
+        "files": sorted(files),
+    }
+    path = staging / MARKER
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(marker, indent=1, sort_keys=True) + "\n")
+    os.chmod(path, FILE_MODE)
 
 
 @contextlib.contextmanager
-def atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield a fresh staging directory; on success it replaces ``target`` whole.
+def atomic_directory(out: Path | str | os.PathLike[str] | OutputTarget) -> Iterator[Path]:
+    """Yield a fresh staging directory; on success it replaces the target directory whole.
 
-    The staging directory sits next to ``target`` (same file system, so the final
-    rename is atomic). Where the kernel can (Linux renameat2), old and new trees are
-    exchanged in one step; otherwise the old tree is moved aside first and removed only
-    after the swap. Leftovers of runs that were killed are cleaned up on the next run.
+    The target is checked first (:func:`check_output`): nothing is replaced that imsdr did not
+    write. The staging directory sits next to the target (same file system, so the final rename
+    is atomic). Where the kernel can (Linux renameat2), old and new trees are exchanged in one
+    step; otherwise the old tree is moved aside first and removed only after the swap. Before
+    the swap every file is made 0644 and every directory 0755 (whatever the umask), and the
+    marker listing the files is written. Leftovers of runs that were killed are cleaned up on the
+    next run.
     """
-    target = Path(target)
-    if target.is_symlink():  # keep the link (e.g. /etc/bind/imsdr -> /srv/imsdr): replace what it points at
-        target = target.resolve()
+    target = check_output(out)
     parent = target.parent if str(target.parent) else Path(".")
-    if target.exists() and not target.is_dir():
-        raise ImsdrError(f"{target}: exists and is not a directory")
-    refuse_foreign_directory(target)
     try:
         parent.mkdir(parents=True, exist_ok=True)
         clean_stale(target)
@@ -175,7 +404,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         raise ImsdrError(f"{target}: cannot create output directory: {exc.strerror}") from None
     try:
         yield staging
-        os.chmod(staging, 0o755)
+        seal(staging)
         if target.exists():
             if _exchange(staging, target):
                 shutil.rmtree(staging, ignore_errors=True)  # now holds the previous tree

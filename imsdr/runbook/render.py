@@ -22,7 +22,7 @@ import jinja2
 import jinja2.sandbox
 
 from imsdr.errors import RenderError
-from imsdr.output.atomic import atomic_directory, safe_join
+from imsdr.output.atomic import OutputTarget, atomic_directory, safe_join
 from imsdr.output.markdown import markdown_code, markdown_text
 
 TEMPLATE_PACKAGE = "imsdr.templates"
@@ -287,7 +287,7 @@ def write_pages(root: Path, pages: Mapping[str, str]) -> None:
         path.write_text(text, encoding="utf-8", newline="\n")
 
 
-def write_runbook(out_dir: Path, pages: Mapping[str, str]) -> None:
+def write_runbook(out_dir: Path | OutputTarget, pages: Mapping[str, str]) -> None:
     """Replace ``out_dir`` atomically with the rendered pages."""
-    with atomic_directory(Path(out_dir)) as staging:
+    with atomic_directory(out_dir) as staging:
         write_pages(staging, pages)
