@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget
+    from imsdr.runbook.sandbox import TemplateLimits
 
 PLAN_JSON_VERSION = 1
 FAIL_LEVELS = ("error", "warning", "never")
@@ -373,23 +374,24 @@ def _check_verdict(raw: dict[str, Any]) -> str:
             f"{counts.get('waived', 0)} waived)")
 
 
-def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None) -> dict[str, str]:
+def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
+                       limits: TemplateLimits | None = None) -> dict[str, str]:
     from imsdr.runbook import runbook_pages
     from imsdr.runbook.render import render_pages
 
     context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
-    return render_pages(runbook_pages(context), context, templates_dir)
+    return render_pages(runbook_pages(context), context, templates_dir, limits)
 
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
-                templates_dir: Path | None = None) -> dict[str, Any]:
+                templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> dict[str, Any]:
     """Write dns/, runbooks/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     """
     from imsdr.runbook.render import write_pages
 
-    pages = runbook_pages_text(pipe, templates_dir)  # render first: a template error writes nothing
+    pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
     _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None)
     write_pages(root / "runbooks", pages)
     summary = plan_summary(pipe, root)
@@ -454,7 +456,8 @@ def _sha256(path: Path) -> str:
 
 
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
-               today: dt.date | None = None, templates_dir: Path | None = None) -> dict[str, Any]:
+               today: dt.date | None = None, templates_dir: Path | None = None,
+               limits: TemplateLimits | None = None) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
     from imsdr.output.atomic import as_target, atomic_directory
 
@@ -463,7 +466,7 @@ def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_o
     with atomic_directory(target) as staging:
         previous = target.path
         summary = render_tree(pipe, staging, previous=previous if previous.is_dir() else None,
-                              templates_dir=templates_dir)
+                              templates_dir=templates_dir, limits=limits)
     return summary
 
 
@@ -484,7 +487,7 @@ MAX_DIFF_LINES_PER_FILE = 400
 
 def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
-    today: dt.date | None = None, templates_dir: Path | None = None,
+    today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
 ) -> tuple[dict[str, Any], TreeDiff]:
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
     pipe = analyse(path, today=today, fail_on=fail_on)
@@ -494,7 +497,7 @@ def check_plan(
         fresh = tmp / "plan"
         fresh.mkdir()
         summary = render_tree(pipe, fresh, previous=out if out.is_dir() else None,
-                              templates_dir=templates_dir)
+                              templates_dir=templates_dir, limits=limits)
         return summary, diff_trees(out, fresh, label=str(out))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

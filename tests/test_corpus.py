@@ -166,11 +166,14 @@ def snapshot(root: Path) -> dict[str, bytes | None]:
 
 def prepare_workdir(tmp_path: Path) -> tuple[Path, Path]:
     """A work directory holding a previous output directory the command must not touch."""
+    from imsdr.output.atomic import atomic_directory
+
     work = tmp_path / "work"
     out = work / "out"
-    (out / "dns").mkdir(parents=True)
-    (out / "previous.txt").write_text("output of an earlier successful run\n")
-    (out / "dns" / "zone.db").write_bytes(b"; an earlier zone\n")
+    with atomic_directory(out) as staging:  # marked as imsdr's, like the output of an earlier run
+        (staging / "dns").mkdir()
+        (staging / "previous.txt").write_text("output of an earlier successful run\n")
+        (staging / "dns" / "zone.db").write_bytes(b"; an earlier zone\n")
     return work, out
 
 

@@ -391,7 +391,7 @@ SANDBOX_ESCAPES = {
     "include-etc-passwd": ("{% include '/etc/passwd' %}", "not found"),
     "include-traversal": ("{% include '../../../../etc/passwd' %}", "not found"),
     "import-module": ("{% import 'os' as os %}", "not found"),
-    "huge-range": ("{% for i in range(10**9) %}{% endfor %}", "Range too big"),
+    "huge-range": ("{% for i in range(10**9) %}{% endfor %}", "range() of 1,000,000,000 items"),
     "recursion": ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "recursion too deep"),
 }
 
@@ -421,6 +421,6 @@ def test_user_template_memory_bomb_is_bounded(tmp_path: Path) -> None:
     )
     assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
-    assert "out of memory" in result.stderr
+    assert "string repetition" in result.stderr and "site.md.j2:1" in result.stderr
     assert snapshot(out) == before
     assert strays(tmp_path) == []

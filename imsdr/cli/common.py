@@ -109,6 +109,22 @@ def print_error(exc: Exception) -> None:
         sys.stderr.write(f"error: {one_line(str(exc))}\n")
 
 
+TemplateTimeoutOpt = Annotated[float, typer.Option(
+    "--template-timeout", min=0.1, max=86400, metavar="SECONDS",
+    help="Time budget for rendering with --templates, all pages together; over it, exit 2.")]
+TemplateMaxOutputOpt = Annotated[float, typer.Option(
+    "--template-max-output", min=0.001, max=65536, metavar="MIB",
+    help="Output budget for rendering with --templates: MiB of Markdown, all pages together; over it, exit 2.")]
+TEMPLATE_TIMEOUT_S = 60.0  # imsdr.runbook.sandbox.TemplateLimits' defaults (kept here: the CLI imports lazily)
+TEMPLATE_MAX_OUTPUT_MIB = 64.0
+
+
+def template_limits(timeout: float, max_output_mib: float) -> Any:
+    from imsdr.runbook.sandbox import TemplateLimits
+
+    return TemplateLimits(seconds=timeout, output_bytes=int(max_output_mib * (1 << 20)))
+
+
 def output_target(out: Path, force: bool, *inputs: Path | None) -> OutputTarget:
     """The --out of a command that writes a directory, checked now (before any analysis runs) and
     again when it is replaced. ``inputs`` (inventory, --templates) are never replaced."""

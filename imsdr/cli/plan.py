@@ -10,14 +10,19 @@ from typing import Annotated, Any
 import typer
 
 from imsdr.cli.common import (
+    TEMPLATE_MAX_OUTPUT_MIB,
+    TEMPLATE_TIMEOUT_S,
     ForceOpt,
     Format,
     FormatOpt,
     InventoryArg,
+    TemplateMaxOutputOpt,
+    TemplateTimeoutOpt,
     handle_errors,
     output_target,
     stdout,
     styled,
+    template_limits,
     write_stdout,
 )
 
@@ -48,12 +53,17 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on: FailOnOpt = FailOn.error,
-         templates: TemplatesOpt = None, fmt: FormatOpt = Format.table, force: ForceOpt = False) -> None:
+         templates: TemplatesOpt = None, fmt: FormatOpt = Format.table, force: ForceOpt = False,
+         template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
+         template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory."""
     from imsdr.plan import check_plan, write_plan
 
+    limits = template_limits(template_timeout, template_max_output)
+
     if check:
-        summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates)
+        summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
+                                   limits=limits)
         if fmt is Format.json:
             from imsdr.output.jsonout import dumps, envelope
 
@@ -74,7 +84,8 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
         return
 
     target = output_target(out, force, inventory, templates)
-    summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates)
+    summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
+                         limits=limits)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -8,13 +8,18 @@ from typing import Annotated
 import typer
 
 from imsdr.cli.common import (
+    TEMPLATE_MAX_OUTPUT_MIB,
+    TEMPLATE_TIMEOUT_S,
     ForceOpt,
     Format,
     FormatOpt,
     InventoryArg,
+    TemplateMaxOutputOpt,
+    TemplateTimeoutOpt,
     handle_errors,
     output_target,
     stdout,
+    template_limits,
     write_stdout,
 )
 
@@ -34,14 +39,16 @@ def register(render_app: typer.Typer) -> None:
 
 @handle_errors
 def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None,
-            fmt: FormatOpt = Format.table, force: ForceOpt = False) -> None:
+            fmt: FormatOpt = Format.table, force: ForceOpt = False,
+            template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
+            template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB) -> None:
     """Render the DR runbook (Markdown with Mermaid diagrams) for an inventory into OUT."""
     from imsdr.plan import analyse, runbook_pages_text
     from imsdr.runbook.render import write_runbook
 
     target = output_target(out, force, inventory, templates)
     pipe = analyse(inventory)
-    pages = runbook_pages_text(pipe, templates)
+    pages = runbook_pages_text(pipe, templates, template_limits(template_timeout, template_max_output))
     write_runbook(target, pages)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps, envelope

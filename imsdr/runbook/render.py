@@ -24,6 +24,15 @@ import jinja2.sandbox
 from imsdr.errors import RenderError
 from imsdr.output.atomic import OutputTarget, atomic_directory, safe_join
 from imsdr.output.markdown import markdown_code, markdown_text
+from imsdr.runbook.sandbox import (
+    BoundedSandbox,
+    Budget,
+    BudgetExceeded,
+    TemplateLimits,
+    bounded_run,
+    read_user_templates,
+    render_bounded,
+)
 
 TEMPLATE_PACKAGE = "imsdr.templates"
 TEMPLATE_SUFFIX = ".j2"
@@ -77,21 +86,6 @@ class _MappingLoader(jinja2.BaseLoader):
 
     def list_templates(self) -> list[str]:
         return sorted(self.sources)
-
-
-def _user_templates(directory: Path) -> dict[str, str]:
-    if not directory.is_dir():
-        raise RenderError(f"{directory}: templates directory not found")
-    sources: dict[str, str] = {}
-    for path in sorted(directory.iterdir()):
-        if path.name.endswith(TEMPLATE_SUFFIX) and path.is_file() and not path.name.startswith("."):
-            try:
-                sources[path.name] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise RenderError(f"{path}: cannot read template: {exc}") from None
-    if not sources:
-        raise RenderError(f"{directory}: no *{TEMPLATE_SUFFIX} templates found")
-    return sources
 
 
 # --- filters: plain functions, safe in the sandbox ---------------------------------------------
@@ -173,7 +167,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
 
 
 def _environment(
-    sources: Mapping[str, str], user: Mapping[str, str] | None, user_origin: str
+    sources: Mapping[str, str], user: Mapping[str, str] | None, user_origin: str, budget: Budget
 ) -> jinja2.Environment:
     options: dict[str, Any] = {
         "undefined": jinja2.StrictUndefined,
@@ -189,7 +183,7 @@ def _environment(
     else:
         loader = jinja2.ChoiceLoader(
             [_MappingLoader(user, user_origin), _MappingLoader(sources, "templates")])
-        env = jinja2.sandbox.ImmutableSandboxedEnvironment(loader=loader, **options)
+        env = BoundedSandbox(budget, loader=loader, **options)
     env.filters.update(FILTERS)
     return env
 
@@ -206,17 +200,31 @@ def _template_frame(exc: BaseException, origins: tuple[str, ...]) -> tuple[str, 
 class Renderer:
     """Renders pages with the built-in or the sandboxed user environment."""
 
-    def __init__(self, templates_dir: Path | None = None) -> None:
+    def __init__(self, templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> None:
         self.builtin = builtin_templates()
-        self.user = _user_templates(Path(templates_dir)) if templates_dir is not None else None
+        self.user = read_user_templates(Path(templates_dir)) if templates_dir is not None else None
+        if self.user is not None and not self.user:
+            raise RenderError(f"{templates_dir}: no *.j2 templates found")
         self.user_origin = str(templates_dir) if templates_dir is not None else ""
         self.sandboxed = self.user is not None
-        self.env = _environment(self.builtin, self.user, self.user_origin)
+        self.budget = Budget(limits or TemplateLimits())
+        self.env = _environment(self.builtin, self.user, self.user_origin, self.budget)
 
     def render(self, template: str, context: Mapping[str, Any]) -> str:
         origins = ("templates/",) + ((self.user_origin + "/",) if self.user_origin else ())
         try:
-            return self.env.get_template(template).render(context)
+            if not self.sandboxed:  # our own templates: no budgets
+                return self.env.get_template(template).render(context)
+            with bounded_run(self.budget):
+                return render_bounded(self.env.get_template(template), context, self.budget)
+        except BudgetExceeded as exc:
+            where = _template_frame(exc, origins)
+            loc = f"{where[0]}:{where[1]}" if where else template
+            raise RenderError(f"{loc}: template stopped: {exc}") from None
+        except MemoryError:
+            raise RenderError(
+                f"{template}: template stopped: it needs more than its memory budget of "
+                f"{self.budget.limits.memory_bytes >> 20} MiB") from None
         except jinja2.TemplateSyntaxError as exc:
             where = exc.filename or exc.name or template
             raise RenderError(f"{where}:{exc.lineno}: template syntax error: {exc.message}") from None
@@ -247,10 +255,11 @@ class Renderer:
 
 
 def render_pages(
-    pages: list[Page], context: Mapping[str, Any], templates_dir: Path | None = None
+    pages: list[Page], context: Mapping[str, Any], templates_dir: Path | None = None,
+    limits: TemplateLimits | None = None,
 ) -> dict[str, str]:
     """Render every page to text (nothing written): relative path → Markdown."""
-    renderer = Renderer(templates_dir)
+    renderer = Renderer(templates_dir, limits)
     out: dict[str, str] = {}
     for page in pages:
         text = renderer.render(page.template, {**context, **page.extra, "page": {"path": page.path,
