@@ -14,9 +14,8 @@ import os
 import stat
 from pathlib import Path
 
-import click.testing
 import pytest
-import typer.main
+from typer.testing import CliRunner, Result
 
 from imsdr.cli.app import app
 from imsdr.errors import ImsdrError
@@ -24,12 +23,11 @@ from imsdr.output.atomic import MARKER, OutputTarget, atomic_directory, check_ou
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "inventories" / "lab.yaml"
-CLI = typer.main.get_command(app)
 COMMANDS = {"plan": ["plan"], "render dns": ["render", "dns"], "render runbook": ["render", "runbook"]}
 
 
-def invoke(*args: str) -> click.testing.Result:
-    return click.testing.CliRunner().invoke(CLI, list(args), prog_name="imsdr")
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args), prog_name="imsdr")
 
 
 def snapshot(root: Path) -> dict[str, bytes | str | None]:
@@ -40,7 +38,7 @@ def snapshot(root: Path) -> dict[str, bytes | str | None]:
     return tree
 
 
-def refused(result: click.testing.Result, *fragments: str) -> None:
+def refused(result: Result, *fragments: str) -> None:
     assert result.exit_code == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""

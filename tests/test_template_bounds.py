@@ -12,9 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click.testing
 import pytest
-import typer.main
+from typer.testing import CliRunner, Result
 
 from imsdr.cli import common
 from imsdr.cli.app import app
@@ -22,11 +21,10 @@ from imsdr.runbook.sandbox import TemplateLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "inventories" / "lab.yaml"
-CLI = typer.main.get_command(app)
 
 
-def invoke(*args: str) -> click.testing.Result:
-    return click.testing.CliRunner().invoke(CLI, list(args), prog_name="imsdr")
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args), prog_name="imsdr")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -41,7 +39,7 @@ def previous(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def render_with(previous: Path, tmp_path: Path, template: str, *options: str) -> click.testing.Result:
+def render_with(previous: Path, tmp_path: Path, template: str, *options: str) -> Result:
     templates = tmp_path / "templates"
     templates.mkdir(exist_ok=True)
     (templates / "site.md.j2").write_text(template)
@@ -49,7 +47,7 @@ def render_with(previous: Path, tmp_path: Path, template: str, *options: str) ->
                   *options)
 
 
-def stopped(result: click.testing.Result, *fragments: str) -> None:
+def stopped(result: Result, *fragments: str) -> None:
     assert result.exit_code == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     for fragment in fragments:

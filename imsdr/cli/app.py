@@ -61,4 +61,41 @@ import_cmd.register(app)
 
 
 def main() -> None:
-    app()
+    """The console entry point: the CLI, with the process's own streams made safe first."""
+    import sys
+
+    _tolerant_streams()
+    try:
+        app()
+    except OSError as exc:  # e.g. stdout on a full device (ENOSPC) or a closed pipe
+        if STATE["debug"]:
+            raise
+        _silence_stdout()
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"error: cannot write output{where}: {exc.strerror or exc}\n")
+        sys.exit(2)
+
+
+def _tolerant_streams() -> None:
+    """Characters the terminal's encoding lacks (PYTHONIOENCODING=ascii, LANG=C) are written as
+    backslash escapes (in JSON they stay valid escapes) instead of ending the run with a traceback."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    """After stdout failed, drop what is still buffered so the interpreter's final flush cannot
+    fail again (and print "Exception ignored ..." at exit)."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -160,6 +160,9 @@ def verify(
     workers: Annotated[int, typer.Option(metavar="N", help="Queries in flight at most.", min=1, max=256)] = 16,
     enum_sample: Annotated[int, typer.Option(metavar="N", help="Numbers queried per ENUM block (first, last, evenly "
                                                   "spaced).", min=1, max=100000)] = 16,
+    deadline: Annotated[float, typer.Option(
+        help="Seconds the whole run may take; then it stops with exit 2 (no verdict). It also stops when "
+             "3 x --workers questions in a row (at least 20) time out.", min=1, max=86400)] = 600.0,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Query a live DNS server from each source and compare with the plan: drift per name and view.
@@ -175,6 +178,7 @@ def verify(
     from imsdr.resolve.verify import (
         LiveQuerier,
         ServerUnreachable,
+        VerifyIncomplete,
         VerifyReport,
         expectations,
         local_source_for,
@@ -231,7 +235,11 @@ def verify(
     if not explicit:
         questions = [q.__class__(None, q.view, q.qname, q.rdtype, q.expected, q.note) for q in questions]
     report = VerifyReport(server=address, port=port, sources=chosen, enum_sample=enum_sample)
-    report.drift, report.checked, report.tcp_fallbacks = _run_with_progress(run, questions, querier, workers)
+    try:
+        report.drift, report.checked, report.tcp_fallbacks = _run_with_progress(
+            run, questions, querier, workers, deadline)
+    except VerifyIncomplete as exc:
+        raise ImsdrError(str(exc)) from None
     if not explicit:
         for d in report.sources:
             d["system_default"] = True
@@ -246,16 +254,16 @@ def verify(
 
 
 def _run_with_progress(run: Any, questions: list[Any], querier: Any,
-                       workers: int) -> tuple[list[Any], int, int]:
+                       workers: int, deadline: float) -> tuple[list[Any], int, int]:
     show = len(questions) >= 200 and sys.stderr.isatty()
     if not show:
-        return run(questions, querier, workers=workers)  # type: ignore[no-any-return]
+        return run(questions, querier, workers=workers, deadline=deadline)  # type: ignore[no-any-return]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=stderr(), transient=True) as progress:
         task = progress.add_task("verify", total=len(questions))
-        return run(questions, querier, workers=workers,  # type: ignore[no-any-return]
+        return run(questions, querier, workers=workers, deadline=deadline,  # type: ignore[no-any-return]
                    progress=lambda n: progress.advance(task, n))
 
 

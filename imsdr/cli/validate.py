@@ -25,11 +25,15 @@ def validate(inventories: InventoriesArg, fmt: FormatOpt = Format.table) -> None
     """Validate inventories: every problem with FILE:LINE:COL, exit 2 if any is invalid."""
     from imsdr.cli.common import print_error
     from imsdr.errors import InventoryError
+    from imsdr.rules.engine import rule_id_problems
 
     results = []
     for inventory in inventories:
         try:
-            inv, _source = load(inventory)
+            inv, source = load(inventory)
+            problems = rule_id_problems(inv, source)  # the ids `check` and `plan` accept, no other
+            if problems:
+                raise InventoryError(f"{inventory}: unknown rule id", problems)
         except InventoryError as exc:
             print_error(exc)
             results.append({"valid": False, "file": str(inventory),

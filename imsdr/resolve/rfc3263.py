@@ -255,7 +255,8 @@ class Rfc3263Resolver:
         if rdtype in ("A", "AAAA"):
             host = parse_uri(text).host if text.lower().startswith(("sip:", "sips:")) else text
             self._plain(res, host, rdtype)
-        elif rdtype == "SRV" and not text.lower().startswith(("sip:", "sips:")):
+        elif not text.lower().startswith(("sip:", "sips:")) and (
+                rdtype == "SRV" or (rdtype == "auto" and is_srv_name(text))):
             self._srv_query(res, text, transport)
         else:
             uri_obj = parse_uri(text if text.lower().startswith(("sip:", "sips:")) else f"sip:{text}")
@@ -435,6 +436,13 @@ class Rfc3263Resolver:
             return
         res.candidates.append(
             Candidate(_text(host), port or info.default_port, info.name, addresses=addresses))
+
+
+def is_srv_name(text: str) -> bool:
+    """``_service._proto.domain`` (RFC 2782): looked up as SRV, not read as a SIP host name."""
+    labels = text.strip().rstrip(".").split(".")
+    return (len(labels) >= 3 and len(labels[0]) > 1 and labels[0].startswith("_")
+            and labels[1].lower() in ("_udp", "_tcp", "_sctp", "_tls"))
 
 
 def _enum_sip_service(service: bytes) -> bool:

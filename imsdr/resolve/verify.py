@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,20 @@ WILDCARD_SAMPLE_DIGITS = 4
 
 class ServerUnreachable(Exception):
     """The server did not answer at all: nothing can be compared."""
+
+
+class VerifyIncomplete(Exception):
+    """The run was stopped before every question was asked (deadline, or the server went silent):
+    no verdict can be given."""
+
+
+DEFAULT_DEADLINE_S = 600.0  # the whole run; a national plan asks ~10,000 questions
+
+
+def silent_limit(workers: int) -> int:
+    """Timeouts in a row after which the server is taken to have gone silent: three rounds of
+    every worker waiting in vain, and never fewer than 20."""
+    return max(3 * workers, 20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,22 +400,58 @@ def local_source_for(server: str, port: int) -> str:
 
 
 def verify(questions: Iterable[Expectation], querier: LiveQuerier, *, workers: int = 16,
-           progress: Callable[[int], None] | None = None) -> tuple[list[Drift], int, int]:
-    """Ask every question concurrently (at most ``workers`` at once); (drift, checked, tcp fallbacks)."""
+           progress: Callable[[int], None] | None = None, deadline: float | None = DEFAULT_DEADLINE_S,
+           silent_after: int | None = None) -> tuple[list[Drift], int, int]:
+    """Ask every question concurrently (at most ``workers`` at once); (drift, checked, tcp fallbacks).
+
+    The run stops with :class:`VerifyIncomplete` when ``deadline`` seconds have passed (questions in
+    flight finish; nothing new is asked) or when ``silent_after`` questions in a row timed out (a
+    server that answered the probe and then went silent would otherwise cost every question its
+    full timeout and retries).
+    """
     items = list(questions)
     drift: list[Drift] = []
     tcp = 0
+    stop_at = None if deadline is None else time.monotonic() + deadline
+    silent_max = silent_after if silent_after is not None else silent_limit(workers)
+    lock = threading.Lock()
+    stopped = threading.Event()
+    state = {"silent": 0, "asked": 0, "why": ""}
 
-    def one(exp: Expectation) -> tuple[list[Drift], bool]:
+    def stop(why: str) -> None:
+        with lock:
+            if not state["why"]:
+                state["why"] = why
+        stopped.set()
+
+    def one(exp: Expectation) -> tuple[list[Drift], bool] | None:
+        if stopped.is_set():
+            return None
+        if stop_at is not None and time.monotonic() > stop_at:
+            stop(f"the deadline of {deadline:g} s passed")
+            return None
         live = querier.ask(exp.qname, exp.rdtype, exp.source)
+        with lock:
+            state["asked"] += 1
+            state["silent"] = state["silent"] + 1 if live.rcode == "TIMEOUT" else 0
+            silent = state["silent"]
+        if silent >= silent_max:
+            stop(f"the server stopped answering ({silent} questions in a row timed out)")
         return compare(exp, live), live.tcp
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for found, used_tcp in pool.map(one, items):
+        for result in pool.map(one, items):
+            if result is None:
+                continue
+            found, used_tcp = result
             drift.extend(found)
             tcp += used_tcp
             if progress is not None:
                 progress(1)
+    if stopped.is_set():
+        raise VerifyIncomplete(
+            f"verify stopped: {state['why']}; {state['asked']} of {len(items)} questions asked, so no "
+            "verdict (ask fewer with --names or --enum-sample, or allow more time with --deadline)")
     rank: dict[str | None, int] = {}
     for q in items:
         rank.setdefault(q.source, len(rank))

@@ -144,18 +144,16 @@ def finding_sort_key(f: Finding) -> tuple[int, str, int, int, str]:
     return (-f.severity.rank, f.rule_id, loc.line if loc else 0, loc.column if loc else 0, f.message)
 
 
-def rule_states(topology: Topology, rules: Sequence[Rule] | None = None,
-                settings: RuleSettings | None = None) -> list[RuleState]:
-    """Effective severity and status of each rule; unknown rule ids in the inventory's ``rules:``
-    map, in waivers or in a rules config raise InventoryError (exit 2) with their file:line.
-    Settings from ``settings`` (a rules config file) override the inventory's."""
-    from imsdr.inventory.schema import RuleSetting
+def rule_id_problems(inv: Any, source: Any, rules: Sequence[Rule] | None = None,
+                     settings: RuleSettings | None = None) -> list[Problem]:
+    """Rule ids in the inventory's ``rules:`` map, its waivers and ``settings`` that no rule has.
+
+    ``validate`` and every command that checks call this one function, so an inventory that
+    validates is never refused by ``check`` or ``plan`` for its rule ids (nor the other way round).
+    """
     from imsdr.rules.registry import all_rules, suggest
 
-    catalogue = list(rules) if rules is not None else list(all_rules())
-    known = {rule.id for rule in catalogue}
-    inv = topology.inventory
-    source = topology.source
+    known = {rule.id for rule in (rules if rules is not None else all_rules())}
     problems: list[Problem] = []
 
     def unknown(rule_id: str, path: tuple[str | int, ...], what: str) -> None:
@@ -179,6 +177,21 @@ def rule_states(topology: Topology, rules: Sequence[Rule] | None = None,
                 hint = f"; did you mean {close}?" if close and close in known else ""
                 problems.append(Problem(settings.locations.get(rule_id), f"rules.{rule_id}",
                                         f"unknown rule id {rule_id!r} in {settings.file}{hint}"))
+    return problems
+
+
+def rule_states(topology: Topology, rules: Sequence[Rule] | None = None,
+                settings: RuleSettings | None = None) -> list[RuleState]:
+    """Effective severity and status of each rule; unknown rule ids in the inventory's ``rules:``
+    map, in waivers or in a rules config raise InventoryError (exit 2) with their file:line.
+    Settings from ``settings`` (a rules config file) override the inventory's."""
+    from imsdr.inventory.schema import RuleSetting
+    from imsdr.rules.registry import all_rules
+
+    catalogue = list(rules) if rules is not None else list(all_rules())
+    inv = topology.inventory
+    source = topology.source
+    problems = rule_id_problems(inv, source, catalogue if rules is not None else None, settings)
     if problems:
         file = source.file if source else "inventory"
         raise InventoryError(f"{file}: unknown rule id", problems)

@@ -1,0 +1,177 @@
+"""Loose ends of the safety pass: verify's deadline, hostile terminals and full devices, SRV names
+in resolve, one set of rule ids, unserved ENUM numbers and over-long zone file names."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dns.flags
+import dns.message
+import dns.rcode
+import pytest
+import yaml
+from typer.testing import CliRunner, Result
+
+from imsdr.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB = ROOT / "inventories" / "lab.yaml"
+PROVINCE = ROOT / "inventories" / "province.yaml"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args), prog_name="imsdr")
+
+
+def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imsdr", *args], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **env})
+
+
+# --- verify: an overall deadline and a server that goes silent ---------------------------------------
+
+class MuteAfter:
+    """A UDP DNS server on loopback that answers (NXDOMAIN) the first ``answers`` queries, each
+    after ``delay`` seconds, then stays silent."""
+
+    def __init__(self, answers: int, delay: float = 0.0) -> None:
+        self.answers, self.delay, self.queries = answers, delay, 0
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                wire, addr = self.sock.recvfrom(65535)
+            except OSError:
+                return
+            self.queries += 1
+            if self.queries > self.answers:
+                continue
+            time.sleep(self.delay)
+            response = dns.message.make_response(dns.message.from_wire(wire))
+            response.flags |= dns.flags.AA
+            response.set_rcode(dns.rcode.NXDOMAIN)
+            with_error = response.to_wire()
+            try:
+                self.sock.sendto(with_error, addr)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def mute_after_probe() -> Iterator[MuteAfter]:
+    server = MuteAfter(answers=1)
+    yield server
+    server.close()
+
+
+def test_verify_stops_when_the_server_goes_silent(mute_after_probe: MuteAfter) -> None:
+    """The server answers the reachability probe, then nothing: without a stop every one of the
+    plan's questions would wait for its timeout and retries (an hour at national scale)."""
+    result = invoke("verify", str(PROVINCE), "--server", f"127.0.0.1:{mute_after_probe.port}",
+                    "--from", "127.0.0.1", "--timeout", "0.1", "--retries", "0", "--workers", "2")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "stopped answering" in result.stderr and "no verdict" in result.stderr
+    counts = re.search(r"(\d+) of (\d+) questions asked", result.stderr)
+    assert counts, result.stderr
+    asked, total = int(counts[1]), int(counts[2])
+    assert 20 <= asked < total / 2, result.stderr  # stopped early, not after every question
+    assert "Traceback" not in result.stderr
+
+
+def test_verify_has_an_overall_deadline() -> None:
+    server = MuteAfter(answers=10**9, delay=0.3)  # answers everything, slowly (one at a time)
+    try:
+        result = invoke("verify", str(PROVINCE), "--server", f"127.0.0.1:{server.port}", "--from",
+                        "127.0.0.1", "--timeout", "5", "--workers", "1", "--deadline", "1")
+    finally:
+        server.close()
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "the deadline of 1 s passed" in result.stderr and "--deadline" in result.stderr
+
+
+# --- hostile terminals and full devices ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["resolve", str(LAB), "_sip._udp.ims.lab.example.org"],  # prints an arrow (U+2192)
+    ["check", str(PROVINCE), "--format", "json"],
+    ["validate", str(PROVINCE)],
+])
+def test_an_ascii_only_terminal_gets_escapes_not_a_traceback(args: list[str]) -> None:
+    result = run(*args, PYTHONIOENCODING="ascii")
+    assert "Traceback" not in result.stderr and "UnicodeEncodeError" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1), result.stderr
+    if "--format" in args:
+        import json
+
+        json.loads(result.stdout)  # backslash escapes keep JSON valid
+
+
+@pytest.mark.parametrize("args", [["validate", str(LAB)], ["validate", str(LAB), "--format", "json"],
+                                  ["example", "province"], ["check", str(LAB)]])
+def test_stdout_on_a_full_device_is_a_clean_error(args: list[str]) -> None:
+    assert Path("/dev/full").exists()
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "imsdr", *args], stdout=full, stderr=subprocess.PIPE,
+                                text=True, timeout=600)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == ["error: cannot write output: No space left on device"]
+
+
+# --- resolve: SRV names as its help says ------------------------------------------------------------------
+
+def test_resolve_reads_an_srv_name_as_srv() -> None:
+    result = invoke("resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--format", "json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    import json
+
+    data = json.loads(result.stdout)
+    assert data["srv_name"] == "_sip._udp.ims.lab.example.org"
+    assert data["steps"][0] == {**data["steps"][0], "qname": "_sip._udp.ims.lab.example.org", "type": "SRV"}
+    assert {c["transport"] for c in data["candidates"]} == {"udp"} and data["resolved"]
+    # a transport that contradicts the name is a usage error, not a silent mismatch
+    result = invoke("resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--transport", "tcp")
+    assert result.exit_code == 2 and "SRV name for udp" in result.stderr
+
+
+# --- one set of rule ids --------------------------------------------------------------------------------
+
+def test_validate_refuses_the_rule_ids_plan_refuses(tmp_path: Path) -> None:
+    data = yaml.safe_load(LAB.read_text())
+    data["waivers"] = [{"rule": "GEO-999", "reason": "no such rule", "expires": "2099-01-01"}]
+    data["rules"] = {"SBC-998": "off"}
+    path = tmp_path / "lab.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    validated = invoke("validate", str(path))
+    planned = invoke("plan", str(path), "--out", str(tmp_path / "out"))
+    assert validated.exit_code == planned.exit_code == 2, validated.stdout + validated.stderr
+    for result in (validated, planned):
+        assert "unknown rule id 'GEO-999' in a waiver" in result.stderr
+        assert "unknown rule id 'SBC-998'" in result.stderr
+        assert f"{path}:" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_rule_id_plan_knows_validates(tmp_path: Path) -> None:
+    from imsdr.rules.registry import all_rules
+
+    data = yaml.safe_load(LAB.read_text())
+    data["rules"] = {rule.id: "info" for rule in all_rules()}
+    path = tmp_path / "lab.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert invoke("validate", str(path)).exit_code == 0
