@@ -175,3 +175,66 @@ def test_every_rule_id_plan_knows_validates(tmp_path: Path) -> None:
     path = tmp_path / "lab.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert invoke("validate", str(path)).exit_code == 0
+
+
+# --- nested ENUM blocks ---------------------------------------------------------------------------------
+
+def nested_lab(tmp_path: Path, inner: str) -> Path:
+    """The lab with a wildcard block +86105 around its numbers block +8610555 (0000-0099)."""
+    text = LAB.read_text()
+    old = '  - {id: lab-numbers, prefix: "+8610555", length: 11, style: numbers, domain: ims.lab.example.org, ' \
+          'first: "+86105550000", last: "+86105550099"}'
+    assert old in text
+    wide = '  - {id: lab-wide, prefix: "+86105", style: wildcard, domain: ims.lab.example.org}\n'
+    path = tmp_path / "nested.yaml"
+    path.write_text(text.replace(old, wide + inner))
+    return path
+
+
+def test_nested_enum_blocks_that_hide_numbers_are_a_finding_naming_the_gap(tmp_path: Path) -> None:
+    path = nested_lab(tmp_path, '  - {id: lab-numbers, prefix: "+8610555", length: 11, style: numbers, '
+                                'domain: ims.lab.example.org, first: "+86105550000", last: "+86105550099"}')
+    result = invoke("check", str(path), "--format", "json")
+    assert result.exit_code == 1, result.stderr
+    import json
+
+    found = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "DNS-004"]
+    assert len(found) == 1, found
+    assert "9,900 numbers get no ENUM record: +86105550100…+86105559999" in found[0]["message"]
+    assert found[0]["subjects"] == ["lab-numbers", "lab-wide"]
+    assert found[0]["location"]["line"] == path.read_text().splitlines().index(
+        next(line for line in path.read_text().splitlines() if "id: lab-numbers" in line)) + 1
+    # the finding tells the truth: the plan resolves the listed numbers and the wildcard's, not the gap
+    for number, resolved in (("+86105550050", 0), ("+86105560000", 0), ("+86105550100", 1), ("+86105559999", 1)):
+        assert invoke("resolve", str(path), number).exit_code == resolved, number
+
+
+@pytest.mark.parametrize("inner", [
+    '  - {id: lab-numbers, prefix: "+8610555", style: wildcard, domain: ims.lab.example.org}',
+    '  - {id: lab-numbers, prefix: "+8610555", length: 11, style: numbers, domain: ims.lab.example.org}',
+])
+def test_nested_blocks_that_serve_everything_below_are_fine(inner: str, tmp_path: Path) -> None:
+    result = invoke("check", str(nested_lab(tmp_path, inner)), "--format", "json")
+    import json
+
+    assert not [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "DNS-004"]
+
+
+# --- zone file names ----------------------------------------------------------------------------------
+
+def test_a_zone_file_name_over_255_bytes_is_refused_with_the_inventory_line(tmp_path: Path) -> None:
+    """A valid zone name of 251 characters makes a 256-byte file name: refused before writing, at the
+    ENUM block it comes from (it used to end in 'cannot write output: File name too long')."""
+    suffix = ".".join(["a" * 60] * 3) + "." + "b" * 44 + ".e164.arpa"
+    text = LAB.read_text().replace("  operator_domain: lab.example.org",
+                                   f"  operator_domain: lab.example.org\n  enum_suffix: {suffix}")
+    path = tmp_path / "long.yaml"
+    path.write_text(text)
+    assert invoke("validate", str(path)).exit_code == 0
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "id: lab-numbers" in t)
+    for command in (["render", "dns"], ["plan"]):
+        result = invoke(*command, str(path), "--out", str(tmp_path / "out"))
+        assert result.exit_code == 2, result.stdout + result.stderr
+        assert f"{path}:{line}:" in result.stderr and "enum_blocks[0].prefix" in result.stderr
+        assert "would be 256 bytes, over the 255" in result.stderr
+        assert not (tmp_path / "out").exists()

@@ -15,6 +15,7 @@ Checks, per view (base content plus that view's overrides):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -101,7 +102,32 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
             origin = Origin(block.id, ("prefix",), f"ENUM block '{block.id}'")
             for message in _check_block(block, zone.name):
                 err(message, origin)
+    _check_file_names(plan, err)
     return out
+
+
+NAME_MAX = 255  # bytes in one file name (Linux, most file systems)
+
+
+def _check_file_names(plan: DnsPlan, err: Callable[[str, Origin], None]) -> None:
+    """A zone file name is the zone name plus '.zone': a valid zone of 251+ characters makes a
+    name no file system takes. Refused here, with the inventory line, not as ENAMETOOLONG later."""
+    from imsdr.dns.views import zone_files
+
+    for ref in zone_files(plan):
+        for part in ref.path.split("/"):
+            size = len(part.encode("utf-8"))
+            if size > NAME_MAX:
+                err(f"zone {ref.zone}: its file name ('<zone>.zone') would be {size} bytes, over the "
+                    f"{NAME_MAX} a file system allows; use a shorter name", _zone_origin(plan, ref.zone))
+                break
+
+
+def _zone_origin(plan: DnsPlan, zone: str) -> Origin:
+    """The inventory part a zone's name comes from: its home domain, or its ENUM block."""
+    if zone in plan.home_domains:
+        return Origin("", ("network", "home_domains", plan.home_domains.index(zone)), f"home domain {zone}")
+    return plan.origins.get((zone, zone, "NAPTR"), Origin("", ("network",), ""))
 
 
 _ADDRESS_CACHE: dict[tuple[int, int, str], bool] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from typing import Any
 
 from imsdr.diagnostics import Finding, Severity
 from imsdr.inventory.schema import Feature
@@ -68,6 +69,69 @@ def check_nameservers(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def _served(block: Any) -> tuple[int, int, int] | None:
+    """(first, last, digits) a numbers block answers; None for a wildcard (it answers everything
+    below its prefix, whatever the length)."""
+    from imsdr.inventory.build import block_range
+
+    return block_range(block) if block.style == "numbers" else None
+
+
+def _span(prefix: str, digits: int) -> tuple[int, int]:
+    """Every number of ``digits`` digits that starts with ``prefix``."""
+    free = digits - len(prefix)
+    return int(prefix + "0" * free), int(prefix + "9" * free)
+
+
+def _gaps(low: int, high: int, inner: tuple[int, int]) -> list[tuple[int, int]]:
+    """Parts of [low, high] outside ``inner``."""
+    out = []
+    if low < inner[0]:
+        out.append((low, min(high, inner[0] - 1)))
+    if high > inner[1]:
+        out.append((max(low, inner[1] + 1), high))
+    return [(a, b) for a, b in out if a <= b]
+
+
+def check_nested_enum_blocks(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    """Each ENUM block is a zone of its own: a block nested inside another hides the outer block's
+    answers below its prefix, so numbers the outer block served but the inner one does not list
+    get NXDOMAIN."""
+    blocks = ctx.topology.inventory.enum_blocks
+    for inner in blocks:
+        enclosing = [b for b in blocks if b is not inner and len(b.prefix) < len(inner.prefix)
+                     and inner.prefix.startswith(b.prefix)]
+        if not enclosing or inner.style == "wildcard":
+            continue  # an inner wildcard answers everything below it: nothing is lost
+        outer = max(enclosing, key=lambda b: len(b.prefix))  # the zone the inner one is carved from
+        first, last, digits = _served(inner)  # type: ignore[misc]
+        outer_range = _served(outer)
+        if outer_range is None:  # a wildcard answered every number below: judge the inner block's length
+            low, high = _span(inner.prefix, digits)
+        else:  # the outer block's own numbers below the inner prefix
+            low, high = _span(inner.prefix, outer_range[2])
+            low, high = max(low, outer_range[0]), min(high, outer_range[1])
+            if low > high:
+                continue
+        served = (first, last) if outer_range is None or outer_range[2] == digits else (high + 1, high + 1)
+        gaps = _gaps(low, high, served)
+        if not gaps:
+            continue
+        text = ", ".join(f"+{a}…+{b}" if a != b else f"+{a}" for a, b in gaps)
+        count = sum(b - a + 1 for a, b in gaps)
+        outer_kind = "wildcard block" if outer_range is None else "numbers block"
+        yield rule.finding(
+            f"{count:,} number{'s' if count != 1 else ''} get no ENUM record: {text}. ENUM block '{inner.id}' "
+            f"(+{inner.prefix}, numbers +{first}…+{last}) is a zone of its own inside {outer_kind} "
+            f"'{outer.id}' (+{outer.prefix}), so '{outer.id}' no longer answers below +{inner.prefix} and "
+            "these numbers get NXDOMAIN",
+            subjects=(inner.id, outer.id),
+            location=ctx.locate(inner.id, "prefix"),
+            hint=f"widen '{inner.id}' (first/last) to cover them, make it a wildcard, or give it a prefix "
+                 f"outside +{outer.prefix}",
+        )
+
+
 RULES: list[Rule] = [
     Rule(
         "DNS-001", Severity.ERROR,
@@ -128,5 +192,30 @@ RULES: list[Rule] = [
             """,
         ),
         check_nameservers,
+    ),
+    Rule(
+        "DNS-004", Severity.ERROR,
+        "A nested ENUM block leaves numbers of the enclosing block without a record",
+        make_doc(
+            """
+            Every ENUM block is rendered as a zone of its own (RFC 6116 names under e164.arpa). A
+            block whose prefix lies inside another block's prefix is therefore authoritative for
+            everything below its prefix: the enclosing block's wildcard (or numbers) no longer
+            answers there, and each number the inner block does not list gets NXDOMAIN, so calls
+            to it fail (domain.md §4.1).
+            """,
+            """
+            enum_blocks:
+              - {id: wide, prefix: "+86105", style: wildcard, domain: ims.example.net}
+              - {id: trial, prefix: "+8610555", length: 11, style: numbers, domain: ims.example.net,
+                 first: "+86105550000", last: "+86105550099"}   # +86105550100..+86105559999 lost
+            """,
+            """
+            enum_blocks:
+              - {id: wide, prefix: "+86105", style: wildcard, domain: ims.example.net}
+              - {id: trial, prefix: "+8610555", style: wildcard, domain: ims.example.net}
+            """,
+        ),
+        check_nested_enum_blocks,
     ),
 ]
