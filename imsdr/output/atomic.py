@@ -223,7 +223,7 @@ def protected_reason(real: Path, inputs: tuple[Path, ...] = ()) -> str | None:
     return None
 
 
-def _read_marker(directory: Path) -> frozenset[str] | None:
+def _read_marker(directory: Path, strict: bool = True) -> frozenset[str] | None:
     """The files imsdr listed in ``directory``'s marker; None if there is no readable imsdr marker.
 
     The marker is opened without following a symlink or waiting on a FIFO; a marker of another
@@ -249,6 +249,8 @@ def _read_marker(directory: Path) -> frozenset[str] | None:
     if kind != MARKER_FORMAT:
         return None
     if version != str(MARKER_VERSION):
+        if not strict:
+            return None
         raise _refuse(directory, f"its marker is of format {data['format']!r} (this imsdr writes "
                                  f"{MARKER_FORMAT}/{MARKER_VERSION}); pass --force to replace it anyway")
     files = data.get("files")
@@ -258,33 +260,45 @@ def _read_marker(directory: Path) -> frozenset[str] | None:
 
 
 def _unexpected(directory: Path, known: frozenset[str]) -> tuple[list[str], int]:
-    """Entries under ``directory`` that replacing it would delete and that are not in ``known``:
-    the first NAMED_FILES (sorted walk) and how many were found (counting stops at MAX_SCANNED)."""
+    """Entries under ``directory`` that replacing it would delete and that imsdr did not write:
+    the first NAMED_FILES (sorted walk) and how many were found (counting stops at MAX_SCANNED).
+
+    ``known`` are the files the directory's own marker lists; a subdirectory carrying a marker of
+    its own (``render dns --out out/dns`` inside a ``plan`` output) vouches for the files it lists.
+    """
+    known_files = set(known)
     known_dirs = {p.as_posix() for f in known for p in PurePosixPath(f).parents} - {"."}
     found: list[str] = []
     count = 0
     scanned = 0
 
-    def unreadable(exc: OSError) -> None:
+    def note(rel: str) -> None:
         nonlocal count
         count += 1
         if len(found) < NAMED_FILES:
-            found.append(f"{os.path.relpath(exc.filename, directory)}/ (unreadable)")
+            found.append(rel)
+
+    def unreadable(exc: OSError) -> None:
+        note(f"{os.path.relpath(exc.filename, directory)}/ (unreadable)")
 
     for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable):
         dirnames.sort()
         rel_dir = os.path.relpath(dirpath, directory)
         prefix = "" if rel_dir == "." else rel_dir + "/"
+        if prefix and MARKER in filenames:
+            listed = _read_marker(Path(dirpath), strict=False)
+            if listed is not None:
+                known_dirs.add(rel_dir)
+                for name in listed:
+                    known_files.add(prefix + name)
+                    known_dirs.update(p.as_posix() for p in PurePosixPath(prefix + name).parents)
         if prefix and not dirnames and not filenames and rel_dir not in known_dirs:
-            filenames = [""]  # an empty directory of the user's: named with its slash
+            note(prefix)  # an empty directory of the user's: named with its slash
         for name in sorted(filenames):
             scanned += 1
-            rel = (prefix + name) if name else prefix
-            if rel in known or rel == MARKER:
-                continue
-            count += 1
-            if len(found) < NAMED_FILES:
-                found.append(rel)
+            rel = prefix + name
+            if name != MARKER and rel not in known_files:
+                note(rel)
         if scanned >= MAX_SCANNED:
             break
     return found, count
@@ -355,8 +369,13 @@ def check_output(out: Path | str | os.PathLike[str] | OutputTarget) -> Path:
 
 
 def seal(staging: Path) -> None:
-    """Make the finished tree readable by the programs that load it and write the marker listing it."""
-    files: list[str] = []
+    """Make the finished tree readable by the programs that load it and mark it as imsdr's.
+
+    Every directory gets a marker listing the files below it, so any part of the tree (``DIR/dns``
+    of a ``plan`` output) can later be replaced on its own, and a tree holding marked parts can be
+    replaced as a whole.
+    """
+    below: dict[str, list[str]] = {}  # directory (relative, "." for the root) → files below it
 
     def fail(exc: OSError) -> None:
         raise exc
@@ -365,21 +384,25 @@ def seal(staging: Path) -> None:
         dirnames.sort()
         os.chmod(dirpath, DIR_MODE)
         rel_dir = os.path.relpath(dirpath, staging)
+        below.setdefault(rel_dir, [])
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
             if not os.path.islink(full):
                 os.chmod(full, FILE_MODE)
-            files.append(name if rel_dir == "." else f"{rel_dir}/{name}")
-    marker = {
-        "format": f"{MARKER_FORMAT}/{MARKER_VERSION}",
-        "about": "written by imsdr, which replaces this directory as a whole; it refuses to when files "
-                 "not listed here are present",
-        "files": sorted(files),
-    }
-    path = staging / MARKER
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps(marker, indent=1, sort_keys=True) + "\n")
-    os.chmod(path, FILE_MODE)
+            rel = PurePosixPath(name if rel_dir == "." else f"{rel_dir}/{name}")
+            for parent in (rel.parent, *rel.parent.parents):
+                below.setdefault(parent.as_posix(), []).append(rel.relative_to(parent).as_posix())
+    for rel_dir, files in below.items():
+        marker = {
+            "format": f"{MARKER_FORMAT}/{MARKER_VERSION}",
+            "about": "written by imsdr, which replaces this directory as a whole; it refuses to when files "
+                     "not listed here are present",
+            "files": sorted(files),
+        }
+        path = staging / rel_dir / MARKER
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(json.dumps(marker, indent=1, sort_keys=True) + "\n")
+        os.chmod(path, FILE_MODE)
 
 
 @contextlib.contextmanager
