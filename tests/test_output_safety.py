@@ -264,3 +264,24 @@ def test_a_library_caller_gets_the_same_protection(tmp_path: Path) -> None:
         (staging / "x").write_text("x")
     assert (out / "keep.txt").read_text() == "keep\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["D"]
+
+
+def test_parts_of_a_plan_output_and_a_tree_of_parts_are_imsdr_s(tmp_path: Path) -> None:
+    """Every directory imsdr writes carries a marker: `render dns --out DIR/dns` may replace the dns/
+    of a plan output, `plan --out DIR` may replace a DIR made of such parts, and a file of the
+    user's anywhere below still stops both."""
+    out = tmp_path / "out"
+    assert invoke("render", "dns", str(LAB), "--out", str(out / "dns")).exit_code == 0
+    assert invoke("plan", str(LAB), "--out", str(out)).exit_code in (0, 1)
+    assert invoke("render", "dns", str(LAB), "--out", str(out / "dns")).exit_code == 0
+    assert invoke("render", "runbook", str(LAB), "--out", str(out / "runbooks")).exit_code == 0
+    assert invoke("plan", str(LAB), "--out", str(out)).exit_code in (0, 1)
+    for directory in [out, *(p for p in out.rglob("*") if p.is_dir())]:
+        listed = json.loads((directory / MARKER).read_text())["files"]
+        assert listed == sorted(str(p.relative_to(directory)) for p in directory.rglob("*")
+                                if p.is_file() and p.name != MARKER), directory
+    (out / "dns" / "zones" / "by-hand.zone").write_text("; mine\n")
+    before = snapshot(tmp_path)
+    refused(invoke("plan", str(LAB), "--out", str(out)), "dns/zones/by-hand.zone")
+    refused(invoke("render", "dns", str(LAB), "--out", str(out / "dns")), "zones/by-hand.zone")
+    assert snapshot(tmp_path) == before
