@@ -160,7 +160,7 @@ def verify(
     workers: Annotated[int, typer.Option(metavar="N", help="Queries in flight at most.", min=1, max=256)] = 16,
     enum_sample: Annotated[int, typer.Option(metavar="N", help="Numbers queried per ENUM block (first, last, evenly "
                                                   "spaced).", min=1, max=100000)] = 16,
-    deadline: Annotated[float, typer.Option(
+    deadline: Annotated[float, typer.Option(metavar="SECONDS",
         help="Seconds the whole run may take; then it stops with exit 2 (no verdict). It also stops when "
              "3 x --workers questions in a row (at least 20) time out.", min=1, max=86400)] = 600.0,
     fmt: FormatOpt = Format.table,
