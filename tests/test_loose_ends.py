@@ -108,7 +108,7 @@ def test_verify_has_an_overall_deadline() -> None:
 # --- hostile terminals and full devices ---------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [
-    ["resolve", str(LAB), "_sip._udp.ims.lab.example.org"],  # prints an arrow (U+2192)
+    ["resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--from", "192.0.2.10"],  # prints an arrow (U+2192)
     ["check", str(PROVINCE), "--format", "json"],
     ["validate", str(PROVINCE)],
 ])
@@ -136,7 +136,8 @@ def test_stdout_on_a_full_device_is_a_clean_error(args: list[str]) -> None:
 # --- resolve: SRV names as its help says ------------------------------------------------------------------
 
 def test_resolve_reads_an_srv_name_as_srv() -> None:
-    result = invoke("resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--format", "json")
+    core = "192.0.2.10"  # in the lab's core subnet: the core view serves the home domain and ENUM
+    result = invoke("resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--from", core, "--format", "json")
     assert result.exit_code == 0, result.stdout + result.stderr
     import json
 
@@ -145,7 +146,7 @@ def test_resolve_reads_an_srv_name_as_srv() -> None:
     assert data["steps"][0] == {**data["steps"][0], "qname": "_sip._udp.ims.lab.example.org", "type": "SRV"}
     assert {c["transport"] for c in data["candidates"]} == {"udp"} and data["resolved"]
     # a transport that contradicts the name is a usage error, not a silent mismatch
-    result = invoke("resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--transport", "tcp")
+    result = invoke("resolve", str(LAB), "_sip._udp.ims.lab.example.org", "--from", core, "--transport", "tcp")
     assert result.exit_code == 2 and "SRV name for udp" in result.stderr
 
 
@@ -206,7 +207,7 @@ def test_nested_enum_blocks_that_hide_numbers_are_a_finding_naming_the_gap(tmp_p
         next(line for line in path.read_text().splitlines() if "id: lab-numbers" in line)) + 1
     # the finding tells the truth: the plan resolves the listed numbers and the wildcard's, not the gap
     for number, resolved in (("+86105550050", 0), ("+86105560000", 0), ("+86105550100", 1), ("+86105559999", 1)):
-        assert invoke("resolve", str(path), number).exit_code == resolved, number
+        assert invoke("resolve", str(path), number, "--from", "192.0.2.10").exit_code == resolved, number
 
 
 @pytest.mark.parametrize("inner", [
