@@ -113,7 +113,7 @@ def test_mutated_inventories_read_alike(data: st.DataObject) -> None:
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(0, len(text) - 1))
         cut = data.draw(st.integers(0, 3))
-        insert = data.draw(st.text(alphabet=' :-\n#"0[]{},x1.', max_size=3))
+        insert = data.draw(st.text(alphabet=' :-\n#"0[]{},x1.\'', max_size=3))
         text = text[:at] + insert + text[at + cut:]
     agrees(text)
 
@@ -136,6 +136,8 @@ def test_mutated_inventories_read_alike(data: st.DataObject) -> None:
     # found by the fuzzing above: rapidyaml reads these, libyaml refuses them
     "}a: 1\n", "]a: 1\n", "id: [:0]\n", "a: [2001:db8::1]\n", "a:\n  - {id: x} -\n", 'a: "x" -\n',
     "a: ._\n", "a: -0x_\n",
+    # single quotes: declined, except in comments and double-quoted text
+    "a: 'x #y', b: 0123\n", "a: {b: 'x #y', c: 0123}\n", "a: O'Brien\n", "a: 1 # the UE's\n", 'a: "it\'s"\n',
 ])
 def test_hard_cases_are_declined_or_read_alike(text: str) -> None:
     agrees(text)

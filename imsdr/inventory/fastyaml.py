@@ -37,10 +37,10 @@ from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import Any
 
-# Characters whose YAML meaning the fast path does not reproduce: escapes, single quotes, anchors,
-# aliases, tags, block scalars, complex keys, reserved indicators (and, below: tabs, control
-# characters, non-ASCII).
-_UNSUPPORTED = "\\'&*!|>?@`"
+# Characters whose YAML meaning the fast path does not reproduce: escapes, anchors, aliases, tags,
+# block scalars, complex keys, reserved indicators (and, below: tabs, control characters,
+# non-ASCII, and single quotes outside comments and double-quoted text).
+_UNSUPPORTED = "\\&*!|>?@`"
 _BOUNDARY = " [{,:"  # what may stand before a scalar on its line (after the indentation)
 # what stands around every plain scalar (and inside some: more tokens than scalars, never fewer)
 _SPACES = str.maketrans("[]{},:", "      ")
@@ -138,9 +138,9 @@ def _certain(text: str, emitted: str, max_depth: int, plain_reading: Callable[[s
              number_problem: Callable[[str], str | None]) -> bool:
     """Whether the data of ``emitted`` (rapidyaml's JSON of ``text``) is what the libyaml path reads."""
     unquoted = _plain_parts(text)
-    if unquoted is None or not _balanced(unquoted) or _GLUED_COLON.search(unquoted) \
+    if unquoted is None or "'" in unquoted or not _balanced(unquoted) or _GLUED_COLON.search(unquoted) \
             or _AFTER_FLOW.search(unquoted):
-        return False
+        return False  # (a single quote left: single-quoted text, or an apostrophe in plain text)
     # The JSON has no escapes (the text has no backslash, and a quote inside a scalar was refused
     # by _plain_parts), so its strings are exactly the runs between double quotes.
     strings = set(_JSON_STRING.findall(emitted))
