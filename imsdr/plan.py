@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from imsdr.output.jsonout import dumps
+from imsdr.output.plan_review import PlanReview, review
 from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
@@ -476,6 +477,7 @@ class TreeDiff:
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     diff: str = ""
+    review: PlanReview | None = None  # per view and record (imsdr.output.plan_review)
 
     @property
     def clean(self) -> bool:
@@ -498,7 +500,9 @@ def check_plan(
         fresh.mkdir()
         summary = render_tree(pipe, fresh, previous=out if out.is_dir() else None,
                               templates_dir=templates_dir, limits=limits)
-        return summary, diff_trees(out, fresh, label=str(out))
+        diff = diff_trees(out, fresh, label=str(out))
+        diff.review = review(out, fresh, diff.added, diff.removed, diff.changed)
+        return summary, diff
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -115,7 +115,7 @@ def test_check_fails_with_a_diff_after_an_inventory_change(planned, tmp_path: Pa
         "{id: sbc-harbour, type: sbc, site: site-b, vendor: vendor-x, addresses: [203.0.113.21, \"2001:db8:f00::20\"], "
         "access_addresses: [203.0.113.21,"))
     assert changed.read_text() != PROVINCE.read_text()
-    result = run("plan", str(changed), "--out", str(out), "--check")
+    result = run("plan", str(changed), "--out", str(out), "--check", "--diff")
     assert result.returncode == 1
     assert "-sbc-harbour" in result.stdout or "203.0.113.20" in result.stdout
     assert "+" in result.stdout and "203.0.113.21" in result.stdout

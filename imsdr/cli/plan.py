@@ -13,8 +13,6 @@ from imsdr.cli.common import (
     TEMPLATE_MAX_OUTPUT_MIB,
     TEMPLATE_TIMEOUT_S,
     ForceOpt,
-    Format,
-    FormatOpt,
     InventoryArg,
     TemplateMaxOutputOpt,
     TemplateTimeoutOpt,
@@ -47,15 +45,27 @@ TemplatesOpt = Annotated[Path | None, typer.Option(
     help="Directory of *.md.j2 templates overriding the built-in runbook templates (sandboxed).")]
 
 
+class PlanFormat(str, Enum):  # noqa: UP042 - same pattern as common.Format
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+PlanFormatOpt = Annotated[PlanFormat, typer.Option(
+    "--format", "-f", help="Output format (markdown: the --check summary, ready for a pull request).")]
+DiffOpt = Annotated[bool, typer.Option(
+    "--diff", help="With --check: also print the raw unified diff of every file (after the summary).")]
+
+
 def register(app: typer.Typer) -> None:
     app.command("plan")(plan)
 
 
 @handle_errors
 def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on: FailOnOpt = FailOn.error,
-         templates: TemplatesOpt = None, fmt: FormatOpt = Format.table, force: ForceOpt = False,
+         templates: TemplatesOpt = None, fmt: PlanFormatOpt = PlanFormat.table, force: ForceOpt = False,
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
-         template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB) -> None:
+         template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory."""
     from imsdr.plan import check_plan, write_plan
 
@@ -64,14 +74,23 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     if check:
         summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
                                    limits=limits)
-        if fmt is Format.json:
+        review = diff.review
+        assert review is not None
+        if fmt is PlanFormat.json:
             from imsdr.output.jsonout import dumps, envelope
 
             payload = {"up_to_date": diff.clean, "added": diff.added, "removed": diff.removed,
-                       "changed": diff.changed, "diff": diff.diff}
+                       "changed": diff.changed, "review": review.to_dict(), "diff": diff.diff}
             write_stdout(dumps(envelope("plan-check", payload, str(inventory))))
         else:
-            write_stdout(diff.diff)
+            if fmt is PlanFormat.markdown:
+                from imsdr.output.plan_review import review_markdown
+
+                write_stdout(review_markdown(review, str(out)))
+            elif review.changes:
+                _print_review(review)
+            if diff_:
+                write_stdout(diff.diff)
             if diff.clean:
                 sys.stderr.write(f"{out}: up to date\n")
             else:
@@ -86,7 +105,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     target = output_target(out, force, inventory, templates)
     summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
                          limits=limits)
-    if fmt is Format.json:
+    if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 
         write_stdout(dumps(envelope("plan", summary, str(inventory))))
@@ -94,6 +113,20 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
         print_summary(summary, out)
     if not summary["passed"]:
         raise typer.Exit(1)
+
+
+def _print_review(review: Any) -> None:
+    from rich.table import Table
+
+    counts = review.counts()
+    title = "; ".join(f"{part}: +{c['add']} -{c['remove']} ~{c['change']}" for part, c in sorted(counts.items()))
+    table = Table(title=f"imsdr plan --check: {title}", title_justify="left")
+    for column in ("", "part", "where", "what", "old", "new"):
+        table.add_column(column, overflow="fold")
+    sign = {"add": "+", "remove": "-", "change": "~"}
+    for c in review.changes:
+        table.add_row(sign[c.action], c.part, c.where, c.what, c.old, c.new)
+    stdout().print(table)
 
 
 def print_summary(summary: dict[str, Any], out: Path) -> None:

@@ -1,0 +1,136 @@
+"""What a change to the inventory does to the rendered plan, per view and record (octoDNS-plan style).
+
+`imsdr plan --check` compares the committed plan directory with a fresh render; this module turns
+the two trees into a reviewable summary: DNS rrsets added, removed or changed per zone file (and so
+per view), Kamailio dispatcher entries added or removed per list, runbook pages added, removed or
+changed, and any other file. Pure functions over two directories; the CLI formats the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from imsdr.output.markdown import markdown_code
+
+CHANGE_ORDER = {"add": 0, "remove": 1, "change": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One reviewable change: in which part and file, what (a record or a page), how."""
+
+    part: str  # dns | dispatcher | runbook | file
+    where: str  # the view/zone file, the dispatcher list, the page or the file
+    what: str  # "name TYPE" for DNS, the entry for dispatcher lists, "" for whole files
+    action: str  # add | remove | change
+    old: str = ""
+    new: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"part": self.part, "where": self.where, "what": self.what, "action": self.action,
+                "old": self.old, "new": self.new}
+
+
+@dataclass
+class PlanReview:
+    changes: list[Change] = field(default_factory=list)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for c in self.changes:
+            part = out.setdefault(c.part, {"add": 0, "remove": 0, "change": 0})
+            part[c.action] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counts": self.counts(), "changes": [c.to_dict() for c in self.changes]}
+
+
+def review(old_root: Path, new_root: Path, added: list[str], removed: list[str], changed: list[str]) -> PlanReview:
+    """The changes between the plan on disk (``old_root``) and a fresh render (``new_root``),
+    given the file lists of the tree diff."""
+    result = PlanReview()
+    for rel, action in [*((r, "add") for r in added), *((r, "remove") for r in removed),
+                        *((r, "change") for r in changed)]:
+        old = old_root / rel if action != "add" else None
+        new = new_root / rel if action != "remove" else None
+        path = PurePosixPath(rel)
+        before = len(result.changes)
+        if path.suffix == ".zone":
+            result.changes += _zone_changes(rel, _rrsets(old), _rrsets(new))
+        elif path.suffix == ".list" and "dispatcher" in path.name:
+            result.changes += _entry_changes("dispatcher", rel, _entries(old), _entries(new))
+        elif path.parts[:1] == ("runbooks",) and path.suffix == ".md":
+            result.changes.append(Change("runbook", rel, "", action))
+        else:
+            result.changes.append(Change("file", rel, "", action))
+        if len(result.changes) == before:  # e.g. only the SOA serial or comments moved
+            part = "dns" if path.suffix == ".zone" else "dispatcher"
+            result.changes.append(Change(part, rel, "(SOA serial or comments only)", action))
+    result.changes.sort(key=lambda c: (c.part, c.where, c.what, CHANGE_ORDER[c.action]))
+    return result
+
+
+def _rrsets(path: Path | None) -> dict[tuple[str, str], str]:
+    """(owner, type) → the rdata lines of a zone file, sorted; SOA left out (its serial moves with
+    every change and says nothing a reviewer needs)."""
+    if path is None:
+        return {}
+    import dns.rdatatype
+    import dns.zone
+
+    zone = dns.zone.from_file(str(path), relativize=False, check_origin=False)
+    found: dict[tuple[str, str], str] = {}
+    for name, rdataset in zone.iterate_rdatasets():
+        if rdataset.rdtype == dns.rdatatype.SOA:
+            continue
+        kind = dns.rdatatype.to_text(rdataset.rdtype)
+        rdata = sorted(r.to_text() for r in rdataset)
+        found[(name.to_text(), kind)] = f"{rdataset.ttl} " + " | ".join(rdata)
+    return found
+
+
+def _zone_changes(where: str, old: dict[tuple[str, str], str], new: dict[tuple[str, str], str]) -> list[Change]:
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        what = f"{key[0]} {key[1]}"
+        if key not in old:
+            changes.append(Change("dns", where, what, "add", new=new[key]))
+        elif key not in new:
+            changes.append(Change("dns", where, what, "remove", old=old[key]))
+        elif old[key] != new[key]:
+            changes.append(Change("dns", where, what, "change", old=old[key], new=new[key]))
+    return changes
+
+
+def _entries(path: Path | None) -> set[str]:
+    if path is None:
+        return set()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {" ".join(line.split()) for line in lines if line.strip() and not line.lstrip().startswith("#")}
+
+
+def _entry_changes(part: str, where: str, old: set[str], new: set[str]) -> list[Change]:
+    return ([Change(part, where, e, "add") for e in sorted(new - old)]
+            + [Change(part, where, e, "remove") for e in sorted(old - new)])
+
+
+def review_markdown(review_: PlanReview, label: str) -> str:
+    """A Markdown summary ready to paste into a pull request."""
+    if not review_.changes:
+        return f"### imsdr plan: {markdown_code(label)} is up to date\n"
+    counts = review_.counts()
+    parts = ", ".join(f"{part}: +{c['add']} -{c['remove']} ~{c['change']}" for part, c in sorted(counts.items()))
+    lines = [f"### imsdr plan: {len(review_.changes)} change(s) to {markdown_code(label)}", "", parts, "",
+             "| | Part | Where | What | Old | New |", "| --- | --- | --- | --- | --- | --- |"]
+    sign = {"add": "+", "remove": "-", "change": "~"}
+    for c in review_.changes:
+        cells = [sign[c.action], c.part, _cell(c.where), _cell(c.what), _cell(c.old), _cell(c.new)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return markdown_code(text).replace("|", "\\|") if text else ""
