@@ -44,8 +44,12 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also report how long each stage took.")] = False,
 ) -> None:
     STATE["debug"] = debug
+    STATE["quiet"] = quiet
+    STATE["verbose"] = verbose and not quiet
 
 
 init_cmd.register(app)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-STATE = {"debug": False}
+STATE = {"debug": False, "quiet": False, "verbose": False}
 
 
 class Format(str, Enum):
@@ -135,7 +136,29 @@ def output_target(out: Path, force: bool, *inputs: Path | None) -> OutputTarget:
     return target
 
 
+@contextlib.contextmanager
+def stage(label: str) -> Iterator[None]:
+    """Progress for work that can take seconds at national scale, on stderr: a spinner when stderr
+    is a terminal, nothing when it is piped; --verbose adds how long each stage took, --quiet
+    silences both. Data on stdout is never touched."""
+    import time
+
+    started = time.perf_counter()
+    if STATE["quiet"]:
+        yield
+        return
+    console = stderr()
+    if console.is_terminal:
+        with console.status(f"{label}...", spinner="line"):
+            yield
+    else:
+        yield
+    if STATE["verbose"]:
+        sys.stderr.write(f"{label}: {time.perf_counter() - started:.2f} s\n")
+
+
 def load(path: Path) -> tuple[Inventory, SourceMap]:
     from imsdr.inventory.build import load_inventory
 
-    return load_inventory(path)
+    with stage(f"loading {path}"):
+        return load_inventory(path)

@@ -15,6 +15,7 @@ from imsdr.cli.common import (
     handle_errors,
     load,
     output_target,
+    stage,
     stdout,
     write_stdout,
 )
@@ -49,7 +50,8 @@ def render_dns(
 
     target = output_target(out, force, inventory)
     inv, source = load(inventory)
-    report = render(Topology(inv, source), target, inventory.name, serial=serial, keys=keys)
+    with stage(f"rendering DNS into {out}"):
+        report = render(Topology(inv, source), target, inventory.name, serial=serial, keys=keys)
     for note in report.notes:
         sys.stderr.write(f"note: {note}\n")
     if report.keys_added:

@@ -18,6 +18,7 @@ from imsdr.cli.common import (
     TemplateTimeoutOpt,
     handle_errors,
     output_target,
+    stage,
     stdout,
     styled,
     template_limits,
@@ -72,8 +73,9 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     limits = template_limits(template_timeout, template_max_output)
 
     if check:
-        summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
-                                   limits=limits)
+        with stage(f"planning {inventory} and comparing with {out}"):
+            summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
+                                       limits=limits)
         review = diff.review
         assert review is not None
         if fmt is PlanFormat.json:
@@ -103,8 +105,9 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
         return
 
     target = output_target(out, force, inventory, templates)
-    summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
-                         limits=limits)
+    with stage(f"planning {inventory} into {out}"):
+        summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
+                             limits=limits)
     if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -18,6 +18,7 @@ from imsdr.cli.common import (
     TemplateTimeoutOpt,
     handle_errors,
     output_target,
+    stage,
     stdout,
     template_limits,
     write_stdout,
@@ -47,7 +48,8 @@ def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None
     from imsdr.runbook.render import write_runbook
 
     target = output_target(out, force, inventory, templates)
-    pipe = analyse(inventory)
+    with stage(f"analysing {inventory}"):
+        pipe = analyse(inventory)
     pages = runbook_pages_text(pipe, templates, template_limits(template_timeout, template_max_output))
     write_runbook(target, pages)
     if fmt is Format.json:
