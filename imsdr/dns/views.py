@@ -159,7 +159,8 @@ def _source_options(server: Server) -> list[str]:
     ]
 
 
-def secondary_file(plan: DnsPlan, directory: str, view: str, zone: str) -> str:
+def secondary_file(directory: str, view: str, zone: str) -> str:
+    """Where a secondary keeps a transferred zone (the view that defines it, then the zone)."""
     return f"{directory}/{view}.{zone}.zone"  # flat: named creates files, not directories
 
 
@@ -189,7 +190,7 @@ def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, serve
     if keyed:
         out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
     out.append("")
-    peers_notify = [s for s in layout.secondaries] if server.role == "primary" else []
+    peers_notify = layout.secondaries if server.role == "primary" else []
     my_primaries = [s for s in layout.primaries if s.id != server.id] if server.role == "secondary" else []
     users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
     for view in keyed:
@@ -235,7 +236,7 @@ def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, serve
                     body.append("also-notify { " + " ".join(
                         f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };")
             else:
-                body.append(f"type secondary; file {_q(secondary_file(plan, secondary_directory, view.name, zone))};")
+                body.append(f"type secondary; file {_q(secondary_file(secondary_directory, view.name, zone))};")
                 body.append("primaries { " + " ".join(
                     f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " };")
             if len(sharing) > 1:  # shared with in-view: zone options apply to every sharing view
