@@ -90,7 +90,7 @@ def ds_priorities(tiers: list[int]) -> list[int]:
 
 
 def _probing_flag(source: Element, target: Element) -> int:
-    active = source.options_probing is not None and source.options_probing.value == "active"
+    active = source.probing is not None and source.probing.value == "active"  # the same default as TIMER-003
     return 8 if active and target.answers_options else 0
 
 

@@ -401,13 +401,23 @@ class Element(_Strict):
     capacity: Capacity = Field(default_factory=Capacity)
     features: list[Feature] = Field(default_factory=list)
     answers_options: bool = Field(True, description="false for elements that do not answer SIP OPTIONS")
-    options_probing: Probing | None = Field(None, description="how this element watches its next hops")
+    options_probing: Probing | None = Field(
+        None, description="how this element watches its next hops (default: active from an SBC, MGCF or AS, "
+                          "whose next hops are fixed and known)")
     serves: list[Id] = Field(default_factory=list, description="sbc only: local networks served")
     pcscfs: list[Id] = Field(default_factory=list, description="sbc only: P-CSCF list in order of preference")
     timers: TimerOverrides = Field(default_factory=TimerOverrides)
 
     def has(self, feature: Feature) -> bool:
         return feature in self.features
+
+    @property
+    def probing(self) -> Probing | None:
+        """``options_probing``, or when it is not set the recommended mode: active SIP OPTIONS from
+        an SBC, MGCF or AS (fixed, known next hops: domain.md §2); otherwise not set."""
+        if self.options_probing is not None:
+            return self.options_probing
+        return Probing.ACTIVE if self.type.value in ("sbc", "mgcf", "as") else None
 
     def has_role(self, role: CscfRole) -> bool:
         return role in self.roles

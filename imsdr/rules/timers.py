@@ -72,7 +72,7 @@ def check_refresh(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
 def check_active_probing(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
     for el in ctx.topology.inventory.elements:
         target = ACTIVE_PROBERS.get(el.type.value)
-        if target is None or el.options_probing is Probing.ACTIVE:
+        if target is None or el.probing is Probing.ACTIVE:  # not set = active, the recommended default
             continue
         current = el.options_probing.value if el.options_probing else "not set"
         yield rule.finding(

@@ -113,7 +113,7 @@ def _element(topo: Topology, el: Element) -> dict[str, Any]:
         "roles": [r.value for r in el.roles],
         "features": sorted(f.value for f in el.features),
         "answers_options": el.answers_options,
-        "options_probing": el.options_probing.value if el.options_probing else None,
+        "options_probing": el.probing.value if el.probing else None,  # not set: the recommended default
         "serves": list(el.serves),
         "pcscfs": list(el.pcscfs),
         "capacity": {k: v for k, v in el.capacity.model_dump().items() if v is not None},
