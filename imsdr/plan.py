@@ -386,7 +386,7 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
                 templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> dict[str, Any]:
-    """Write dns/, runbooks/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
+    """Write dns/, runbooks/, diameter/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     """
@@ -395,9 +395,22 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
     _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None)
     write_pages(root / "runbooks", pages)
+    _write_diameter(pipe, root / "diameter")
     summary = plan_summary(pipe, root)
     (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
+
+
+def _write_diameter(pipe: Pipeline, directory: Path) -> None:
+    """diameter/<client>/freeDiameter.conf and rt_default.conf for every Diameter client."""
+    from imsdr.diameter import diameter_configs
+    from imsdr.output.atomic import safe_join
+
+    for config in diameter_configs(pipe.topology):
+        for name, text in config.files.items():
+            path = safe_join(directory, f"{config.client}/{name}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
 
 
 def plan_summary(pipe: Pipeline, root: Path) -> dict[str, Any]:

@@ -58,6 +58,7 @@ def inventory_yaml(sites: int = 2, lab: bool = False) -> str:
         "    options_failure_threshold: 3        # ... down after 3 misses",
         "    diameter_watchdog: 8                # Tw between 6 and 10 s (RFC 3539)",
         "    registration_refresh: 1800          # 600-3600 s for fixed access",
+        "    diameter_transport: {bfd: {interval_ms: 300, multiplier: 3}}  # HSS link loss seen in 1 s",
         "",
         "# Sites: members of a pair or pool must sit in sites with independent power and transmission.",
         "sites:",
@@ -81,7 +82,10 @@ def inventory_yaml(sites: int = 2, lab: bool = False) -> str:
     ]
     for i, (ln, s) in enumerate(zip(ln_ids, site_ids, strict=True)):
         out.append(f"  - {{id: {ln}, name: City {chr(ord('A') + i)}, prefixes: [100.64.{i}.0/24], home_sites: [{s}], "
-                   "subscribers: 100000, busy_hour_erlangs: 2000}")
+                   "subscribers: 100000, busy_hour_erlangs: 2000,")
+        out.append(f'     emergency: {{pani: "IEEE-802.3; dsl-location={ln}", phone_context: "+86-{10 + i}", '
+                   f'psap_route: "+86{10 + i}110"}}}}' + ("   # what a DR SBC emits for its emergency calls"
+                                                       if i == 0 else ""))
     out += ["", "elements:"]
     out += _elements(site_ids, ln_ids, lab)
     out += ["", "redundancy:"]

@@ -226,7 +226,7 @@ def test_waivers_and_expiry_through_the_cli(tmp_path: Path) -> None:
     assert any(f["rule"] == "WAIVER-002" and f["location"]["line"] == waiver_line for f in data["findings"])
     path.write_text(text.replace("[slf-pair]", "[slf-c-1]"), encoding="utf-8")
     code, data = check_json(path, "--fail-on", "warning")
-    assert code == 0 and data["counts"] == {"error": 0, "warning": 0, "info": 0, "waived": 1}
+    assert code == 0 and data["counts"] == {"error": 0, "warning": 0, "info": 1, "waived": 1}  # info: MGCF-003
     assert data["waived"][0]["waiver"]["reason"] == "SLF south planned"
     assert data["waived"][0]["waiver"]["expires"] == "2026-12-31"
     table = invoke("check", str(path), "--today", TODAY).stdout
@@ -302,7 +302,8 @@ def test_rules_config_file_overrides_inventory(tmp_path: Path) -> None:
     config = tmp_path / "policy.yaml"
     config.write_text('rules:\n  DEP-002: "off"\n  TIMER-001: warning\n', encoding="utf-8")
     code, data = check_json(path, "--rules-config", str(config))
-    assert code == 0 and [(f["rule"], f["severity"]) for f in data["findings"]] == [("TIMER-001", "warning")]
+    assert code == 0 and [(f["rule"], f["severity"]) for f in data["findings"]] == [
+        ("TIMER-001", "warning"), ("MGCF-003", "info")]
     assert data["findings"][0]["location"]["line"] == line
     # the config wins over the inventory's own setting
     with path.open("a", encoding="utf-8") as out:

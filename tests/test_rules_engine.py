@@ -145,8 +145,9 @@ def test_report_to_dict_keys_are_stable(tmp_path: Path) -> None:
     assert set(data) == {"format", "file", "today", "deployment", "fail_on", "passed", "counts", "findings",
                          "waived", "rules"}
     assert data["format"] == "imsdr.check/1" and data["file"] == str(path) and data["today"] == "2026-06-01"
-    # GEO-001 (error); DEP-002 for slf (as in the sample) and now for hss too (warnings)
-    assert data["counts"] == {"error": 1, "warning": 2, "info": 0, "waived": 0}
+    # GEO-001 (error); DEP-002 for slf (as in the sample) and now for hss too (warnings); MGCF-003 (info,
+    # as in the sample: an ENUM outage would break out more traffic than the trunks carry)
+    assert data["counts"] == {"error": 1, "warning": 2, "info": 1, "waived": 0}
     assert set(data["findings"][0]) == {"rule", "severity", "message", "subjects", "location", "hint"}
     assert set(data["findings"][0]["location"]) == {"file", "line", "column"}
     assert data["passed"] is False and data["fail_on"] == "warning"

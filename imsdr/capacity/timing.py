@@ -11,6 +11,22 @@
 * re-registration — registered users move only at their next refresh, up to
   ``registration_refresh``: SBC and P-CSCF always (terminating calls fail until then); S-CSCF only
   where no dynamic restoration data exists.
+
+Per access type (the SBC/P-CSCF a UE registered through fails):
+
+* fixed access — as above (the seed study's model).
+* PS access with P-CSCF restoration (TS 23.380 §5.4 HSS-based, §5.5 PCRF/PCF-based) — detection
+  + restoration signalling (SAR with the P-CSCF restoration indication, IDR to the MME or Gx/N7 to
+  the P-GW/SMF, PDN connection released and re-established with a new P-CSCF list) + one
+  registration: seconds.
+* PS access without it — the UE keeps its dead P-CSCF until its registration expires
+  (``ps_registration_expiry``, TS 24.229 default 600000 s): terminating calls fail meanwhile.
+
+Diameter detection is the watchdog's 2 × Tw, or a faster transport detection when declared: BFD
+(RFC 5880 §6.8.4: multiplier × interval) or SCTP heartbeats (RFC 9260 §8.3: a path is down after
+Path.Max.Retrans + 1 unanswered heartbeats, each waiting at most HB.interval + RTO.Max).
+H.248 (IM-MGW) detection is the inactivity timer (ITU-T H.248.14) plus one transaction timeout.
+Periodic (non-real-time) HSS/SLF backups add the time to restore the latest copy.
 """
 
 from __future__ import annotations
@@ -25,12 +41,14 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
 
-PART_LABEL = {"detection": "detection", "dns_ttl": "DNS TTL", "re_registration": "re-registration"}
+PART_LABEL = {"detection": "detection", "dns_ttl": "DNS TTL", "re_registration": "re-registration",
+              "restoration": "restoration signalling", "restore": "restore from backup"}
+ACCESS_TYPES = ("fixed", "ps")
 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    name: str  # detection | dns_ttl | re_registration
+    name: str  # detection | dns_ttl | restoration | restore | re_registration
     seconds: int
     how: str
 
@@ -62,55 +80,155 @@ def _dns_published(topology: Topology, el: Element) -> bool:
     return False
 
 
-def switchover(topology: Topology, el: Element) -> Switchover:
-    """The estimated switchover time when ``el`` fails and something takes over."""
+def diameter_detection(topology: Topology, el: Element) -> Part:
+    """How fast a Diameter client notices ``el`` is gone: the faster of the watchdog and the
+    declared transport detection."""
+    tw = _timer(topology, el, "diameter_watchdog")
+    best = Part("detection", 2 * tw, f"Diameter watchdog: 2 × Tw = 2 × {tw} s (RFC 3539 §3.4.1 DWR/DWA)")
+    transport = topology.network.timers.diameter_transport
+    if transport.bfd is not None:
+        bfd = transport.bfd
+        ms = bfd.multiplier * bfd.interval_ms
+        seconds = -(-ms // 1000)
+        if seconds < best.seconds:
+            best = Part("detection", seconds,
+                        f"BFD: {bfd.multiplier} × {bfd.interval_ms} ms = {ms} ms, counted as {seconds} s "
+                        "(RFC 5880 §6.8.4)")
+    if transport.sctp_heartbeat is not None:
+        hb = transport.sctp_heartbeat
+        seconds = (hb.path_max_retrans + 1) * (hb.interval + hb.rto_max)
+        if seconds < best.seconds:
+            best = Part("detection", seconds,
+                        f"SCTP heartbeat: ({hb.path_max_retrans} + 1) × ({hb.interval} s HB.interval + "
+                        f"{hb.rto_max} s RTO.Max) (RFC 9260 §8.3)")
+    return best
+
+
+def h248_detection(topology: Topology) -> Part:
+    timers = topology.network.timers
+    seconds = timers.h248_inactivity + timers.h248_transaction_timeout
+    return Part("detection", seconds,
+                f"H.248: {timers.h248_inactivity} s inactivity timer (H.248.14) + "
+                f"{timers.h248_transaction_timeout} s transaction timeout")
+
+
+def options_detection_part(topology: Topology, el: Element) -> Part:
+    interval = _timer(topology, el, "options_interval")
+    threshold = _timer(topology, el, "options_failure_threshold")
+    timeout = _timer(topology, el, "options_timeout")
+    return Part("detection", interval * threshold + timeout,
+                f"SIP OPTIONS: {interval} s × {threshold} + {timeout} s timeout")
+
+
+@dataclass(frozen=True, slots=True)
+class BackupRecovery:
+    """A periodic (non-real-time) backup: how long until the copy serves, and what it lacks."""
+
+    group: str
+    restore_time: int | None  # None: not declared
+    rpo: int  # seconds of changes not in the copy (the backup interval)
+
+
+def periodic_backup(topology: Topology, el: Element) -> BackupRecovery | None:
+    for group in topology.groups_of.get(el.id, []):
+        spec = group.spec
+        if spec.sync == "periodic":
+            return BackupRecovery(group.id, spec.restore_time, int(spec.backup_interval or 0))
+    return None
+
+
+def access_types(topology: Topology, el: Element) -> tuple[str, ...]:
+    """The access types (fixed, ps) of the users whose registrations go through ``el``."""
+    if all(ln.access == "fixed" for ln in topology.local_networks.values()):
+        return ("fixed",)  # the common case, answered without walking the SBCs
+    lns: set[str] = set()
+    if el.type.value == "sbc":
+        lns.update(el.serves)
+        lns.update(ln for ln, dr in topology.dr_sbc.items() if dr.id == el.id)
+    elif el.type.value == "pcscf":
+        for sbc in topology.by_type.get("sbc", []):
+            if el.id in sbc.pcscfs:
+                lns.update(sbc.serves)
+    found: set[str] = set()
+    for ln_id in lns:
+        ln = topology.local_networks.get(ln_id)
+        if ln is not None:
+            found.update(("fixed", "ps") if ln.access == "both" else (ln.access,))
+    return tuple(a for a in ACCESS_TYPES if a in found) or ("fixed",)
+
+
+def reregistration_window(topology: Topology, el: Element, access: str) -> Switchover:
+    """Until the users of ``access`` (fixed | ps) registered through the failed SBC/P-CSCF ``el``
+    are reachable again; the registration storm spreads their re-registrations over it."""
     t = el.type.value
     ttl = topology.network.ttl
-    parts: list[Part] = []
-    if t in ("hss", "slf"):
-        tw = _timer(topology, el, "diameter_watchdog")
-        parts.append(Part("detection", 2 * tw, f"Diameter watchdog: 2 × Tw = 2 × {tw} s (RFC 3539 DWR/DWA)"))
-    elif t == "enum_dns":
-        timeout = _timer(topology, el, "options_timeout")
-        parts.append(
-            Part(
-                "detection",
-                timeout,
-                f"one DNS query timeout ({timeout} s) before the resolver asks the other set",
-            )
-        )
-    else:
-        interval = _timer(topology, el, "options_interval")
-        threshold = _timer(topology, el, "options_failure_threshold")
-        timeout = _timer(topology, el, "options_timeout")
-        parts.append(
-            Part(
-                "detection",
-                interval * threshold + timeout,
-                f"SIP OPTIONS: {interval} s × {threshold} + {timeout} s timeout",
-            )
-        )
+    detection = options_detection_part(topology, el)
+    if access == "ps":
+        restoration = topology.network.restoration
+        if restoration.pcscf_restoration != "none":
+            clause = "TS 23.380 §5.4 HSS-based" if restoration.pcscf_restoration == "hss" else \
+                "TS 23.380 §5.5 PCRF/PCF-based"
+            return Switchover((
+                detection,
+                Part("restoration", restoration.signalling_time,
+                     f"{clause} P-CSCF restoration: the PDN connection is re-established with a new "
+                     f"P-CSCF list ({restoration.signalling_time} s)"),
+                Part("re_registration", restoration.registration_time,
+                     f"the UE registers through the new P-CSCF ({restoration.registration_time} s)"),
+            ))
+        expiry = topology.network.timers.ps_registration_expiry
+        return Switchover((
+            detection,
+            Part("re_registration", expiry,
+                 f"no P-CSCF restoration: PS UEs keep the failed P-CSCF until their registration "
+                 f"expires (up to {expiry} s, TS 24.229 §5.1.1.2)"),
+        ))
+    parts = [detection]
     if t == "sbc":
         parts.append(Part("dns_ttl", int(ttl.a), f"A/AAAA TTL {ttl.a} s for UEs re-resolving the SBC name"))
     elif _dns_published(topology, el):
         parts.append(Part("dns_ttl", int(ttl.srv), f"SRV TTL {ttl.srv} s for clients re-resolving the group"))
     refresh = _timer(topology, el, "registration_refresh")
+    parts.append(Part("re_registration", refresh,
+                      f"registered users re-register at their next refresh (up to {refresh} s)"))
+    return Switchover(tuple(parts))
+
+
+def access_windows(topology: Topology, el: Element) -> dict[str, Switchover]:
+    """Per access type served by the SBC/P-CSCF ``el``: its re-registration window."""
+    return {a: reregistration_window(topology, el, a) for a in access_types(topology, el)}
+
+
+def switchover(topology: Topology, el: Element) -> Switchover:
+    """The estimated switchover time when ``el`` fails and something takes over (for an SBC or
+    P-CSCF: the slowest access type it serves)."""
+    t = el.type.value
+    ttl = topology.network.ttl
     if t in ("sbc", "pcscf"):
-        parts.append(
-            Part(
-                "re_registration",
-                refresh,
-                f"registered users re-register at their next refresh (up to {refresh} s)",
-            )
-        )
-    elif is_scscf(el) and not el.has(_restoration()):
-        parts.append(
-            Part(
-                "re_registration",
-                refresh,
-                f"no restoration data: users re-register within the refresh period ({refresh} s)",
-            )
-        )
+        windows = access_windows(topology, el).values()
+        return max(windows, key=lambda w: w.seconds)
+    parts: list[Part] = []
+    if t in ("hss", "slf"):
+        parts.append(diameter_detection(topology, el))
+        backup = periodic_backup(topology, el)
+        if backup is not None and backup.restore_time is not None:
+            parts.append(Part("restore", backup.restore_time,
+                              f"{backup.group} restores its latest copy ({backup.restore_time} s); changes of "
+                              f"the last {backup.rpo} s are missing until replayed"))
+    elif t == "enum_dns":
+        timeout = _timer(topology, el, "options_timeout")
+        parts.append(Part("detection", timeout,
+                          f"one DNS query timeout ({timeout} s) before the resolver asks the other set"))
+    elif t == "imgw":
+        parts.append(h248_detection(topology))
+    else:
+        parts.append(options_detection_part(topology, el))
+    if _dns_published(topology, el):
+        parts.append(Part("dns_ttl", int(ttl.srv), f"SRV TTL {ttl.srv} s for clients re-resolving the group"))
+    if is_scscf(el) and not el.has(_restoration()):
+        refresh = _timer(topology, el, "registration_refresh")
+        parts.append(Part("re_registration", refresh,
+                          f"no restoration data: users re-register within the refresh period ({refresh} s)"))
     return Switchover(tuple(parts))
 
 

@@ -203,6 +203,9 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
                 "home_sites": [psites[j % S][0]],
                 "subscribers": subs,
                 "busy_hour_erlangs": erl,
+                # what a DR (virtual) SBC emits for these users in a failover (EMERG-001)
+                "emergency": {"pani": f"IEEE-802.3; dsl-location={lid}", "phone_context": f"+86-{10 + pi}",
+                              "psap_route": f"+86{10 + pi}110"},
             })
             ring.append(lid)
             ln_subs.append(subs)
@@ -314,6 +317,13 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
         for el in elements:
             if el["id"] in pcscf_ids:
                 el["capacity"] = {"registered_users": pcscf_users}
+        # H.248: each IM-MGW is controlled by the MGCF of its site, backed up by the next site's
+        mgcfs = made.get("mgcf", [])
+        controllers = {eid: [mgcfs[n % len(mgcfs)][0], mgcfs[(n + 1) % len(mgcfs)][0]]
+                       for n, (eid, _s) in enumerate(made.get("imgw", []))} if len(mgcfs) > 1 else {}
+        for el in elements:
+            if el["id"] in controllers:
+                el["controlled_by"] = controllers[el["id"]]
 
     dns_ids = [e["id"] for e in elements if e["type"] == "enum_dns"]
     nameservers = dns_ids[:2]
@@ -335,7 +345,8 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             "enum_suffix": "e164.arpa",
             "deployment": "production",
             "timers": {"options_interval": 10, "options_failure_threshold": 3, "options_timeout": 2,
-                       "diameter_watchdog": 8, "registration_refresh": 1800, "session_timer": 1800},
+                       "diameter_watchdog": 8, "registration_refresh": 1800, "session_timer": 1800,
+                       "diameter_transport": {"bfd": {"interval_ms": 300, "multiplier": 3}}},
             "capacity_model": {"hss_restoration_overhead": HSS_RESTORATION_OVERHEAD,
                                "failover_cost_per_moved_user": HSS_MOVED_USER_COST,
                                "grade_of_service": 0.01, "max_utilisation": 1.0},

@@ -527,6 +527,9 @@ def _local_network_refs(data: dict[str, Any], refs: _References) -> Iterator[Iss
     for path, ln in _entries(data, "local_networks"):
         for j, site_id in _strs(ln, "home_sites"):
             yield from refs.ref((*path, "home_sites", j), site_id, refs.sites, "site", "site")
+        if ln.get("packet_gateway") is not None and ln.get("access", "fixed") == "fixed":
+            yield (*path, "packet_gateway"), "'packet_gateway' applies to PS access only " \
+                                             "(set access: ps or both)"
 
 
 def _element_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
@@ -550,6 +553,10 @@ def _element_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
             yield from refs.ref((*base, "serves", j), ln_id, refs.lns, "local network", "local network")
         for j, pcscf in _strs(el, "pcscfs"):
             yield from refs.typed_ref((*base, "pcscfs", j), pcscf, ElementType.PCSCF.value, "")
+        if etype is not None and etype != ElementType.IMGW.value and el.get("controlled_by"):
+            yield (*base, "controlled_by"), f"'controlled_by' applies to imgw elements only, not {etype}"
+        for j, mgcf in _strs(el, "controlled_by"):
+            yield from refs.typed_ref((*base, "controlled_by", j), mgcf, ElementType.MGCF.value, "")
         fqdn = el.get("fqdn")
         if isinstance(fqdn, str) and fqdn:
             fqdn = fqdn[:-1] if fqdn.endswith(".") else fqdn

@@ -230,6 +230,27 @@ class Probing(str, Enum):
 
 # --- network ---------------------------------------------------------------------------
 
+class Bfd(_Strict):
+    """BFD on the Diameter links (RFC 5880 §6.8.4: detection = multiplier × interval)."""
+
+    interval_ms: Annotated[int, Field(ge=10, le=60000)] = 300
+    multiplier: Annotated[int, Field(ge=1, le=255)] = 3
+
+
+class SctpHeartbeat(_Strict):
+    """SCTP path heartbeats on the Diameter links (RFC 9260 §8.3)."""
+
+    interval: Seconds = Field(1, description="HB.interval, seconds")
+    rto_max: Seconds = Field(1, description="RTO.Max, seconds (upper bound of one heartbeat's wait)")
+    path_max_retrans: Annotated[int, Field(ge=0, le=20)] = Field(
+        2, description="Path.Max.Retrans: unanswered heartbeats before the path is down")
+
+
+class DiameterTransport(_Strict):
+    bfd: Bfd | None = None
+    sctp_heartbeat: SctpHeartbeat | None = None
+
+
 class Timers(_Strict):
     """Detection and refresh timers, in seconds."""
 
@@ -240,6 +261,17 @@ class Timers(_Strict):
     diameter_watchdog: Seconds = Field(8, description="Diameter Tw (RFC 3539); the operator wants 6-10 s")
     registration_refresh: Seconds = Field(1800, description="UE registration refresh (recommended 600-3600 s)")
     session_timer: Seconds = Field(1800, description="SIP session timer releasing calls lost in a failure")
+    ps_registration_expiry: Annotated[int, Field(ge=1, le=2_000_000)] = Field(
+        600000, description="PS access (VoLTE): registration expiry UEs propose (TS 24.229 default 600000 s)")
+    diameter_detection_target: Seconds = Field(
+        10, description="detect a failed Diameter link within this many seconds (watchdog or transport)")
+    diameter_transport: DiameterTransport = Field(
+        default_factory=lambda: DiameterTransport(),
+        description="transport-level failure detection declared on the Diameter links")
+    h248_inactivity: Seconds = Field(
+        10, description="H.248.14 inactivity timer (MGC<->IM-MGW keepalive) before the link is suspect")
+    h248_transaction_timeout: Seconds = Field(
+        6, description="H.248 transaction retransmission time before the peer is declared lost")
 
 
 class TimerOverrides(_Strict):
@@ -280,6 +312,9 @@ class CapacityModel(_Strict):
     max_utilisation: Annotated[float, Field(gt=0, le=1)] = Field(
         1.0, description="highest acceptable load/capacity after a failure"
     )
+    onnet_share: Fraction | None = Field(
+        None, description="share of busy-hour traffic to on-net numbers (broken out to the PSTN when ENUM "
+                          "fails); unset: the ENUM-outage breakout is not sized")
     min_site_distance_km: Annotated[float, Field(ge=0, le=20000)] = Field(
         30.0, description="minimum distance between sites of one pair or pool (when coordinates are given)")
 
@@ -308,6 +343,20 @@ class DnsSettings(_Strict):
                                              "(an existing directory writable by named)")
 
 
+class Restoration(_Strict):
+    """IMS restoration procedures (TS 23.380) the network supports."""
+
+    pcscf_restoration: Literal["hss", "pcrf", "none"] = Field(
+        "none", description="P-CSCF restoration for PS access: HSS-based (§5.4), PCRF/PCF-based (§5.5) or none")
+    scscf_restoration_response: Literal["504-3gpp", "502"] = Field(
+        "504-3gpp", description="answer to a UE whose S-CSCF is unreachable: 504 with the 3GPP IMS XML "
+                                "body (TS 24.229 §5.2.6.3.2A) or the seed study's 502")
+    signalling_time: Seconds = Field(
+        5, description="P-CSCF restoration signalling (SAR, IDR/Gx, PDN release and re-activation), seconds")
+    registration_time: Seconds = Field(
+        2, description="one UE registration (REGISTER, 401 challenge, REGISTER, 200), seconds")
+
+
 class Network(_Strict):
     name: Text
     operator_domain: DnsName
@@ -323,6 +372,8 @@ class Network(_Strict):
     ttl: DnsTtls = Field(default_factory=DnsTtls)
     capacity_model: CapacityModel = Field(default_factory=CapacityModel)
     dns: DnsSettings = Field(default_factory=DnsSettings)
+    restoration: Restoration = Field(default_factory=lambda: Restoration(),
+                                     description="IMS restoration procedures (TS 23.380)")
     retry_responses: list[Annotated[int, Field(ge=400, le=699)]] = Field(
         default_factory=lambda: [408, 503, 504],
         description="SIP responses (plus no response) after which a request is retried on another peer")
@@ -357,6 +408,49 @@ class Site(_Strict):
     )
 
 
+_PANI_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,31}(?:; ?[a-z0-9-]{1,32}=[A-Za-z0-9.:-]{1,64}){0,4}$")
+_PHONE_CONTEXT_RE = re.compile(r"^\+[0-9][0-9-]{0,19}$")
+
+
+def _check_pani(value: str) -> str:
+    if not _PANI_RE.match(value):
+        raise ValueError(
+            f"invalid P-Access-Network-Info {value!r}: an access type and up to four 'name=value' "
+            "parameters, e.g. '3GPP-E-UTRAN-FDD; utran-cell-id-3gpp=46001A1B2C3D4E' (TS 24.229 §7.2A.4)")
+    return value
+
+
+def _check_phone_context(value: str) -> str:
+    if _PHONE_CONTEXT_RE.match(value):
+        return value
+    try:
+        return _check_dns_name(value)
+    except ValueError:
+        raise ValueError(f"invalid phone-context {value!r}: a global number prefix such as '+86-10' or "
+                         "a domain name (RFC 3966 §5.1.5)") from None
+
+
+Pani = Annotated[str, AfterValidator(_check_pani), _schema(_PANI_RE.pattern)]
+PhoneContext = Annotated[str, AfterValidator(_check_phone_context),
+                         _schema(description="'+' global number prefix or a domain name (RFC 3966)")]
+
+
+class PacketGateway(_Strict):
+    """The P-GW (EPC) or SMF (5GC) of a PS local network."""
+
+    id: Id
+    kind: Literal["pgw", "smf"] = "pgw"
+    apn: DnsLabel = Field("ims", description="APN/DNN of the IMS PDN connection")
+
+
+class Emergency(_Strict):
+    """Per local network emergency data (TS 23.167, TS 24.229 §5.2.10)."""
+
+    pani: Pani = Field(description="P-Access-Network-Info the (virtual) SBC inserts for this local network")
+    phone_context: PhoneContext = Field(description="phone-context of local numbers dialled in this network")
+    psap_route: E164Digits = Field(description="routing number (ESRN) of the PSAP serving this local network")
+
+
 class LocalNetwork(_Strict):
     id: Id
     name: Text
@@ -367,6 +461,12 @@ class LocalNetwork(_Strict):
     home_sites: Annotated[list[Id], Field(min_length=1)]
     subscribers: Annotated[int, Field(ge=0, le=10**10)] = Field(0, description="registered users in the busy hour")
     busy_hour_erlangs: Annotated[float, Field(ge=0, le=1e9)] = Field(0.0, description="busy-hour voice traffic")
+    access: Literal["fixed", "ps", "both"] = Field(
+        "fixed", description="fixed access, PS (VoLTE over EPC/5GC) or both")
+    packet_gateway: PacketGateway | None = Field(
+        None, description="PS access: the P-GW/SMF serving the local network (hands out the P-CSCF list)")
+    emergency: Emergency | None = Field(
+        None, description="emergency-call data a DR (virtual) SBC must emit for this local network")
 
 
 # --- elements ---------------------------------------------------------------------------------
@@ -406,6 +506,8 @@ class Element(_Strict):
                           "whose next hops are fixed and known)")
     serves: list[Id] = Field(default_factory=list, description="sbc only: local networks served")
     pcscfs: list[Id] = Field(default_factory=list, description="sbc only: P-CSCF list in order of preference")
+    controlled_by: list[Id] = Field(
+        default_factory=list, description="imgw only: controlling MGCFs over H.248, primary first, then backups")
     timers: TimerOverrides = Field(default_factory=TimerOverrides)
 
     def has(self, feature: Feature) -> bool:
@@ -433,6 +535,8 @@ class Pair(_Strict):
     backup_interval: Seconds | None = Field(
         None, description="periodic sync: seconds between copies (data-loss window)"
     )
+    restore_time: Seconds | None = Field(
+        None, description="periodic sync: seconds to load the latest copy on the backup before it serves")
     dns_name: DnsLabel | None = Field(None, description="pair name under the home domain (SRV published)")
 
 
@@ -445,6 +549,8 @@ class Pool(_Strict):
     dns_name: DnsLabel | None = Field(None, description="pool name under the home domain (SRV published)")
     sync: Literal["realtime", "periodic", "none"] = "realtime"
     backup_interval: Seconds | None = None
+    restore_time: Seconds | None = Field(
+        None, description="periodic sync: seconds to load the latest copy on the backup before it serves")
     busy_hour_erlangs: PositiveFloat | None = Field(None, description="mgcf/imgw pools: busy-hour trunk traffic")
     grade_of_service: Annotated[float, Field(gt=0, lt=1)] | None = None
 

@@ -19,6 +19,7 @@ from imsdr.rules import (
     inventory_rules,
     mgcf,
     pairing,
+    restoration,
     sbc,
     timers,
     waivers,
@@ -36,6 +37,7 @@ FAMILIES: tuple[list[Rule], ...] = (
     hss.RULES,
     mgcf.RULES,
     timers.RULES,
+    restoration.RULES,  # TS 23.380 restoration, PS access, Diameter, emergency, H.248
     dns_rules.RULES,
     capacity_rules.RULES,  # CAP-…: written with the capacity engine (imsdr.capacity)
     waivers.RULES,  # last: they look at what the waivers matched

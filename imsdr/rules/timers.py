@@ -61,6 +61,9 @@ def check_watchdog(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_refresh(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    lns = ctx.topology.inventory.local_networks
+    if lns and all(ln.access == "ps" for ln in lns):
+        return  # a fixed-access recommendation; PS expiries are TIMER-006's
     yield from _range_findings(
         rule, ctx, "registration_refresh", REFRESH_MIN, REFRESH_MAX, None, "the registration refresh period",
         "shorter refreshes cost core capacity, longer ones slow failover (registered users move to a "
@@ -162,7 +165,8 @@ RULES: list[Rule] = [
             The operator wants a failed Diameter link (I-CSCF, S-CSCF, AS to HSS/SLF) detected
             within 10 s; RFC 3539 sets Tw to 30 s by default with a floor of 6 s, so Tw must be
             configured between 6 and 10 s (domain.md §2). Checked on `network.timers` and on
-            per-element overrides of Diameter elements.
+            per-element overrides of Diameter elements. Detection itself takes 2 × Tw; TIMER-007
+            checks it against the detection target.
             """,
             """
             network:
@@ -180,9 +184,10 @@ RULES: list[Rule] = [
         "Registration refresh outside 600-3600 s",
         make_doc(
             """
-            Registration refresh is recommended between 600 and 3600 s: shorter costs core
-            capacity, longer slows failover — worst-case impact for registered users equals
-            the refresh period (domain.md §4.2).
+            Registration refresh is recommended between 600 and 3600 s for fixed access:
+            shorter costs core capacity, longer slows failover — worst-case impact for
+            registered users equals the refresh period (domain.md §4.2). It applies when some
+            local network has fixed access; PS (VoLTE) expiries are checked by TIMER-006.
             """,
             """
             network:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from imsdr.model.topology import TYPE_LABELS
+from imsdr.restoration.context import restoration_context
 from imsdr.runbook.diagrams import failover_diagram, topology_diagram
 
 if TYPE_CHECKING:
@@ -347,6 +348,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "capacity_appendix": analyses.capacity_appendix or {"available": False},
         "verdicts": analyses.verdicts,
         "diagrams": {"topology": topology_diagram(topo), "sites": site_diagrams},
+        "restoration_procedures": restoration_context(topo),
         "toc": toc,
     }
 

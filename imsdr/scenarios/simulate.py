@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.engine import NO_LOSS, Engine, Outcome
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
-from imsdr.capacity.timing import Switchover, switchover
+from imsdr.capacity.timing import Switchover, access_windows, diameter_detection, switchover
 from imsdr.errors import ImsdrError
 from imsdr.model.topology import TYPE_LABELS
 
@@ -272,18 +272,19 @@ def _texts(
                 )
         failback.append(
             f"when {el.id} is back, UEs try it first for a new call or registration; the SBC answers "
-            "502 to make the UE re-register, and it lands on the primary"
+            f"{_answer(topology)} to make the UE re-register, and it lands on the primary"
         )
     elif t == "pcscf":
         impact += [
             lost_calls,
             f"terminating calls to users still bound to {el.id} fail until they re-register "
             f"(up to the {refresh} s refresh)",
-            f"new originating calls: the SBC sees {el.id} down, answers 502, the UE re-registers via {names}",
+            f"new originating calls: the SBC sees {el.id} down, answers {_answer(topology)}, the UE "
+            f"re-registers via {names}",
             charging,
         ]
         failback.append(
-            f"the SBC marks {el.id} available again (OPTIONS); it answers 502 to users not registered "
+            f"the SBC marks {el.id} available again (OPTIONS); it answers {_answer(topology)} to users not registered "
             "there and the UE re-registers onto it"
         )
     elif t == "cscf" and is_scscf(el):
@@ -296,7 +297,7 @@ def _texts(
             impact.append(
                 f"no restoration data: registered users move only when they re-register (up to "
                 f"{refresh} s); terminating calls to them fail meanwhile; originating calls recover "
-                "through 502 → re-register"
+                f"through {_answer(topology)} → re-register"
             )
         impact += [lost_calls, charging]
         kept = ", ".join(
@@ -315,11 +316,11 @@ def _texts(
                 f"{el.id} can be served again"
             )
     elif t in ("hss", "slf"):
-        tw = _timer(topology, el, "diameter_watchdog")
+        detection = diameter_detection(topology, el)
         if takers:
             impact.append(
-                f"Diameter clients (I-CSCF, S-CSCF, AS) detect the loss by watchdog (2 × Tw = {2 * tw} s) "
-                f"and fail over to {names}"
+                f"Diameter clients (I-CSCF, S-CSCF, AS) detect the loss in {detection.seconds} s "
+                f"({detection.how}) and fail over to {names}"
             )
         else:
             impact.append(f"{TYPE_LABELS[t]} unreachable: registrations and re-registrations fail")
@@ -336,10 +337,13 @@ def _texts(
         for group in topology.groups_of.get(el.id, []):
             if group.spec.sync == "periodic":
                 interval = group.spec.backup_interval
+                restore = group.spec.restore_time
                 impact.append(
-                    f"{group.id} syncs periodically: data changed since the last copy"
-                    + (f" (up to {interval} s)" if interval else "")
-                    + " is at risk"
+                    f"{group.id} syncs periodically: the backup serves only after restoring its latest copy"
+                    + (f" ({restore} s)" if restore else " (restore_time not stated)")
+                    + f"; RPO {interval} s: users provisioned or changed in the {interval} s before the "
+                    "copy are unserved (registrations fail, profiles are stale) until the provisioning "
+                    "system replays them"
                 )
             elif group.spec.sync == "none":
                 impact.append(f"{group.id} has no data sync: the backup holds no current data")
@@ -367,6 +371,22 @@ def _texts(
             f"new PSTN calls go to {names}" if takers else "no PSTN interworking is left for this traffic",
             charging,
         ]
+        h248 = topology.network.timers
+        if t == "imgw":
+            impact.append(
+                f"the MGCFs detect the loss of {el.id} over H.248 (inactivity timer {h248.h248_inactivity} s, "
+                f"ITU-T H.248.14, + {h248.h248_transaction_timeout} s transaction timeout), not by SIP OPTIONS"
+            )
+        else:
+            for gw in topology.by_type.get("imgw", []):
+                if gw.controlled_by and gw.controlled_by[0] == el.id:
+                    backup = next((m for m in gw.controlled_by[1:] if m in topology.elements), None)
+                    impact.append(
+                        f"IM-MGW {gw.id} notices its MGCF is gone when the H.248.14 inactivity timer "
+                        f"({h248.h248_inactivity} s) expires and re-registers with "
+                        + (f"its backup MGCF {backup} (H.248.1 ServiceChange)" if backup
+                           else "no backup MGCF: its trunks stay idle")
+                    )
         failback.append(
             f"new calls return to {el.id} once OPTIONS marks it available; calls in progress stay"
         )
@@ -378,7 +398,24 @@ def _texts(
             else "nothing takes over: the services it provides are unavailable",
         ]
         failback.append(f"new sessions return to {el.id} once it answers OPTIONS; existing ones stay")
+    if t in ("sbc", "pcscf"):
+        windows = access_windows(topology, el)
+        if "ps" in windows:
+            mode = topology.network.restoration.pcscf_restoration
+            impact.append(
+                ("PS (VoLTE) users are restored by " + ("HSS-based" if mode == "hss" else "PCRF/PCF-based")
+                 + " P-CSCF restoration (TS 23.380): " if mode != "none" else
+                 "PS (VoLTE) users have no P-CSCF restoration and stay unreachable for terminating calls "
+                 "until their registration expires: ")
+                + windows["ps"].formula()
+            )
     return tuple(impact), tuple(failback)
+
+
+def _answer(topology: Topology) -> str:
+    """How the configured restoration answer is written in impact lines."""
+    mode = topology.network.restoration.scscf_restoration_response
+    return "502" if mode == "502" else "504 with the 3GPP restoration body"
 
 
 @cache
