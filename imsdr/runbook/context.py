@@ -198,13 +198,8 @@ def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str) -> dict[s
 
 # --- the context ------------------------------------------------------------------------------------
 
-def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "") -> dict[str, Any]:
-    """Everything the templates may read."""
-    net = topo.network
-    elements = {el.id: _element(topo, el) for el in sorted(topo.elements.values(), key=lambda e: e.id)}
-    groups = [_group(topo, g) for g in sorted(topo.groups.values(), key=lambda g: g.id)]
-    group_by_id = {g["id"]: g for g in groups}
-
+def _local_networks(topo: Topology) -> list[dict[str, Any]]:
+    """Each local network with its SBCs, the DR SBC and the answer a UE of it gets."""
     local_networks = []
     for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
         dr = topo.dr_sbc.get(ln.id)
@@ -220,6 +215,29 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "answer": [s.id for s in topo.sbc_answer(ln.id)],
             "sample_source": sample_source(ln.prefixes, 4) or sample_source(ln.prefixes, 6),
         })
+    return local_networks
+
+
+def _site_diagrams(topo: Topology, sites: list[dict[str, Any]]) -> dict[str, Any]:
+    """The failover diagram of every site whose failure was simulated."""
+    site_diagrams = {}
+    for site in sites:
+        failure = site["failure"]
+        if failure is not None:
+            takeovers = {t["failed"]: t["by"] for t in failure["takeovers"]}
+            site_diagrams[site["id"]] = failover_diagram(
+                topo, site["id"], takeovers, failure.get("lost_local_networks", []))
+    return site_diagrams
+
+
+def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "") -> dict[str, Any]:
+    """Everything the templates may read."""
+    net = topo.network
+    elements = {el.id: _element(topo, el) for el in sorted(topo.elements.values(), key=lambda e: e.id)}
+    groups = [_group(topo, g) for g in sorted(topo.groups.values(), key=lambda g: g.id)]
+    group_by_id = {g["id"]: g for g in groups}
+
+    local_networks = _local_networks(topo)
 
     sites = []
     for site in sorted(topo.sites.values(), key=lambda s: s.id):
@@ -287,13 +305,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
     ]
     sbc_dr = topo.inventory.redundancy.sbc_dr
 
-    site_diagrams = {}
-    for site in sites:
-        failure = site["failure"]
-        if failure is not None:
-            takeovers = {t["failed"]: t["by"] for t in failure["takeovers"]}
-            site_diagrams[site["id"]] = failover_diagram(
-                topo, site["id"], takeovers, failure.get("lost_local_networks", []))
+    site_diagrams = _site_diagrams(topo, sites)
 
     toc = [{"title": "Overview", "page": "README.md"}]
     toc += [{"title": f"{p.title} DR", "page": p.path} for p in TYPE_PAGES
