@@ -105,9 +105,118 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems) -> Itera
     yield from sorted(records, key=lambda r: (r.owner != "*", r.owner))
 
 
+_FAST_RECORD = re.compile(r'^([0-9](?:\.[0-9])*)[ \t]+IN[ \t]+NAPTR[ \t]+100 10 "u" "E2U\+sip" '
+                          r'"!\^\.\*\$!sip:\+([0-9]{1,15})@([a-z0-9.-]+)!" \.$', re.MULTILINE)
+_FIRST_RECORD = re.compile(r"^[0-9](?:\.[0-9])*[ \t]", re.MULTILINE)
+CHUNK_BYTES = 8 * 1024 * 1024
+
+
+def _fast_scan(path: Path, prefix: str) -> list[EnumRun] | None:
+    """Runs of a zone written one canonical record per line (as imsdr writes them), at C speed.
+
+    Each chunk of lines is matched by one regular expression; whether every line is such a record,
+    the numbers are consecutive and each owner name is its number's digits reversed is decided on
+    whole lists and joined strings, not per record. None: the zone needs the line-by-line reader.
+    """
+    runs: list[EnumRun] = []
+    ttl = 3600
+    carry = ""
+    header_done = False
+    try:
+        with open(path, encoding="utf-8", newline="\n") as fh:
+            while True:
+                block = fh.read(CHUNK_BYTES)
+                text = carry + block
+                cut = text.rfind("\n") + 1 if block else len(text)
+                body, carry = text[:cut], text[cut:]
+                if not header_done:
+                    first = _FIRST_RECORD.search(body)
+                    head = body[: first.start()] if first else body
+                    for line in head.splitlines():
+                        words = line.split()
+                        if words[:1] == ["$TTL"] and len(words) > 1 and words[1].isdigit():
+                            ttl = int(words[1])
+                        elif not _SKIP.fullmatch(line):
+                            return None
+                    if first is None and block:
+                        carry = body + carry
+                        continue
+                    body = body[first.start():] if first else ""
+                    header_done = True
+                if body and not _fast_chunk(body, prefix, ttl, runs):
+                    return None
+                if not block:
+                    return runs
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _digit_column(start: int, count: int, power: int) -> str:
+    """The digit at 10**power of start, start+1, ... (count numbers), as one string."""
+    step = 10 ** power
+    if step * 10 <= 10 * count:  # a repeating pattern no longer than ten times the column
+        period = "".join(digit * step for digit in "0123456789")
+        offset = start % (step * 10)
+        return (period * (count // len(period) + 2))[offset: offset + count]
+    out = []
+    value = start
+    while value < start + count:  # at most a few runs of one digit
+        run = min(step - value % step, start + count - value)
+        out.append(str(value // step % 10) * run)
+        value += run
+    return "".join(out)
+
+
+def _fast_chunk(body: str, prefix: str, ttl: int, runs: list[EnumRun]) -> bool:
+    """One chunk of whole lines: true (and its run recorded) when it is exactly the canonical
+    records of consecutive numbers.
+
+    Such lines all have the same length, so the text is a grid: each column (every L-th
+    character, a C-level slice) must be one repeated character, or the digit its number has at
+    that place. Only the first and last lines are parsed; nothing runs in Python per record.
+    """
+    head = _FAST_RECORD.match(body)
+    if head is None or not body.endswith("\n"):
+        return False
+    width = len(head[0]) + 1
+    count = len(body) // width
+    first, domain = head[2], head[3]
+    digits = len(first)
+    start = int(first)
+    tail = _FAST_RECORD.match(body, len(body) - width)
+    if len(body) != count * width or tail is None or int(tail[2]) != start + count - 1 \
+            or len(tail[2]) != digits or not tail[2].startswith(prefix) or len(head[1]) != tail.end(1) - tail.start(1):
+        return False
+    power_at: dict[int, int] = {}  # column -> the power of ten of the digit it holds
+    suffix_len = digits - len(prefix)
+    if len(head[1]) != 2 * suffix_len - 1:
+        return False
+    for k in range(suffix_len):  # owner label k is the k-th digit from the right of the number
+        power_at[2 * k] = k
+    at = head.start(2)
+    for m in range(digits):
+        power_at[at + m] = digits - 1 - m
+    line = head[0] + "\n"
+    for column in range(width):
+        power = power_at.get(column)
+        expected = line[column] * count if power is None else _digit_column(start, count, power)
+        if body[column::width] != expected:
+            return False
+    last = tail[2]
+    if runs and runs[-1].domain == domain and int(runs[-1].last) + 1 == start and len(runs[-1].last) == digits:
+        runs[-1].last = last
+        runs[-1].count += count
+    else:
+        runs.append(EnumRun(prefix, "numbers", domain, first, last, count, ttl))
+    return True
+
+
 def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems) -> list[EnumRun]:
     """The blocks an ENUM zone publishes: its wildcard, and runs of consecutive numbers."""
     prefix = _digits(zone, suffix)
+    fast = _fast_scan(path, prefix)
+    if fast:
+        return _finish(prefix, fast)
     runs = _build(prefix, _regex_records(path, problems), path, problems)
     if runs is None:  # syntax the line reader does not know: read it again with the full parser
         runs = _build(prefix, _dnspython_records(path, zone, problems), path, problems)
