@@ -53,4 +53,5 @@ def fill_from(draft: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]
     for kind in ("pairs", "pools"):
         for entry in _groups(draft, kind):
             _fill_mapping(entry, _counterpart(original, draft, kind, entry) or {})
+    _fill_mapping(draft.get("redundancy", {}), original.get("redundancy", {}))
     return draft

@@ -61,8 +61,10 @@ def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | No
 @import_app.command("bind")
 @handle_errors
 def import_bind(
-    named_conf: Annotated[Path, typer.Argument(help="named.conf (includes are followed inside its directory).",
-                                               dir_okay=False, exists=True, show_default=False)],
+    named_confs: Annotated[list[Path], typer.Argument(
+        help="named.conf of each name server (includes are followed inside its directory); with several, "
+             "their zone types tell how the servers synchronise.",
+        dir_okay=False, exists=True, show_default=False, metavar="NAMED_CONF...")],
     out: OutOpt,
     zones_dir: Annotated[Path | None, typer.Option("--zones-dir", help="Directory zone file names are relative "
                                                    "to (default: options { directory }, else the config's).",
@@ -75,7 +77,7 @@ def import_bind(
     sites, SBC DR order, ENUM blocks, TTLs."""
     from imsdr.importers.bind import import_bind as run
 
-    _finish(lambda problems: run(named_conf, problems, zones_dir, enum_suffix.rstrip(".").lower()), out, into)
+    _finish(lambda problems: run(named_confs, problems, zones_dir, enum_suffix.rstrip(".").lower()), out, into)
 
 
 @import_app.command("kamailio")

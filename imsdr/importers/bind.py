@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from imsdr.importers.draft import Draft
-from imsdr.importers.enumzone import EnumRun, scan_enum_zone
+from imsdr.importers.enumzone import EnumRun, scan_enum_zone, zone_digits
 from imsdr.importers.errors import ImportProblems
 from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_conf
 from imsdr.inventory.placeholders import placeholder
@@ -42,6 +42,7 @@ _TYPE_WORDS = {
     "slf": "slf", "mgcf": "mgcf", "imgw": "imgw", "mgw": "imgw", "as": "as", "tas": "as", "dns": "enum_dns",
     "enum": "enum_dns",
 }
+_THREEGPP = re.compile(r"ims\.mnc([0-9]{3})\.mcc([0-9]{3})\.3gppnetwork\.org")
 PAIRED_TYPES = {"pcscf", "hss", "slf", "enum_dns"}  # the types the design pairs 1+1; the others pool N+K
 MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
 
@@ -80,7 +81,8 @@ def _load_home_zone(path: Path, origin: str, problems: ImportProblems, where: st
         zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True)
     except OSError as exc:
         file, line = where.rsplit(":", 1)
-        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror}")
+        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror} (zone file names are "
+                                          "relative to options { directory }: give --zones-dir)")
         return None
     except dns.exception.SyntaxError as exc:
         match = re.search(r":(\d+): ", str(exc))
@@ -139,6 +141,7 @@ class _Seen:
     conf: NamedConf
     home: dict[str, dict[str, _ZoneData]] = field(default_factory=dict)  # view -> zone -> data
     enum_runs: list[EnumRun] = field(default_factory=list)
+    enum_parents: list[str] = field(default_factory=list)  # digits of ENUM zones that hold no numbers
 
 
 def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: ImportProblems) -> _Seen:
@@ -164,7 +167,10 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
             if _is_enum(zone.name, enum_suffix):
                 if zone.name not in enum_done:
                     enum_done.add(zone.name)
-                    seen.enum_runs.extend(scan_enum_zone(path, zone.name, enum_suffix, problems))
+                    runs = scan_enum_zone(path, zone.name, enum_suffix, problems)
+                    seen.enum_runs.extend(runs)
+                    if not runs:
+                        seen.enum_parents.append(zone_digits(zone.name, enum_suffix))
                 continue
             if path not in loaded:
                 loaded[path] = _load_home_zone(path, zone.name, problems, source.where)
@@ -185,8 +191,8 @@ class _AddressIndex:
     national configuration (hundreds of views, thousands of hosts) is matched in milliseconds."""
 
     def __init__(self, hosts: dict[str, list[str]]) -> None:
-        pairs = sorted((ipaddress.ip_address(a), fqdn) for fqdn, addrs in hosts.items() for a in addrs)
-        self.by_version = {v: [(int(ip), fqdn) for ip, fqdn in pairs if ip.version == v] for v in (4, 6)}
+        parsed = [(ipaddress.ip_address(a), fqdn) for fqdn, addrs in hosts.items() for a in addrs]
+        self.by_version = {v: sorted((int(ip), fqdn) for ip, fqdn in parsed if ip.version == v) for v in (4, 6)}
         self.keys = {v: [k for k, _ in self.by_version[v]] for v in (4, 6)}
 
     def inside(self, prefixes: list[str]) -> list[str]:
@@ -259,7 +265,8 @@ class _Deriver:
         self.enum_suffix = enum_suffix
         self.draft = Draft()
         self.conflicts: list[Any] = []
-        self.hosts: dict[str, list[str]] = {}  # fqdn -> addresses (element host names)
+        self.hosts: dict[str, dict[str, list[str]]] = {}  # fqdn -> side (access/core/other) -> addresses
+        self.side: dict[str, str] = {}  # view -> access | core
         self.ident: dict[str, str] = {}  # fqdn -> element id
 
     def state(self, where: str, target: dict[str, Any], key: str, value: Any) -> None:
@@ -275,9 +282,11 @@ class _Deriver:
 
     def run(self) -> Draft:
         self.home_domains()
+        self.classify_views()
         self.find_hosts()
         self.views_to_sites_and_networks()
         self.services()
+        self.inventory_order()
         self.enum_blocks()
         return self.draft
 
@@ -286,7 +295,11 @@ class _Deriver:
         domains: list[str] = []
         transports: list[str] = []
         for _view, data in self.zones():
-            if data.naptr.get(data.name) and data.name not in domains:
+            threegpp = _THREEGPP.fullmatch(data.name)
+            if threegpp:  # TS 23.003 13.2: ims.mnc<MNC>.mcc<MCC>.3gppnetwork.org, MNC padded to three digits
+                net.setdefault("mcc", threegpp[2])
+                net.setdefault("mnc", threegpp[1])
+            elif data.naptr.get(data.name) and data.name not in domains:
                 domains.append(data.name)
             for naptrs in data.naptr.values():  # services publish the network's transports they accept
                 for _order, _pref, service, _repl in sorted(naptrs):
@@ -331,14 +344,50 @@ class _Deriver:
                 out[kind] = ttl
         return out
 
-    def find_hosts(self) -> None:
-        """Element host names: A/AAAA owners without NAPTR or SRV of their own."""
+    def classify_views(self) -> None:
+        """A view whose own zones name hosts inside its match list serves a site's core; the
+        other views with a match list serve local networks (their users or access resolvers)."""
+        conf = self.seen.conf
+        every: dict[str, list[str]] = {}
         for _view, data in self.zones():
+            for owner, addresses in data.a.items():
+                every.setdefault(owner, []).extend(addresses)
+        index = _AddressIndex(every)
+        for view in conf.views:
+            prefixes = _networks(view, conf.acls)
+            if not prefixes:
+                if "any" in view.match_clients and self.seen.home.get(view.name):
+                    self.draft.network.setdefault("dns", {})["default_view"] = "access"
+                continue
+            own = {owner for data in self.seen.home.get(view.name, {}).values() for owner in data.a}
+            side = "core" if any(fqdn in own for fqdn in index.inside(prefixes)) else "access"
+            self.side[view.name] = side
+
+    def find_hosts(self) -> None:
+        """Element host names: A/AAAA owners without NAPTR or SRV of their own, with the addresses
+        each side (access views, core views) sees; names that only repeat another host's
+        addresses in the access views (the DR SBC's second name) are aliases, not elements."""
+        targets = {srv.target for _v, data in self.zones() for srvs in data.srv.values() for srv in srvs}
+        targets |= {ns for _v, data in self.zones() for ns in data.ns}
+        aliases: dict[str, bool] = {}  # name -> an alias in every access view that has it
+        twins: dict[str, set[tuple[str, ...]]] = {}  # access view -> address lists of its SRV/NS targets
+        for view, data in self.zones():
+            if self.side.get(view) == "access":
+                twins.setdefault(view, set()).update(tuple(data.a[t]) for t in targets if t in data.a)
+        for view, data in self.zones():
+            side = self.side.get(view, "other")
             for owner, addresses in data.a.items():
                 if owner in data.naptr or owner == data.name:
                     continue
-                known = self.hosts.setdefault(owner, [])
+                is_alias = owner not in targets and tuple(addresses) in twins.get(view, set())
+                aliases[owner] = aliases.get(owner, True) and is_alias
+                known = self.hosts.setdefault(owner, {}).setdefault(side, [])
                 known.extend(a for a in addresses if a not in known)
+        for fqdn in [f for f, alias in aliases.items() if alias]:
+            del self.hosts[fqdn]  # the DR SBC's second name: it repeats the DR SBC's addresses
+            label = fqdn.split(".", 1)[0]
+            if label != "sbc-dr":
+                self.draft.network.setdefault("dns", {})["sbc_dr_name"] = label
         for fqdn, ident in _host_ids(sorted(self.hosts)).items():
             self.ident[fqdn] = ident
             self.draft.derived_ids.add(ident)
@@ -346,7 +395,14 @@ class _Deriver:
         for fqdn in sorted(self.hosts, key=lambda f: self.ident[f]):
             ident = self.ident[fqdn]
             el = self.draft.entity("elements", ident)
-            self.state(f"elements[{ident}].addresses", el, "addresses", list(self.hosts[fqdn]))
+            sides = self.hosts[fqdn]
+            access, core = sides.get("access", []), sides.get("core", [])
+            if access and core and access != core:  # two interfaces: the SBC's UE side and core side
+                self.state(f"elements[{ident}].addresses", el, "addresses", list(access))
+                self.state(f"elements[{ident}].core_addresses", el, "core_addresses", list(core))
+            else:
+                merged = list(dict.fromkeys([*access, *core, *sides.get("other", [])]))
+                self.state(f"elements[{ident}].addresses", el, "addresses", merged)
             if fqdn != f"{ident}.{primary}":
                 self.state(f"elements[{ident}].fqdn", el, "fqdn", fqdn)
             by_name = _type_from_name(ident)
@@ -365,24 +421,34 @@ class _Deriver:
 
     def views_to_sites_and_networks(self) -> None:
         conf = self.seen.conf
-        index = _AddressIndex(self.hosts)
+        site_addresses = {fqdn: [*sides.get("core", []), *sides.get("other", [])] or sides.get("access", [])
+                          for fqdn, sides in self.hosts.items()}
+        index = _AddressIndex(site_addresses)
+        own_hosts = {f"{a}/{32 if ':' not in a else 128}" for sides in self.hosts.values()
+                     for a in sides.get("core", []) if sides.get("access") and sides["access"] != sides["core"]}
         for view in conf.views:
+            side = self.side.get(view.name)
             prefixes = _networks(view, conf.acls)
-            if not prefixes:
-                continue  # 'any' / 'none' / a view of named keys only: no place in the inventory
-            inside = index.inside(prefixes)
-            if inside:
+            if side == "core":
                 site = _site_id(view.name)
                 if not _ID.fullmatch(site):
                     continue
-                self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", prefixes)
-                for fqdn in inside:
+                subnets = [p for p in prefixes if p not in own_hosts]  # an SBC's core side is matched alone
+                self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", subnets)
+                for fqdn in index.inside(prefixes):
                     self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
-            else:
+            elif side == "access":
                 local = _local_id(view.name)
-                if _ID.fullmatch(local):
-                    self.state(f"local_networks[{local}].prefixes", self.draft.entity("local_networks", local),
-                               "prefixes", prefixes)
+                if not _ID.fullmatch(local):
+                    continue
+                hosts = 0  # the access resolvers come first, as single addresses
+                while hosts < len(prefixes) - 1 and prefixes[hosts].endswith(("/32", "/128")):
+                    hosts += 1
+                entity = self.draft.entity("local_networks", local)
+                if hosts:
+                    self.state(f"local_networks[{local}].resolvers", entity, "resolvers",
+                               [p.rsplit("/", 1)[0] for p in prefixes[:hosts]])
+                self.state(f"local_networks[{local}].prefixes", entity, "prefixes", prefixes[hosts:])
 
     def services(self) -> None:
         """NAPTR+SRV names: the home domain's I-CSCFs, the SBC discovery name, pairs and pools.
@@ -406,16 +472,21 @@ class _Deriver:
             self.draft.network.setdefault("dns", {})["sbc_name"] = sbc_label
         for label, views in sets.items():
             members: list[str] = []
-            for per_view in views.values():
+            # the members' own order is the one a set without per-site tiers keeps (the base zone's)
+            flattest = sorted(views.values(), key=lambda per_view: len({srv.priority for _t, srv in per_view}))
+            for per_view in flattest:
                 for transport, srv in per_view:
                     ident = self.ident[srv.target]
                     self.ports(ident, transport, srv.port)
                     if ident not in members:
                         members.append(ident)
-            if label == "@":
-                for ident in members:
-                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "cscf")
-                    self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
+            if label == "@":  # the home domain: I-CSCFs for the core; for access clients, their SBCs
+                for view, per_view in views.items():
+                    kind = "sbc" if self.side.get(view) == "access" else "cscf"
+                    for ident in dict.fromkeys(self.ident[srv.target] for _t, srv in per_view):
+                        self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
+                        if kind == "cscf":
+                            self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
             elif label == sbc_label:
                 for ident in members:
                     self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc")
@@ -427,6 +498,37 @@ class _Deriver:
             if accepted and sorted(accepted) != ["tcp", "udp"]:
                 order = [t for t in ("udp", "tcp", "tls") if t in accepted]
                 self.state(f"elements[{ident}].transports", el, "transports", order)
+
+    def inventory_order(self) -> None:
+        """imsdr lists the members of one SRV priority tier in inventory order, so each tier is a
+        chain of 'comes before' facts; a topological sort of them (ties by id) recovers the order
+        the elements were listed in, which dispatcher set numbers and weights follow."""
+        import heapq
+
+        after: dict[str, set[str]] = {}
+        indegree: dict[str, int] = dict.fromkeys(self.draft.elements, 0)
+        for _view, data in self.zones():
+            for srvs in data.srv.values():
+                tiers: dict[int, list[str]] = {}
+                for srv in srvs:
+                    if srv.target in self.ident:
+                        tiers.setdefault(srv.priority, []).append(self.ident[srv.target])
+                for chain in tiers.values():
+                    for before, later in zip(chain, chain[1:], strict=False):
+                        if later not in after.setdefault(before, set()):
+                            after[before].add(later)
+                            indegree[later] += 1
+        ready = [ident for ident, n in indegree.items() if n == 0]
+        heapq.heapify(ready)
+        rank = 0
+        while ready:
+            ident = heapq.heappop(ready)
+            self.draft.order[ident] = rank
+            rank += 1
+            for later in sorted(after.get(ident, ())):
+                indegree[later] -= 1
+                if indegree[later] == 0:
+                    heapq.heappush(ready, later)
 
     def ports(self, ident: str, transport: str, port: int) -> None:
         el = self.draft.elements[ident]
@@ -497,18 +599,65 @@ class _Deriver:
             self.draft.origin[f"enum_blocks[{ident}]"] = self.source
 
 
-def import_bind(named_conf: Path, problems: ImportProblems, zones_dir: Path | None = None,
+def _servers(confs: list[NamedConf], draft: Draft, source: str) -> None:
+    """ENUM/DNS synchronisation from several servers' configurations: zones of type secondary
+    take transfers from the primaries (master-slave or backend-db: the configuration does not
+    say which); identical primaries on every server are kept in step by provisioning."""
+    kinds = {conf.path: {z.type for v in conf.views for z in v.zones if z.type} for conf in confs}
+    secondaries = [conf for conf in confs if kinds[conf.path] & {"secondary", "slave"}]
+    by_address = {a: ident for ident, el in draft.elements.items() for a in el.get("addresses", [])}
+    if secondaries:
+        addresses = {p for conf in secondaries for v in conf.views for z in v.zones for p in z.primaries}
+        primaries = sorted({by_address[a] for a in addresses if a in by_address})
+        if primaries:
+            draft.enum_dns["primaries"] = primaries
+        draft.enum_dns["sync"] = placeholder("master-slave or backend-db: secondaries transfer the zones from "
+                                             f"{', '.join(primaries) or 'the primaries'}")
+        directories = {str(Path(z.file).parent) for conf in secondaries for v in conf.views for z in v.zones
+                       if z.type in ("secondary", "slave") and z.file and Path(z.file).is_absolute()}
+        if len(directories) == 1 and directories != {"/var/cache/bind/imsdr"}:
+            draft.network.setdefault("dns", {})["secondary_directory"] = directories.pop()
+    elif len(confs) > 1:
+        draft.enum_dns["sync"] = "provisioning"
+    else:
+        draft.enum_dns["sync"] = placeholder("how the ENUM/DNS servers synchronise (master-slave, provisioning or "
+                                             "backend-db): one server's configuration does not tell")
+    servers = [i for i, el in draft.elements.items() if el.get("type") == "enum_dns"]
+    if servers:
+        draft.enum_dns["load_sharing"] = placeholder("how clients share the ENUM/DNS servers (regional, rtt or "
+                                                     "anycast)")
+    if draft.enum_dns:
+        draft.origin.update({f"redundancy.enum_dns.{k}": source for k in draft.enum_dns})
+
+
+def _country_code(seen: _Seen, draft: Draft) -> None:
+    """The ENUM parent zone (delegations only, no numbers) is the country code's zone."""
+    digits = [p for p in seen.enum_parents if 1 <= len(p) <= 3 and p[0] != "0"]
+    blocks = [r.prefix for r in seen.enum_runs]
+    if len(digits) == 1 and all(b.startswith(digits[0]) for b in blocks):
+        draft.network["country_code"] = digits[0]
+
+
+def import_bind(named_confs: list[Path], problems: ImportProblems, zones_dir: Path | None = None,
                 enum_suffix: str = "e164.arpa") -> Draft:
-    conf = read_named_conf(named_conf, problems)
+    """A draft from one or more name servers' configurations: the first one that holds primary
+    zones is read for the data; all of them tell how the servers synchronise."""
+    confs = [read_named_conf(path, problems) for path in named_confs]
     if problems.problems:
         return Draft()
-    seen = _read(conf, zones_dir, enum_suffix, problems)
-    deriver = _Deriver(seen, str(named_conf), enum_suffix)
+    main = next((c for c in confs if any(z.type in ("primary", "master") for v in c.views for z in v.zones)),
+                confs[0])
+    seen = _read(main, zones_dir, enum_suffix, problems)
+    source = str(main.path)
+    deriver = _Deriver(seen, source, enum_suffix)
     draft = deriver.run()
+    _servers(confs, draft, source)
+    _country_code(seen, draft)
     for conflict in deriver.conflicts:
-        problems.add(str(named_conf), 1, 1, str(conflict))
+        problems.add(source, 1, 1, str(conflict))
     numbers = sum(r.count for r in seen.enum_runs)
     draft.sources.append(
-        f"{named_conf}: {len(conf.views)} views, {sum(len(z) for z in seen.home.values())} home zone(s), "
+        f"{source}: {len(main.views)} views, {sum(len(z) for z in seen.home.values())} home zone(s), "
         f"{len(draft.elements)} elements, {len(seen.enum_runs)} ENUM block(s) ({numbers} numbers)")
+    draft.sources.extend(f"{c.path}: server synchronisation" for c in confs if c is not main)
     return draft

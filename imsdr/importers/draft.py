@@ -198,8 +198,9 @@ _NETWORK_ORDER = ("name", "operator_domain", "home_domains", "mcc", "mnc", "coun
                   "deployment", "timers", "ttl", "capacity_model", "dns")
 _ORDER = {
     "sites": ("id", "name", "region", "province", "power", "transmission", "lat", "lon", "core_subnets"),
-    "local_networks": ("id", "name", "prefixes", "home_sites", "subscribers", "busy_hour_erlangs"),
-    "elements": ("id", "type", "roles", "site", "vendor", "addresses", "port", "tls_port", "transports", "fqdn",
+    "local_networks": ("id", "name", "prefixes", "resolvers", "home_sites", "subscribers", "busy_hour_erlangs"),
+    "elements": ("id", "type", "roles", "site", "vendor", "addresses", "access_addresses", "core_addresses",
+                 "port", "tls_port", "transports", "fqdn",
                  "serves", "pcscfs", "capacity", "features", "answers_options", "options_probing"),
     "pairs": ("id", "members", "mode", "sync", "dns_name"),
     "pools": ("id", "members", "spare", "selection", "role", "dns_name"),

@@ -36,7 +36,7 @@ class EnumRun:
     whole_prefix: bool = False
 
 
-def _digits(zone: str, suffix: str) -> str:
+def zone_digits(zone: str, suffix: str) -> str:
     return "".join(reversed(zone[: -len(suffix) - 1].split(".")))
 
 
@@ -213,7 +213,7 @@ def _fast_chunk(body: str, prefix: str, ttl: int, runs: list[EnumRun]) -> bool:
 
 def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems) -> list[EnumRun]:
     """The blocks an ENUM zone publishes: its wildcard, and runs of consecutive numbers."""
-    prefix = _digits(zone, suffix)
+    prefix = zone_digits(zone, suffix)
     fast = _fast_scan(path, prefix)
     if fast:
         return _finish(prefix, fast)

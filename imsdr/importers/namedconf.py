@@ -261,16 +261,23 @@ def _expand_includes(block: list[Statement], path: Path, root: Path, problems: I
 
 
 def _address_list(stmt: Statement | None, acls: dict[str, list[str]], problems: ImportProblems) -> list[str]:
-    """An address match list as plain prefixes and ACL names (negations are refused)."""
+    """An address match list as plain prefixes and ACL names.
+
+    TSIG key elements (``key "name"``) and negated elements (``!"acl"``) say who else may use the
+    view, not where its clients are: they are skipped, as no inventory field holds them.
+    """
     if stmt is None or stmt.block is None:
         return []
     out: list[str] = []
     for item in stmt.block:
-        text = " ".join(w.text for w in item.words)
-        if len(item.words) != 1 or item.block is not None:
+        words = item.words
+        text = " ".join(w.text for w in words)
+        if words and (words[0].text == "key" and len(words) == 2 or words[0].text.startswith("!")):
+            continue
+        if len(words) != 1 or item.block is not None:
             problems.add(item.file, item.line, item.column, f"address match element {text!r} is not understood")
             continue
-        word = item.words[0]
+        word = words[0]
         if word.quoted or word.text in acls or word.text in ("any", "none", "localhost", "localnets"):
             out.append(word.text)
             continue
