@@ -19,7 +19,7 @@ from imsdr.importers.errors import ImportProblems
 from imsdr.inventory.placeholders import PREFIX, find_placeholders
 
 ROOT = Path(__file__).resolve().parent.parent
-HANDWRITTEN = ROOT / "tests" / "data" / "import" / "handwritten"
+HANDWRITTEN = ROOT / "examples" / "import" / "handwritten"
 
 
 def imsdr(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -64,7 +64,7 @@ def import_bind(
     named_confs: Annotated[list[Path], typer.Argument(
         help="named.conf of each name server (includes are followed inside its directory); with several, "
              "their zone types tell how the servers synchronise.",
-        dir_okay=False, exists=True, show_default=False, metavar="NAMED_CONF...")],
+        dir_okay=False, exists=True, show_default=False, metavar="NAMED_CONF")],
     out: OutOpt,
     zones_dir: Annotated[Path | None, typer.Option("--zones-dir", help="Directory zone file names are relative "
                                                    "to (default: options { directory }, else the config's).",

@@ -161,6 +161,8 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
                     problems.add(file, int(line), 1, f"in-view {zone.in_view!r} has no zone {zone.name}")
                     continue
                 source = found
+            if source.type not in (None, "primary", "master", "secondary", "slave"):
+                continue  # hint, forward, stub, redirect...: not data this network publishes
             path = _zone_path(conf, source, zones_dir)
             if path is None:
                 continue  # a secondary without a file, a forward zone: nothing to read here
@@ -338,7 +340,7 @@ class _Deriver:
                 continue
             ttl = min(counts, key=lambda t: (-counts[t], t))
             if len(counts) > 1:
-                self.draft.sources.append(f"note: {kind.upper()} records use TTLs {sorted(counts)}; the inventory "
+                self.draft.notes.append(f"{kind.upper()} records use TTLs {sorted(counts)}; the inventory "
                                           f"has one per kind: the draft uses {ttl}, the most common")
             if defaults[kind] != ttl:
                 out[kind] = ttl

@@ -66,6 +66,7 @@ class Draft:
     enum_dns: dict[str, Any] = field(default_factory=dict)
     enum_blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)  # "what from where", for the summary
+    notes: list[str] = field(default_factory=list)  # what the planner should know about a value taken
     origin: dict[str, str] = field(default_factory=dict)  # field path -> source that stated it
     # element id -> its rank among elements of its type (a dispatcher set number, a row number):
     # the order sources list elements in is the order the inventory keeps (set numbers follow it)
@@ -139,6 +140,7 @@ def merge(base: Draft, other: Draft) -> list[Conflict]:
             where = f"redundancy.{attr}.{key}"
             base.state(other.origin.get(where, "?"), where, getattr(base, attr), key, value, conflicts)
     base.sources.extend(other.sources)
+    base.notes.extend(other.notes)
     base.order.update(other.order)
     base.derived_ids |= {i for i in other.derived_ids if i in base.elements}
     return conflicts

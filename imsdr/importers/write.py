@@ -65,6 +65,7 @@ def render_draft(draft: Draft) -> tuple[str, int]:
         "# yaml-language-server: $schema=https://imsdr.invalid/inventory.schema.json",
         "# imported from:",
         *(f"#   {line}" for line in draft.sources),
+        *(f"# note: {line}" for line in draft.notes),
         f"# {remaining} value(s) read 'FILL IN: ...': no source could tell them. `imsdr validate` lists each",
         "# with its line; replace them with the real values.",
     ]
@@ -92,6 +93,7 @@ def summary(draft: Draft, remaining: int) -> list[str]:
     counts: dict[str, Any] = {s: len(getattr(draft, s)) for s in ENTITY_SECTIONS}
     return [
         *(f"imported {line}" for line in draft.sources),
+        *(f"note: {line}" for line in draft.notes),
         "draft: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items()),
         f"{remaining} placeholder(s) to fill in: `imsdr validate` lists them with their lines",
     ]
