@@ -409,3 +409,26 @@ def test_number_check_never_raises() -> None:
     check()
     for text in ("._", "-0x_", "0b_", "+0o", "1:_", "._e+1"):
         assert isinstance(number_problem(text), str | type(None))
+
+
+def test_no_python_pattern_relies_on_dollar() -> None:
+    """Every Python pattern of imsdr is used with fullmatch: one ending in '$' (which matches before
+    a final newline) is the mistake this class of bugs came from. Multi-line patterns over our own
+    documents are exempt; JSON Schema and pydantic patterns (ECMA/Rust: '$' is the end) are not
+    compiled with re."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "imsdr"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("compile", "match", "search", "fullmatch")
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+                    and node.args and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
+                continue
+            multiline = "MULTILINE" in ast.unparse(node) or "re.M" in ast.unparse(node)
+            if node.args[0].value.endswith("$") and not multiline:
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.args[0].value!r}")
+    assert found == [], "use fullmatch without '$':\n" + "\n".join(found)
