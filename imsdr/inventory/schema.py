@@ -408,12 +408,12 @@ class Site(_Strict):
     )
 
 
-_PANI_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,31}(?:; ?[a-z0-9-]{1,32}=[A-Za-z0-9.:-]{1,64}){0,4}$")
-_PHONE_CONTEXT_RE = re.compile(r"^\+[0-9][0-9-]{0,19}$")
+_PANI_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,31}(?:; ?[a-z0-9-]{1,32}=[A-Za-z0-9.:-]{1,64}){0,4}")
+_PHONE_CONTEXT_RE = re.compile(r"\+[0-9][0-9-]{0,19}")
 
 
 def _check_pani(value: str) -> str:
-    if not _PANI_RE.match(value):
+    if not _PANI_RE.fullmatch(value):
         raise ValueError(
             f"invalid P-Access-Network-Info {value!r}: an access type and up to four 'name=value' "
             "parameters, e.g. '3GPP-E-UTRAN-FDD; utran-cell-id-3gpp=46001A1B2C3D4E' (TS 24.229 §7.2A.4)")
@@ -421,7 +421,7 @@ def _check_pani(value: str) -> str:
 
 
 def _check_phone_context(value: str) -> str:
-    if _PHONE_CONTEXT_RE.match(value):
+    if _PHONE_CONTEXT_RE.fullmatch(value):
         return value
     try:
         return _check_dns_name(value)
@@ -430,7 +430,7 @@ def _check_phone_context(value: str) -> str:
                          "a domain name (RFC 3966 §5.1.5)") from None
 
 
-Pani = Annotated[str, AfterValidator(_check_pani), _schema(_PANI_RE.pattern)]
+Pani = Annotated[str, AfterValidator(_check_pani), _schema(f"^{_PANI_RE.pattern}$")]
 PhoneContext = Annotated[str, AfterValidator(_check_phone_context),
                          _schema(description="'+' global number prefix or a domain name (RFC 3966)")]
 
