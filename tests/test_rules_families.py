@@ -441,6 +441,16 @@ CASES = [
         subjects=("dns-a-1", "dns-b-1"),
     ),
     Case(
+        "DNS-004",
+        lambda d: d["enum_blocks"].append({
+            "id": "nested-trial", "prefix": "+86105550012", "length": 13, "style": "numbers",
+            "domain": "ims.example.net", "first": "+8610555001200", "last": "+8610555001209"}),
+        lambda d: ("enum_blocks", len(d["enum_blocks"]) - 1, "prefix"),
+        "+86105550012",
+        subjects=("nested-trial", "capital-fixed"),
+        message="+8610555001210…+8610555001299",
+    ),
+    Case(
         "WAIVER-001",
         _waiver("DEP-002", ["slf-c-1"], "2026-05-31"),
         lambda d: ("waivers", 0, "expires"),
