@@ -20,7 +20,7 @@ rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr examp
 
 Commands that do not exist (yet) are reported as "not available". Options: ``--runs N``
 (default 5), ``--heavy-runs N`` for the multi-gigabyte national render and octoDNS (default 3),
-``--only NAME …`` to pick benchmarks (help, plan, scenarios, enum, national-dns, octodns),
+``--only NAME …`` to pick benchmarks (help, plan, scenarios, enum, national-dns, import, octodns),
 ``--markdown FILE`` to also write the table as Markdown, ``--json FILE`` for raw numbers.
 
 Every run is cold: imsdr keeps no cache, so each command reads and validates its inventory.
@@ -394,6 +394,27 @@ def bench_national_dns(b: Bench, national: Path) -> None:
     clean()
 
 
+def bench_import(b: Bench, national: Path) -> None:
+    """imsdr import bind of the national example's rendered DNS (10 million ENUM numbers)."""
+    source = WORK / "out-import-source"
+    if not (source / "named").is_dir():
+        shutil.rmtree(source, ignore_errors=True)
+        subprocess.run([*b.imsdr, "render", "dns", str(national), "--out", str(source)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    draft = WORK / "import-draft.yaml"
+    confs = sorted(str(p) for p in (source / "named").glob("*.conf"))
+
+    def clean() -> None:
+        draft.unlink(missing_ok=True)
+
+    r = b.measure("import", "import bind national (10M ENUM numbers)",
+                  [*b.imsdr, "import", "bind", *confs, "--zones-dir", str(source), "--out", str(draft)],
+                  b.heavy_runs, needs=("import", "bind"), before=clean)
+    _verdict(r, "< 10 s", 10)
+    if r.rss_mib is not None:
+        r.note = f"peak RSS {r.rss_mib:,.0f} MiB (ENUM zones streamed)"
+
+
 # --- octoDNS side by side --------------------------------------------------------------------------------
 
 
@@ -607,19 +628,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
     parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
     parser.add_argument("--only", nargs="*", choices=["help", "plan", "scenarios", "enum", "national-dns",
-                                                      "octodns"], help="benchmarks to run (default: all)")
+                                                      "import", "octodns"], help="benchmarks to run (default: all)")
     parser.add_argument("--octodns-sizes", default="10000,50000",
                         help="records per side-by-side octoDNS comparison (comma separated)")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
     parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
     args = parser.parse_args(argv)
-    only = set(args.only or ["help", "plan", "scenarios", "enum", "national-dns", "octodns"])
+    only = set(args.only or ["help", "plan", "scenarios", "enum", "national-dns", "import", "octodns"])
     bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
     national = None
-    if only & {"plan", "scenarios", "national-dns"}:
+    if only & {"plan", "scenarios", "national-dns", "import"}:
         national = generate(bench, "national", ["national"])
     if "help" in only:
         bench_help(bench)
@@ -631,6 +652,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_enum(bench)
     if "national-dns" in only and national:
         bench_national_dns(bench, national)
+    if "import" in only and national:
+        bench_import(bench, national)
     if "octodns" in only:
         bench_octodns(bench, [int(x) for x in args.octodns_sizes.split(",") if x.strip()])
     print_table(bench.results)
