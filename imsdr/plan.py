@@ -47,6 +47,7 @@ class Pipeline:
     scenarios_report: Any = None
     dns_plan: Any = None
     raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
+    drain: tuple[str, ...] = ()  # element/site ids: dns/ is rendered in their drained state
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -239,6 +240,7 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
         "unit": f["unit"],
         "impact": list(f["impact"]),
         "failback": list(f["failback"]),
+        "load": f["load"],
     }
 
 
@@ -290,10 +292,18 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
     from imsdr.dns.render import check_plan as lint_dns_plan
     from imsdr.dns.render import write_dns_files
 
-    lint_dns_plan(pipe.topology, pipe.dns_plan)
+    plan, changes = pipe.dns_plan, None
+    if pipe.drain:
+        from imsdr.dns.drain import drain_changes, resolve_drain
+        from imsdr.dns.plan import build_dns_plan
+
+        drained = resolve_drain(pipe.topology, pipe.drain)
+        plan = build_dns_plan(pipe.topology, excluded=drained)
+        changes = drain_changes(pipe.topology, drained, normal=pipe.dns_plan, drained=plan)
+    lint_dns_plan(pipe.topology, plan)
     directory.mkdir(parents=True, exist_ok=True)
-    report = write_dns_files(pipe.topology, pipe.dns_plan, directory, previous,
-                             Path(pipe.inventory_path).name)
+    report = write_dns_files(pipe.topology, plan, directory, previous,
+                             Path(pipe.inventory_path).name, drain=changes)
     zones = [f for f in report.files if f.kind == "zone"]
     pipe.raw["dns_summary"] = {
         "views": list(report.views),
@@ -301,6 +311,7 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
         "files": len(report.files),
         "notes": list(report.notes),
         "details": f"{len(zones)} zone files, {len(report.views)} views",
+        "drained": list(changes.drained) if changes else [],
     }
 
 
@@ -345,7 +356,7 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 # --- the pipeline ------------------------------------------------------------------------------------
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
-            fail_on: str = "error") -> Pipeline:
+            fail_on: str = "error", drain: tuple[str, ...] = ()) -> Pipeline:
     """Load the inventory and run every analysis the renderers need."""
     from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
@@ -353,7 +364,11 @@ def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
 
     topo = load_topology(path)
     analyses = Analyses()
-    pipe = Pipeline(str(path), topo, Analysis(topo), analyses)
+    pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain)
+    if drain:
+        from imsdr.dns.drain import resolve_drain
+
+        resolve_drain(topo, drain)  # unknown ids: usage error before any analysis
 
     pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on)
     analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
@@ -365,6 +380,10 @@ def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
     pipe.dns_plan = build_dns_plan(topo)
     analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
     analyses.dns_servers = dns_servers(topo)
+    from imsdr.runbook.actions import build_actions
+
+    analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(str(path)).name,
+                                     analyses.element_failures, analyses.site_failures)
     return pipe
 
 
@@ -471,11 +490,11 @@ def _sha256(path: Path) -> str:
 
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None,
-               limits: TemplateLimits | None = None) -> dict[str, Any]:
+               limits: TemplateLimits | None = None, drain: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    pipe = analyse(path, today=today, fail_on=fail_on)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain)
     target = as_target(out)
     with atomic_directory(target) as staging:
         previous = target.path
@@ -503,9 +522,10 @@ MAX_DIFF_LINES_PER_FILE = 400
 def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
+    drain: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], TreeDiff]:
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
-    pipe = analyse(path, today=today, fail_on=fail_on)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain)
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:

@@ -268,7 +268,8 @@ def test_cli_render_dns(tmp_path: Path, make_inventory: Any) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"format", "imsdr", "inventory", "out", "views", "files", "notes"}  # + the envelope
+    assert set(data) == {"format", "imsdr", "inventory", "out", "views", "files", "notes",  # + the envelope
+                         "drain", "failback"} and data["drain"] is None
     zones = [f for f in data["files"] if f["kind"] == "zone"]
     assert zones and all(f["serial"] == 7 for f in zones)
     assert {f["path"] for f in data["files"]} == set(tree(out))

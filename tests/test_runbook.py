@@ -50,7 +50,7 @@ def test_page_set_covers_types_sites_findings_capacity(province) -> None:
     pipe, pages = province
     topo = pipe.topology
     expected = {"README.md", "sbc.md", "pcscf.md", "cscf.md", "hss-slf.md", "enum-dns.md", "mgcf-imgw.md",
-                "as.md", "findings.md", "capacity.md"} | {f"site-{s}.md" for s in topo.sites}
+                "as.md", "drill.md", "findings.md", "capacity.md"} | {f"site-{s}.md" for s in topo.sites}
     assert set(pages) == expected
 
 
@@ -303,11 +303,17 @@ def test_site_pages_query_a_surviving_dns_server(province) -> None:
     topo = pipe.topology
     for site_id in topo.sites:
         text = pages[f"site-{site_id}.md"]
+        verification = text.split("\n## Verification\n", 1)[1].split("\n## ", 1)[0]
         lost = [ln for ln, sbcs in topo.sbcs_of_ln.items() if any(s.site == site_id for s in sbcs)]
-        servers = re.findall(r"dig @(\S+) ", text)
+        servers = re.findall(r"dig @(\S+) ", verification)
         assert len(servers) == 2 * len(lost)  # per lost local network: the SRV set and the DR name
         dead = {a for e in topo.by_site[site_id] for a in e.addresses}
         assert servers and not dead & set(servers), site_id
+        # the site's drain procedure asks only surviving servers too (the failback, once the site is
+        # back, checks every server)
+        drain = text.split(f"\n#### Drain {site_id}\n", 1)[1].split("\n#### ", 1)[0]
+        asked = set(re.findall(r"dig @(\S+) ", drain))
+        assert asked and not dead & asked, site_id
 
 
 def test_pages_with_many_checks_and_elements_lint_clean(tmp_path: Path) -> None:

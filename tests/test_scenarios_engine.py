@@ -33,10 +33,12 @@ def test_site_a_names_dr_sbcs_surviving_cscfs_and_timed_parts(province) -> None:
     assert set(_failed(report, "cscf-a-1").takeover) == {"cscf-b-1", "cscf-c-1"}
     assert dict(report.survivors)["cscf-pool"] == ("cscf-b-1", "cscf-c-1")
     parts = {p.name: p.seconds for p in capital.switchover.parts}
-    assert parts == {"detection": 10 * 3 + 2, "dns_ttl": 60, "re_registration": 1800}
-    assert capital.switchover.seconds == 1892 and report.switchover_s == 1892
-    # restoration data: the S-CSCF switchover has no re-registration part
-    assert [p.name for p in _failed(report, "cscf-a-1").switchover.parts] == ["detection", "dns_ttl"]
+    # no DNS TTL: the switchover changes no record (the DR SBC is already in every answer)
+    assert parts == {"detection": 10 * 3 + 2, "re_registration": 1800}
+    assert capital.switchover.seconds == 1832 and report.switchover_s == 1832
+    # restoration data: the S-CSCF switchover has no re-registration part; no TTL although
+    # the pool is published in DNS (its SRV answer already lists the survivors)
+    assert [p.name for p in _failed(report, "cscf-a-1").switchover.parts] == ["detection"]
     hss = _failed(report, "hss-a-1")
     # the sample declares BFD (3 × 300 ms, counted as 1 s), faster than the watchdog's 2 × Tw
     assert hss.takeover == ("hss-b-1",) and hss.switchover.parts[0].seconds == 1
@@ -124,7 +126,7 @@ def test_timers_are_overridable_per_element(tmp_path: Path) -> None:
     data["network"]["ttl"]["a"] = 30
     report = simulate(topology_from_data(data, tmp_path), ["sbc-capital", "hss-a-1"])
     capital = {p.name: p.seconds for p in _failed(report, "sbc-capital").switchover.parts}
-    assert capital == {"detection": 5 * 2 + 2, "dns_ttl": 30, "re_registration": 1800}
+    assert capital == {"detection": 5 * 2 + 2, "re_registration": 1800}  # the A TTL adds nothing
     assert _failed(report, "hss-a-1").switchover.seconds == 12
 
 

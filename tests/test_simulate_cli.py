@@ -73,7 +73,8 @@ def test_simulate_site_a_table_names_dr_sbcs_survivors_and_parts() -> None:
     out = " ".join(result.stdout.split())
     assert "sbc-coast [DR SBC (ring)]" in out and "sbc-hill [DR SBC (ring)]" in out
     assert "cscf-b-1, cscf-c-1" in out
-    assert "32 s detection + 60 s DNS TTL + 1800 s re-registration = 1892 s" in out
+    assert "32 s detection + 1800 s re-registration = 1832 s" in out
+    assert "DNS TTL" not in out  # no record changes in a switchover
 
 
 def test_simulate_exit_1_on_loss_and_markdown_embeds() -> None:

@@ -5,9 +5,10 @@
   traffic for Tw the client sends a DWR; when no DWA arrives within a further Tw the connection is
   declared failed and traffic fails over (jitter of ±2 s ignored). ENUM/DNS: one query timeout
   (``options_timeout``) before the resolver asks the other set.
-* DNS TTL — clients that re-resolve see the change only after the TTL: the A/AAAA TTL for UEs
-  re-resolving the SBC name; the SRV TTL where the group is published in DNS (``dns_name``) or
-  selected by DNS.
+* no DNS TTL — a switchover changes no DNS record: every answer already lists the backup (the DR
+  SBC second, the other pool members), so clients move after detection without re-resolving.
+  The TTL counts only when an operator changes the answers (``imsdr render dns --drain``); the
+  runbooks' drain procedures add it there.
 * re-registration — registered users move only at their next refresh, up to
   ``registration_refresh``: SBC and P-CSCF always (terminating calls fail until then); S-CSCF only
   where no dynamic restoration data exists.
@@ -160,8 +161,6 @@ def access_types(topology: Topology, el: Element) -> tuple[str, ...]:
 def reregistration_window(topology: Topology, el: Element, access: str) -> Switchover:
     """Until the users of ``access`` (fixed | ps) registered through the failed SBC/P-CSCF ``el``
     are reachable again; the registration storm spreads their re-registrations over it."""
-    t = el.type.value
-    ttl = topology.network.ttl
     detection = options_detection_part(topology, el)
     if access == "ps":
         restoration = topology.network.restoration
@@ -183,11 +182,7 @@ def reregistration_window(topology: Topology, el: Element, access: str) -> Switc
                  f"no P-CSCF restoration: PS UEs keep the failed P-CSCF until their registration "
                  f"expires (up to {expiry} s, TS 24.229 §5.1.1.2)"),
         ))
-    parts = [detection]
-    if t == "sbc":
-        parts.append(Part("dns_ttl", int(ttl.a), f"A/AAAA TTL {ttl.a} s for UEs re-resolving the SBC name"))
-    elif _dns_published(topology, el):
-        parts.append(Part("dns_ttl", int(ttl.srv), f"SRV TTL {ttl.srv} s for clients re-resolving the group"))
+    parts = [detection]  # no DNS TTL: the answers already list the backup (module doc)
     refresh = _timer(topology, el, "registration_refresh")
     parts.append(Part("re_registration", refresh,
                       f"registered users re-register at their next refresh (up to {refresh} s)"))
@@ -203,7 +198,6 @@ def switchover(topology: Topology, el: Element) -> Switchover:
     """The estimated switchover time when ``el`` fails and something takes over (for an SBC or
     P-CSCF: the slowest access type it serves)."""
     t = el.type.value
-    ttl = topology.network.ttl
     if t in ("sbc", "pcscf"):
         windows = access_windows(topology, el).values()
         return max(windows, key=lambda w: w.seconds)
@@ -223,8 +217,6 @@ def switchover(topology: Topology, el: Element) -> Switchover:
         parts.append(h248_detection(topology))
     else:
         parts.append(options_detection_part(topology, el))
-    if _dns_published(topology, el):
-        parts.append(Part("dns_ttl", int(ttl.srv), f"SRV TTL {ttl.srv} s for clients re-resolving the group"))
     if is_scscf(el) and not el.has(_restoration()):
         refresh = _timer(topology, el, "registration_refresh")
         parts.append(Part("re_registration", refresh,

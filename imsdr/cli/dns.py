@@ -38,6 +38,11 @@ def render_dns(
         "--keys", metavar="FILE", dir_okay=False,
         help="TSIG keys file (outside --out) to complete: a key per view is generated with tsig-keygen "
              "when missing (mode 0600); the rendered files only name the keys.")] = None,
+    drain: Annotated[list[str] | None, typer.Option(
+        "--drain", metavar="ID",
+        help="Render the drained state: leave this element (or every element of this site) out of "
+             "every answer and dispatcher list; DRAIN.md lists the record changes and reload "
+             "commands. Repeatable.")] = None,
     fmt: FormatOpt = Format.table,
     force: ForceOpt = False,
 ) -> None:
@@ -51,7 +56,8 @@ def render_dns(
     target = output_target(out, force, inventory)
     inv, source = load(inventory)
     with stage(f"rendering DNS into {out}"):
-        report = render(Topology(inv, source), target, inventory.name, serial=serial, keys=keys)
+        report = render(Topology(inv, source), target, inventory.name, serial=serial, keys=keys,
+                        drain=tuple(drain or ()))
     for note in report.notes:
         sys.stderr.write(f"note: {note}\n")
     if report.keys_added:
@@ -64,6 +70,8 @@ def render_dns(
             "views": report.views,
             "files": [f.to_dict() for f in report.files],
             "notes": report.notes,
+            "drain": report.drain.to_dict() if report.drain else None,
+            "failback": report.failback.to_dict() if report.failback else None,
         }, str(inventory))))
         return
     from rich.table import Table
@@ -77,3 +85,15 @@ def render_dns(
                       str(f.records) if f.kind != "readme" else "",
                       str(f.serial) if f.serial is not None else "")
     stdout().print(table)
+    changes = report.drain or report.failback
+    if changes is not None:
+        if report.drain is not None:
+            sys.stderr.write(
+                f"drained {', '.join(changes.drained)}: {len(changes.records)} record changes, "
+                f"{len(changes.dispatcher)} dispatcher set changes; reload with the commands in "
+                f"{out / 'DRAIN.md'}\n")
+        else:
+            sys.stderr.write(f"failing back from the drained state of {', '.join(changes.drained)}: "
+                             "reload with these commands\n")
+        for r in changes.reloads:
+            write_stdout(f"{r.element}: {r.command}\n")

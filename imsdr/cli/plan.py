@@ -56,6 +56,10 @@ PlanFormatOpt = Annotated[PlanFormat, typer.Option(
     "--format", "-f", help="Output format (markdown: the --check summary, ready for a pull request).")]
 DiffOpt = Annotated[bool, typer.Option(
     "--diff", help="With --check: also print the raw unified diff of every file (after the summary).")]
+DrainOpt = Annotated[list[str] | None, typer.Option(
+    "--drain", metavar="ID", show_default=False,
+    help="Render dns/ in the drained state of this element or site (see `imsdr render dns --drain`). "
+         "Repeatable.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -66,7 +70,8 @@ def register(app: typer.Typer) -> None:
 def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on: FailOnOpt = FailOn.error,
          templates: TemplatesOpt = None, fmt: PlanFormatOpt = PlanFormat.table, force: ForceOpt = False,
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
-         template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False) -> None:
+         template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False,
+         drain: DrainOpt = None) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory."""
     from imsdr.plan import check_plan, write_plan
 
@@ -75,7 +80,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     if check:
         with stage(f"planning {inventory} and comparing with {out}"):
             summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
-                                       limits=limits)
+                                       limits=limits, drain=tuple(drain or ()))
         review = diff.review
         assert review is not None
         if fmt is PlanFormat.json:
@@ -107,7 +112,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     target = output_target(out, force, inventory, templates)
     with stage(f"planning {inventory} into {out}"):
         summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
-                             limits=limits)
+                             limits=limits, drain=tuple(drain or ()))
     if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
 
+SBC_PCSCF_LIST = "kamailio/dispatcher-sbc-pcscf.list"
+PCSCF_ICSCF_LIST = "kamailio/dispatcher-pcscf-icscf.list"
+
 
 @dataclass(frozen=True)
 class Destination:
@@ -128,14 +131,16 @@ def same_home_domain(
     return own
 
 
-def sbc_pcscf_sets(topo: Topology) -> list[DispatcherSet]:
-    """One set per SBC: its P-CSCF list in order of preference, or every P-CSCF same-site first."""
+def sbc_pcscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> list[DispatcherSet]:
+    """One set per SBC: its P-CSCF list in order of preference, or every P-CSCF same-site first.
+
+    ``exclude``: drained P-CSCFs, left out of every set (set ids do not move)."""
     out = []
-    pcscfs = list(topo.by_type["pcscf"])
+    pcscfs = [p for p in topo.by_type["pcscf"] if p.id not in exclude]
     memo: dict[str, list[Element]] = {}
     for i, sbc in enumerate(topo.by_type["sbc"], start=1):
         if sbc.pcscfs:
-            targets = [topo.elements[p] for p in sbc.pcscfs]
+            targets = [topo.elements[p] for p in sbc.pcscfs if p not in exclude]
             tiers = list(range(len(targets)))
             how = "its pcscfs list in order of preference"
         else:
@@ -147,10 +152,10 @@ def sbc_pcscf_sets(topo: Topology) -> list[DispatcherSet]:
     return out
 
 
-def pcscf_icscf_sets(topo: Topology) -> list[DispatcherSet]:
+def pcscf_icscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> list[DispatcherSet]:
     """One set per P-CSCF: the I-CSCFs of its home domain (all when none is under it), same site
-    first, same region next, other regions last."""
-    all_icscfs = topo.with_role("icscf")
+    first, same region next, other regions last. ``exclude``: drained I-CSCFs, left out."""
+    all_icscfs = [e for e in topo.with_role("icscf") if e.id not in exclude]
     out = []
     memo: dict[str, list[Element]] = {}
     for i, pcscf in enumerate(topo.by_type["pcscf"], start=1):

@@ -11,7 +11,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from imsdr.dns.dispatcher import pcscf_icscf_sets, render_dispatcher_list, sbc_pcscf_sets
+from imsdr.dns.dispatcher import (
+    PCSCF_ICSCF_LIST,
+    SBC_PCSCF_LIST,
+    pcscf_icscf_sets,
+    render_dispatcher_list,
+    sbc_pcscf_sets,
+)
+from imsdr.dns.drain import (
+    DRAIN_NOTE,
+    DrainChanges,
+    drain_changes,
+    previously_drained,
+    render_drain_note,
+    resolve_drain,
+)
 from imsdr.dns.lint import lint_plan, lint_problems
 from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, build_dns_plan
 from imsdr.dns.views import (
@@ -39,14 +53,13 @@ from imsdr.output.markdown import markdown_code, markdown_text
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
-SBC_PCSCF_LIST = "kamailio/dispatcher-sbc-pcscf.list"
-PCSCF_ICSCF_LIST = "kamailio/dispatcher-pcscf-icscf.list"
+PROBING_CFG = "kamailio/dispatcher-probing.cfg"
 
 
 @dataclass(frozen=True)
 class WrittenFile:
     path: str
-    kind: str  # zone | named.conf | resolver | dispatcher | readme
+    kind: str  # zone | named.conf | resolver | dispatcher | kamailio | drain | readme
     zone: str | None = None
     view: str | None = None  # None: shared by every view without an override
     records: int = 0
@@ -70,6 +83,8 @@ class RenderReport:
     notes: list[str] = field(default_factory=list)
     views: list[str] = field(default_factory=list)
     keys_added: list[str] = field(default_factory=list)
+    drain: DrainChanges | None = None
+    failback: DrainChanges | None = None  # the normal state rendered over a drained directory
 
 
 def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
@@ -85,22 +100,34 @@ def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
 
 
 def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, serial: int | None = None,
-               keys: Path | None = None) -> RenderReport:
+               keys: Path | None = None, drain: tuple[str, ...] = ()) -> RenderReport:
     """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first).
 
     ``keys``: also make sure that file (outside ``out``) holds a TSIG key for every view,
     generating the missing ones with tsig-keygen (mode 0600).
+    ``drain``: element or site ids; the files describe the drained state (see :mod:`imsdr.dns.drain`).
+    Render over the directory the servers load, so the SOA serial of every changed zone moves forward.
     """
-    plan = check_plan(topology)
+    changes = None
+    if drain:
+        drained = resolve_drain(topology, drain)
+        plan = check_plan(topology, build_dns_plan(topology, excluded=drained))
+        changes = drain_changes(topology, drained, drained=plan)
+    else:
+        plan = check_plan(topology)
     target = as_target(out)
     out = target.path
+    back = previously_drained(out, topology) if not drain else ()
     added: list[str] = []
     if keys is not None:
         from imsdr.dns.keys import ensure_keys
 
         added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out)
     with atomic_directory(target) as staging:
-        report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial)
+        report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial,
+                                 drain=changes)
+    if back:
+        report.failback = drain_changes(topology, back, normal=plan)
     report.out = out
     report.keys_added = added
     return report
@@ -113,6 +140,7 @@ def write_dns_files(
     previous: Path | None,
     inventory: str,
     serial: int | None = None,
+    drain: DrainChanges | None = None,
 ) -> RenderReport:
     """Write the files of a linted ``plan`` into an existing (staging) ``directory``.
 
@@ -121,7 +149,8 @@ def write_dns_files(
     """
     directory = Path(directory)
     inventory = printable(inventory)
-    report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views])
+    report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views], drain=drain)
+    exclude = frozenset(drain.drained) if drain else frozenset()
     cache: RenderCache = {}  # rrset text shared by the per-view copies of a zone
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial, cache))
@@ -138,15 +167,49 @@ def write_dns_files(
         _write_text(directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
         report.files.append(WrittenFile(path, "resolver", records=len(plan.access_zones)))
     for path, sets, title in (
-        (SBC_PCSCF_LIST, sbc_pcscf_sets(topology), "SBC -> P-CSCF"),
-        (PCSCF_ICSCF_LIST, pcscf_icscf_sets(topology), "P-CSCF -> I-CSCF"),
+        (SBC_PCSCF_LIST, sbc_pcscf_sets(topology, exclude), "SBC -> P-CSCF"),
+        (PCSCF_ICSCF_LIST, pcscf_icscf_sets(topology, exclude), "P-CSCF -> I-CSCF"),
     ):
         _write_text(directory, path, render_dispatcher_list(sets, title, inventory))
         count = sum(len(s.destinations) for s in sets)
         report.files.append(WrittenFile(path, "dispatcher", records=count))
+    _write_text(directory, PROBING_CFG, render_probing_cfg(topology, inventory))
+    report.files.append(WrittenFile(PROBING_CFG, "kamailio"))
+    if drain is not None:
+        _write_text(directory, DRAIN_NOTE, render_drain_note(drain, inventory))
+        report.files.append(WrittenFile(DRAIN_NOTE, "drain"))
     report.files.append(WrittenFile("README.md", "readme"))
     _write_text(directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
+
+
+def render_probing_cfg(topology: Topology, inventory: str) -> str:
+    """Kamailio modparams that make the dispatcher's OPTIONS probing match the inventory timers, so
+    Kamailio marks a destination down after interval × threshold + one timeout, as the runbooks say."""
+    timers = topology.network.timers
+    overridden = sorted(e.id for e in topology.elements.values()
+                        if e.type.value in ("sbc", "pcscf") and (
+                            e.timers.options_interval or e.timers.options_failure_threshold
+                            or e.timers.options_timeout))
+    lines = [
+        f"# Kamailio dispatcher OPTIONS probing, rendered by imsdr from inventory {inventory};",
+        "# do not edit by hand. include_file it after loadmodule \"dispatcher.so\" and \"tm.so\".",
+        f"# Detection: {timers.options_interval} s x {timers.options_failure_threshold} + "
+        f"{timers.options_timeout} s timeout = "
+        f"{timers.options_interval * timers.options_failure_threshold + timers.options_timeout} s.",
+        "# fr_timer is tm's final-response timer for every transaction, not only OPTIONS probes.",
+        "# ds_probing_mode 1 keeps probing every destination: with 0, Kamailio stops probing one as",
+        "# soon as it answers once, and would never see it fail.",
+    ]
+    if overridden:
+        lines.append(f"# Elements with their own timers (set these values per instance): {', '.join(overridden)}")
+    lines += [
+        f'modparam("dispatcher", "ds_ping_interval", {timers.options_interval})',
+        f'modparam("dispatcher", "ds_probing_threshold", {timers.options_failure_threshold})',
+        'modparam("dispatcher", "ds_probing_mode", 1)',
+        f'modparam("tm", "fr_timer", {timers.options_timeout * 1000})',
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def printable(label: str) -> str:
@@ -209,11 +272,14 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
             "named.conf": "named.conf fragment of one DNS server (ACLs, views, zones)",
             "resolver": "forward zones for the access resolvers of a local network",
             "dispatcher": "Kamailio dispatcher list",
+            "kamailio": "Kamailio OPTIONS probing parameters (include_file)",
+            "drain": "the drained state: record diff against normal, reload commands",
             "readme": "this file",
         }[f.kind]
         view = f.view or ("all views of its side without an override" if f.kind == "zone" else "")
+        records = f.records if f.kind in ("zone", "named.conf", "resolver", "dispatcher") else ""
         lines.append(
-            f"| `{f.path}` | {what} | {f.zone or ''} | {view} | {f.records if f.kind != 'readme' else ''} "
+            f"| `{f.path}` | {what} | {f.zone or ''} | {view} | {records} "
             f"| {f.serial if f.serial is not None else ''} |"
         )
     keyed = [v for v in plan.views if v.side != "none"]
@@ -338,7 +404,9 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         '`ds_select_dst("<set>", "8")` for failover in priority order (dispatcher priority: higher',
         'value first, the opposite of SRV) or `"9"` for capacity-weighted load sharing (`weight=` is a',
         "percent of the whole set). Reload with `kamcmd dispatcher.reload`. Destinations with flags 8",
-        "are probed with OPTIONS once `ds_ping_interval` is set.",
+        "are probed with OPTIONS once `ds_ping_interval` is set:",
+        f"`include_file \"{PROBING_CFG}\"` sets it, the failure threshold and the OPTIONS timeout from",
+        "the inventory timers.",
     ]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]

@@ -449,6 +449,7 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
     yield from _sbc_dr_refs(data, refs)
     yield from _dns_refs(data, refs)
     yield from _waiver_refs(data, refs)
+    yield from _check_operations(data)
     yield from _check_sizing_bounds(data)
     yield from _check_prefixes(data)
     yield from _check_enum_blocks(data)
@@ -658,6 +659,38 @@ def _address_issues(path: YamlPath, addr: ipaddress.IPv4Address | ipaddress.IPv6
         what = "unspecified" if addr.is_unspecified else "multicast" if addr.is_multicast else "broadcast"
         article = "an" if what[0] in "aeiou" else "a"
         yield path, f"address {addr} is {article} {what} address (expected the element's own unicast address)"
+
+
+BUILTIN_PLATFORMS = ("bind", "kamailio", "vendor")
+
+
+def _check_operations(data: Any) -> Iterator[Issue]:
+    """Platforms named by elements exist; contacts' roles are unique and escalations point at one."""
+    platforms = _get(data, "platforms")
+    known = set(BUILTIN_PLATFORMS) | (set(platforms) if isinstance(platforms, dict) else set())
+    for base, el in _entries(data, "elements"):
+        name = el.get("platform")
+        if isinstance(name, str) and name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            yield (*base, "platform"), f"unknown platform {shorten(name)} (define it under 'platforms' " \
+                                       f"or use bind, kamailio, vendor){hint}"
+    roles: dict[str, YamlPath] = {}
+    contacts = _entries(data, "contacts")
+    for base, contact in contacts:
+        role = contact.get("role")
+        if isinstance(role, str):
+            if role in roles:
+                yield (*base, "role"), f"duplicate contact role {shorten(role)}"
+            roles.setdefault(role, base)
+    for base, contact in contacts:
+        target = contact.get("escalate_to")
+        if isinstance(target, str) and target not in roles:
+            yield (*base, "escalate_to"), f"escalate_to {shorten(target)} is not the role of any contact"
+        if isinstance(target, str) and target == contact.get("role"):
+            yield (*base, "escalate_to"), "a contact cannot escalate to itself"
+        if (target is None) != (contact.get("escalate_after") is None):
+            yield base, "'escalate_to' and 'escalate_after' go together"
 
 
 def _check_prefixes(data: Any) -> Iterator[Issue]:

@@ -509,6 +509,8 @@ class Element(_Strict):
     controlled_by: list[Id] = Field(
         default_factory=list, description="imgw only: controlling MGCFs over H.248, primary first, then backups")
     timers: TimerOverrides = Field(default_factory=TimerOverrides)
+    platform: Id | None = Field(None, description="platforms key (or bind, kamailio, vendor) giving the "
+                                                  "commands of the runbooks; default by type")
 
     def has(self, feature: Feature) -> bool:
         return feature in self.features
@@ -557,7 +559,8 @@ class Pool(_Strict):
 
 class SbcDr(_Strict):
     layout: Literal["ring", "hub", "none"]
-    order: list[Id] = Field(default_factory=list, description="ring: local networks, each backed up by the next")
+    order: list[Id] = Field(default_factory=list, description=(
+        "ring: local networks in ring order; the SBC of each backs up the next one (the last backs up the first)"))
     hub: Id | None = Field(None, description="hub: the SBC that backs up every other local network")
 
 
@@ -599,6 +602,49 @@ class Waiver(_Strict):
     expires: dt.date
 
 
+# --- operations: who to call, recovery targets, how each element is operated ------------------
+
+_COMMAND_RE = re.compile(r"^[A-Za-z0-9_./:=@+,-]+(?: [A-Za-z0-9_./:=@+,-]+)*$")
+
+
+def _check_command(value: str) -> str:
+    """Command words reach the runbooks' shell blocks: no quoting, globbing or shell metacharacters."""
+    if len(value) > 200 or not _COMMAND_RE.fullmatch(value):  # fullmatch: '$' would let a final newline in
+        raise ValueError(f"invalid command {value!r}: words of letters, digits and _ . / : = @ + , - "
+                         "separated by single spaces (no shell metacharacters), at most 200 characters")
+    return value
+
+
+Command = Annotated[str, AfterValidator(_check_command),
+                    _schema("^[A-Za-z0-9_./:=@+,-]+(?: [A-Za-z0-9_./:=@+,-]+)*$", maxLength=200)]
+Phone = Annotated[str, Field(pattern=r"^\+?[0-9][0-9 -]{2,30}[0-9]$")]
+
+
+class Contact(_Strict):
+    role: Id = Field(description="who this is, e.g. noc, dns-on-call, dr-manager")
+    name: Text
+    phone: Phone
+    services: list[ElementType] = Field(default_factory=list,
+                                        description="element types this contact is called for (empty: all)")
+    escalate_to: Id | None = Field(None, description="role to call when this one does not resolve it in time")
+    escalate_after: Seconds | None = Field(None, description="seconds before escalating to 'escalate_to'")
+
+
+class RecoveryTarget(_Strict):
+    rto: Seconds = Field(description="recovery time objective: service restored within this many seconds")
+    rpo: Annotated[int, Field(ge=0, le=86400)] = Field(0, description="recovery point objective: seconds of "
+                                                                          "data changes that may be lost")
+
+
+class Platform(_Strict):
+    kind: Literal["bind", "kamailio", "vendor"]
+    control: Command | None = Field(None, description="how to run the control tool: rndc for bind, kamcmd for "
+                                                      "kamailio (with socket/key options); vendor: its CLI")
+    dig: Command = Field("dig", description="bind: how to query this server (e.g. 'dig -p 5353')")
+    directory: Command = Field("/etc/imsdr/dns", description="where this platform's hosts load the "
+                                                              "files of 'imsdr render dns' from")
+
+
 class RuleSetting(str, Enum):
     OFF = "off"
     ERROR = "error"
@@ -623,4 +669,8 @@ class Inventory(_Strict):
     redundancy: Redundancy = Field(default_factory=Redundancy)
     enum_blocks: list[EnumBlock] = Field(default_factory=list)
     waivers: list[Waiver] = Field(default_factory=list)
+    contacts: list[Contact] = Field(default_factory=list, description="who the runbooks tell you to call")
+    recovery_targets: dict[ElementType, RecoveryTarget] = Field(
+        default_factory=dict, description="RTO/RPO per service (element type)")
+    platforms: dict[Id, Platform] = Field(default_factory=dict, description="how elements are operated")
     rules: dict[RuleId, RuleSetting] = Field(default_factory=dict, description="switch rules off or change their level")

@@ -10,12 +10,14 @@ from imsdr.runbook.render import Page
 
 
 def runbook_pages(context: Mapping[str, Any]) -> list[Page]:
-    """The page set: index, one page per element type present, one per site, findings, capacity."""
+    """The page set: index, one page per element type present, one per site, the DR drill, findings,
+    capacity."""
     pages = [Page("README.md", "README.md.j2", "Overview", {})]
     present = {p["key"] for p in context["type_pages"]}
     pages += [Page(p.path, p.template, f"{p.title} DR", {}) for p in TYPE_PAGES if p.key in present]
     pages += [Page(s["page"], "site.md.j2", f"Site failure: {s['id']}", {"site": s})
               for s in context["sites"]]
-    pages += [Page("findings.md", "findings.md.j2", "Open findings and waivers", {}),
+    pages += [Page("drill.md", "drill.md.j2", "DR drill", {}),
+              Page("findings.md", "findings.md.j2", "Open findings and waivers", {}),
               Page("capacity.md", "capacity.md.j2", "Capacity appendix", {})]
     return pages

@@ -61,6 +61,7 @@ class Analyses:
     dns_checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     dns_servers: list[dict[str, str]] = field(default_factory=list)
     verdicts: dict[str, str] = field(default_factory=dict)
+    actions: dict[str, Any] = field(default_factory=dict)  # imsdr.runbook.actions.build_actions
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -191,8 +192,9 @@ def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str) -> dict[s
         if c.get("local_only"):
             continue  # the lost local SBC itself: A-only clients move to their second proxy (the DR name)
         server = servers[0]["address"]
-        checks.append({**c, "server": server,
-                       "command": c["command"].replace(f"dig @{c['server']} ", f"dig @{server} ", 1)})
+        checks.append({**c, "server": server, "dig": servers[0]["dig"],
+                       "command": c["command"].replace(f"{c['dig']} @{c['server']} ",
+                                                       f"{servers[0]['dig']} @{server} ", 1)})
     return {"dns_checks": checks, "dns_servers": servers}
 
 
@@ -256,10 +258,12 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "element_rows": [elements[e.id] for e in site_els],
             "page": f"site-{site.id}.md",
             "failure": analyses.site_failures.get(site.id),
+            "actions": (analyses.actions.get("sites") or {}).get(site.id),
             **_site_dns_checks(topo, analyses, site.id),
         })
 
     regions = sorted({s.region for s in topo.sites.values()})
+    action_of = analyses.actions.get("elements") or {}
     type_sections = {}
     for page in TYPE_PAGES:
         els = [elements[e.id] for t in page.types
@@ -286,6 +290,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "dns_checks": analyses.dns_checks.get(page.key, []),
             "features_all": sorted(set.intersection(*(set(e["features"]) for e in els))) if els else [],
             "features_any": sorted({f for e in els for f in e["features"]}),
+            "actions": [action_of[e["id"]] for e in els if e["id"] in action_of],
         }
 
     counts = {
@@ -311,7 +316,8 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
     toc += [{"title": f"{p.title} DR", "page": p.path} for p in TYPE_PAGES
             if any(topo.by_type.get(t) for t in p.types)]
     toc += [{"title": f"Site failure: {s['name']} ({s['id']})", "page": s["page"]} for s in sites]
-    toc += [{"title": "Open findings and waivers", "page": "findings.md"},
+    toc += [{"title": "DR drill", "page": "drill.md"},
+            {"title": "Open findings and waivers", "page": "findings.md"},
             {"title": "Capacity appendix", "page": "capacity.md"}]
 
     return {
@@ -362,6 +368,16 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "diagrams": {"topology": topology_diagram(topo), "sites": site_diagrams},
         "restoration_procedures": restoration_context(topo),
         "toc": toc,
+        "element_actions": action_of,
+        "operations": {
+            "available": bool(analyses.actions),
+            "detailed": analyses.actions.get("detailed", False),
+            "render_dir": analyses.actions.get("render_dir"),
+            "contacts": notify_list(topo, None),
+            "recovery_targets": [{"service": k.value, "label": TYPE_LABELS[k.value], "rto": v.rto, "rpo": v.rpo}
+                                 for k, v in sorted(topo.inventory.recovery_targets.items(),
+                                                    key=lambda kv: kv[0].value)],
+        },
     }
 
 

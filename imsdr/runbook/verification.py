@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from imsdr.dns.drain import platform_of
 from imsdr.runbook.context import sample_source
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ def dns_servers(topo: Topology) -> list[dict[str, str]]:
         if el is None:
             continue
         v4 = [a for a in el.addresses if ":" not in a]
-        out.append({"id": el.id, "address": (v4 or list(el.addresses))[0], "fqdn": topo.fqdn(el)})
+        out.append({"id": el.id, "address": (v4 or list(el.addresses))[0], "fqdn": topo.fqdn(el),
+                    "dig": platform_of(topo, el).dig})
     return out
 
 
@@ -140,6 +142,12 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
 
         add("enum_dns", _check(plan, server, probe_view, enum_name(number, plan.enum_suffix), "NAPTR",
                                f"ENUM: +{number} (block {block.id}) maps to a SIP URI.", False))
+    dig = servers[0]["dig"]  # how to query this server (its platform's dig, e.g. with -p PORT)
+    for checks in out.values():
+        for check in checks:
+            check["dig"] = dig
+            if dig != "dig":
+                check["command"] = dig + check["command"].removeprefix("dig")
     return out
 
 

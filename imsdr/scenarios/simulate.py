@@ -271,8 +271,9 @@ def _texts(
                     f"{', '.join(el.serves)} are wrong (charging, emergency calls)"
                 )
         failback.append(
-            f"when {el.id} is back, UEs try it first for a new call or registration; the SBC answers "
-            f"{_answer(topology)} to make the UE re-register, and it lands on the primary"
+            f"when {el.id} is back, UEs try it first for a new call or registration; the recovered "
+            f"{el.id} answers {_answer(topology)} to a UE not registered on it, the UE re-registers and lands "
+            f"on {el.id}"
         )
     elif t == "pcscf":
         impact += [

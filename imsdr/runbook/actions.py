@@ -1,0 +1,540 @@
+"""The "Actions" of the runbook pages: declare, notify, drain, fail back — with exact commands.
+
+Everything here is plain data for the templates, computed from the same model as the rest of
+imsdr: the drained state and its reload commands come from :mod:`imsdr.dns.drain` (what
+``imsdr render dns --drain`` writes), the expected ``dig`` answers from the DNS plans, the
+detection times from the timers the simulation uses. A step is a dict:
+
+``title``, ``owner``, ``host`` (where to run it), ``commands`` (shell lines, run in order),
+``expect`` (``exact``: the output is these lines, whitespace and line order aside;
+``includes``: these lines appear; ``empty``: no output; ``same``: every command prints the same;
+``manual``: the vendor's placeholder, check by eye), ``expected`` (lines), ``go``, ``nogo``,
+``rollback`` and ``wait_s`` (seconds to wait before checking, or 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from imsdr.dns.dispatcher import PCSCF_ICSCF_LIST, SBC_PCSCF_LIST, pcscf_icscf_sets, sbc_pcscf_sets, sip_uri
+from imsdr.dns.drain import (
+    DrainChanges,
+    dns_server_elements,
+    drain_changes,
+    first_address,
+    platform_of,
+)
+from imsdr.dns.plan import build_dns_plan
+
+if TYPE_CHECKING:
+    from imsdr.dns.plan import DnsPlan
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+# Above this many elements the pages give the drain procedure with the commands `render dns
+# --drain` prints instead of computing every element's drained state (one DNS plan per element).
+DETAILED_DRAIN_LIMIT = 200
+DEFAULT_OWNER = "on-call engineer"
+
+
+def owner_for(topo: Topology, service: str) -> dict[str, Any]:
+    """Who runs the steps for ``service`` (an element type, or '' for a site): the first contact
+    named for that service, else the first one called for everything."""
+    contacts = topo.inventory.contacts
+    specific = [c for c in contacts if service and service in {s.value for s in c.services}]
+    general = [c for c in contacts if not c.services]
+    for contact in (*specific, *general)[:1]:
+        return {"role": contact.role, "name": contact.name, "phone": contact.phone}
+    return {"role": DEFAULT_OWNER, "name": "", "phone": ""}
+
+
+def notify_list(topo: Topology, service: str | None) -> list[dict[str, Any]]:
+    """Who to call for ``service`` (None: everyone, e.g. a site loss), with their escalation."""
+    roles = {c.role: c for c in topo.inventory.contacts}
+    out = []
+    for c in topo.inventory.contacts:
+        if service is not None and c.services and service not in {s.value for s in c.services}:
+            continue
+        target = roles.get(c.escalate_to) if c.escalate_to else None
+        out.append({"role": c.role, "name": c.name, "phone": c.phone,
+                    "escalate_to": c.escalate_to, "escalate_after": c.escalate_after,
+                    "escalate_name": target.name if target else None,
+                    "escalate_phone": target.phone if target else None})
+    return out
+
+
+def recovery_target(topo: Topology, service: str) -> dict[str, Any] | None:
+    for key, target in topo.inventory.recovery_targets.items():
+        if key.value == service:
+            return {"rto": target.rto, "rpo": target.rpo}
+    return None
+
+
+def _step(title: str, owner: Mapping[str, Any], host: str, commands: Sequence[str], expect: str,
+          expected: Sequence[str] = (), go: str = "", nogo: str = "", rollback: str = "",
+          wait_s: int = 0) -> dict[str, Any]:
+    return {"title": title, "owner": dict(owner), "host": host, "commands": list(commands), "expect": expect,
+            "expected": list(expected), "go": go, "nogo": nogo, "rollback": rollback, "wait_s": wait_s}
+
+
+def flags_command(control: str, uri: str) -> str:
+    """The dispatcher state of one destination on a Kamailio: prints ``FLAGS: AP`` (active, probed)
+    or ``FLAGS: IP`` (inactive: OPTIONS unanswered) once per distinct state."""
+    return f"{control} dispatcher.list | grep -F -A1 'URI: {uri}' | grep -o 'FLAGS: [A-Z]*' | sort -u"
+
+
+def count_command(control: str, uri: str) -> str:
+    return f"{control} dispatcher.list | grep -F 'URI: {uri}' | wc -l"
+
+
+def _dig_lines(plan: DnsPlan, check: Mapping[str, Any]) -> list[str]:
+    rrset = plan.lookup_rrset(check["view"], check["qname"], check["rdtype"])
+    if rrset is None:
+        return []
+    return [f"{rrset.name}. {rrset.ttl} IN {rrset.rdtype} {rd.to_text()}" for rd in rrset.rdatas]
+
+
+class ActionBuilder:
+    """Builds the Actions data of every type page and site page from one model."""
+
+    def __init__(self, topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dict[str, Any]]],
+                 inventory: str, failures: Mapping[str, Mapping[str, Any]]) -> None:
+        self.topo = topo
+        self.normal = normal
+        self.checks = checks
+        self.inventory = inventory or "inventory.yaml"
+        self.failures = failures
+        self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
+        self.servers = dns_server_elements(topo)
+        self._sets = {SBC_PCSCF_LIST: sbc_pcscf_sets(topo), PCSCF_ICSCF_LIST: pcscf_icscf_sets(topo)}
+        self._listed_in: dict[str, list[tuple[str, int, Element]]] = {}  # destination -> its sets
+        for path, sets in self._sets.items():
+            for ds in sets:
+                for d in ds.destinations:
+                    self._listed_in.setdefault(d.element, []).append((path, ds.setid, topo.elements[ds.source]))
+
+    # --- shared pieces ---------------------------------------------------------------------------
+
+    def render_dir(self) -> str:
+        """The directory the servers load the rendered files from (the DNS servers' platform)."""
+        for server in self.servers:
+            return platform_of(self.topo, server).directory
+        return "/etc/imsdr/dns"
+
+    def sources_of(self, el: Element) -> list[tuple[str, int, Element]]:
+        """(list file, set id, source element) of every dispatcher set that lists ``el``."""
+        return list(self._listed_in.get(el.id, []))
+
+    def detection(self, el: Element) -> dict[str, Any]:
+        """How ``el``'s failure is seen, by whom, and how long it takes (the simulation's timers)."""
+        t = el.type.value
+        failure = self.failures.get(el.id) or {}
+        seconds = failure.get("detection_s")
+        if t in ("hss", "slf"):
+            how = "Diameter watchdog on the I-CSCF/S-CSCF/AS: peer state not OPEN (2 × Tw)"
+        elif t == "enum_dns":
+            how = "queries to it time out; resolvers use the other set"
+        else:
+            how = "SIP OPTIONS unanswered: probe interval × failure threshold + one timeout"
+        return {"seconds": seconds, "how": how}
+
+    def declare_checks(self, el: Element) -> list[dict[str, Any]]:
+        """Commands that show ``el`` failed, run where the failure is seen; exact where imsdr knows
+        the platform (Kamailio, BIND), a marked placeholder for vendor CLIs."""
+        t = el.type.value
+        out = []
+        if t in ("pcscf", "cscf"):
+            uri = sip_uri(el)
+            for path, setid, source in self.sources_of(el):
+                plat = platform_of(self.topo, source)
+                if plat.kind != "kamailio":
+                    continue
+                out.append({"host": f"{source.id} ({first_address(source)})", "placeholder": False,
+                            "command": flags_command(plat.control, uri), "failed": ["FLAGS: IP"],
+                            "normal": ["FLAGS: AP"],
+                            "what": f"dispatcher state of {el.id} in {path.split('/')[-1]} set {setid}"})
+                break
+        if t == "enum_dns":
+            plat = platform_of(self.topo, el)
+            zone = self.topo.network.primary_domain
+            timeout = int(self.topo.network.timers.options_timeout if el.timers.options_timeout is None
+                          else el.timers.options_timeout)
+            out.append({"host": "any host in a core subnet", "placeholder": False,
+                        "command": f"{plat.dig} @{first_address(el)} {zone} SOA +short +time={timeout} +tries=1",
+                        "failed": [";; connection timed out; no servers could be reached"],
+                        "normal": [f"the SOA record of {zone}"], "what": f"{el.id} answers DNS"})
+        if not out and platform_of(self.topo, el).kind == "kamailio":
+            plat = platform_of(self.topo, el)
+            out.append({"host": f"{el.id} ({first_address(el)})", "placeholder": False,
+                        "command": f"{plat.control} core.uptime",
+                        "failed": ["an error instead of the uptime (Kamailio not running)"],
+                        "normal": ["uptime: N"], "what": f"{el.id}'s Kamailio answers its control socket"})
+        if not out:
+            plat = platform_of(self.topo, el)
+            verb = {"hss": "show diameter peers", "slf": "show diameter peers"}.get(t, "show alarms")
+            out.append({"host": f"{el.id} ({first_address(el)})", "placeholder": plat.placeholder,
+                        "command": f"{plat.control} {verb}",
+                        "failed": ["(vendor output: element or peer down)"],
+                        "normal": ["(vendor output: no critical alarm, peers OPEN)"],
+                        "what": f"{el.id}'s own alarms and peers"})
+        return out
+
+    # --- drain and failback of one element (or a site) ------------------------------------------
+
+    def procedure(self, ids: Sequence[str], label: str, service: str, skip_site: str | None = None,
+                  subject: Element | None = None) -> dict[str, Any]:
+        """Drain and failback steps for ``ids`` (elements, or every element of a site)."""
+        topo = self.topo
+        directory = self.render_dir()
+        owner_dns = owner_for(topo, "enum_dns")
+        owner = owner_for(topo, service)
+        drain_cmd = f"imsdr render dns {self.inventory} --out {directory} --drain {' --drain '.join(ids)}"
+        back_cmd = f"imsdr render dns {self.inventory} --out {directory}"
+        if not self.detailed:
+            return {"detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
+                    "failback_steps": [], "ttl_s": max(topo.network.ttl.srv, topo.network.ttl.a)}
+        drained_plan = build_dns_plan(topo, excluded=tuple(sorted(self._expand(ids))))
+        changes = drain_changes(topo, ids, normal=self.normal, drained=drained_plan)
+        if changes.empty and subject is not None:
+            return self._vendor_procedure(subject, owner)
+        reloads = [r for r in changes.reloads
+                   if skip_site is None or topo.elements[r.element].site != skip_site]
+        printed = [f"{r.element}: {r.command}" for r in changes.reloads]
+        steps: list[dict[str, Any]] = []
+        if changes.empty:
+            printed = []
+        steps.append(_step(
+            f"Render the drained state of {label}", owner_dns, "the host holding the inventory "
+            f"(writes {directory}, which the servers load)", [drain_cmd], "includes" if printed else "empty",
+            printed,
+            go="exit status 0 and the reload commands printed are the ones below",
+            nogo="exit status 2: nothing was written; read the error, fix the inventory, do not edit the files",
+            rollback=f"`{back_cmd}` renders the normal state again"))
+        dns_reloads = [r for r in reloads if r.element in {s.id for s in self.servers}]
+        kam_reloads = [r for r in reloads if r.element not in {s.id for s in self.servers}]
+        for server in self.servers:
+            mine = [r for r in dns_reloads if r.element == server.id]
+            if not mine:
+                continue
+            steps.append(_step(
+                f"Load the changed zones on {server.id}", owner_dns, f"{server.id} ({first_address(server)})",
+                [r.command for r in mine], "manual" if mine[0].placeholder else "exact",
+                [r.expected for r in mine if r.expected],
+                go="the lines shown (`zone reload queued` only means queued: the checks below confirm the "
+                   "new answers)", nogo="an error names the zone: stop and escalate",
+                rollback=f"`{back_cmd}`, then the same commands"))
+        for r in kam_reloads:
+            el = topo.elements[r.element]
+            steps.append(_step(
+                f"Load the new dispatcher list on {el.id}", owner, f"{el.id} ({r.address})", [r.command],
+                "manual" if r.placeholder else "exact", [r.expected],
+                go="the line shown", nogo="`error: 500 - Ongoing reload`: the last reload was less than 5 s "
+                "ago (Kamailio's reload_delta), run it again after 5 s; any other error: the old list stays "
+                "loaded, escalate",
+                rollback=f"`{back_cmd}`, then the same command"))
+        steps += self._verify_steps(ids, drained_plan, changes, owner, owner_dns, skip_site, drained=True)
+        ttl = self._ttl(changes)
+        failback = self._failback(ids, label, service, changes, drained_plan, back_cmd, drain_cmd, skip_site,
+                                  subject)
+        return {"detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
+                "changes": changes.to_dict(), "record_changes": len(changes.records),
+                "dispatcher_changes": len(changes.dispatcher), "ttl_s": ttl, **failback}
+
+    def _vendor_procedure(self, el: Element, owner: Mapping[str, Any]) -> dict[str, Any]:
+        """An element no DNS answer or dispatcher list of imsdr names (HSS, SLF, IM-MGW, ...): it is
+        taken out of service on the element itself, with its vendor's commands (marked placeholders
+        unless the platform says otherwise)."""
+        topo = self.topo
+        plat = platform_of(topo, el)
+        host = f"{el.id} ({first_address(el)})"
+        steps, back = [], []
+        for group in topo.groups_of.get(el.id, []):
+            mates = [topo.elements[m] for m in group.members if m != el.id and m in topo.elements]
+            if getattr(group.spec, "mode", None) == "active-standby" and mates:
+                mate = mates[0]
+                mplat = platform_of(topo, mate)
+                steps.append(_step(
+                    f"Make {mate.id} the active member of {group.id}", owner, f"{mate.id} ({first_address(mate)})",
+                    [f"{mplat.control} set ha-role active", f"{mplat.control} show ha-role"], "manual",
+                    go=f"{mate.id} reports active and serves reads and writes",
+                    nogo=f"{mate.id} stays standby: stop, keep {el.id} in service, escalate",
+                    rollback=f"`{mplat.control} set ha-role standby` on {mate.id}"))
+        steps.append(_step(
+            f"Take {el.id} out of service", owner, host,
+            [f"{plat.control} set out-of-service", f"{plat.control} show diameter peers"], "manual",
+            go="its clients' peers to it are closed and the traffic is on its mates (their peers OPEN)",
+            nogo="clients still send to it: put it back in service and escalate",
+            rollback=f"`{plat.control} set in-service`"))
+        back.append(_step(
+            f"Put {el.id} back in service", owner, host,
+            [f"{plat.control} set in-service", f"{plat.control} show diameter peers"], "manual",
+            go="its clients' peers to it are OPEN again", nogo="peers stay closed: take it out again, escalate",
+            rollback=f"`{plat.control} set out-of-service`"))
+        return {"detailed": True, "vendor": True, "render": "", "failback_render": "", "steps": steps,
+                "changes": None, "record_changes": 0, "dispatcher_changes": 0, "ttl_s": 0,
+                "checklist": self._data_checklist({el.id}), "failback_steps": back, "failback_wait_s": 0,
+                "canary": False}
+
+    def _data_checklist(self, gone: set[str]) -> list[dict[str, Any]]:
+        topo = self.topo
+        checklist = []
+        for el_id in sorted(gone):
+            el = topo.elements[el_id]
+            for group in topo.groups_of.get(el_id, []):
+                if group.spec.sync != "none" and el.type.value in ("hss", "slf", "enum_dns", "as"):
+                    plat = platform_of(topo, el)
+                    checklist.append({"what": f"data of {el_id} resynchronised with {group.id}",
+                                      "command": f"{plat.control} show replication status",
+                                      "host": f"{el_id} ({first_address(el)})", "placeholder": plat.placeholder,
+                                      "expected": "(vendor output: in sync, no backlog)"})
+                    break
+        return checklist
+
+    def _expand(self, ids: Sequence[str]) -> set[str]:
+        out: set[str] = set()
+        for ident in ids:
+            if ident in self.topo.sites:
+                out |= {e.id for e in self.topo.by_site.get(ident, [])}
+            else:
+                out.add(ident)
+        return out
+
+    def _ttl(self, changes: DrainChanges) -> int:
+        """How long SIP clients may keep the old answers: the TTL of the changed records they use
+        (NS changes matter to resolvers, which already try the other name servers on a timeout)."""
+        ttls = [int(line.split()[1]) for c in changes.records if c.rdtype != "NS"
+                for line in (*c.removed, *c.added)]
+        return max(ttls, default=0)
+
+    def _verify_steps(self, ids: Sequence[str], plan: DnsPlan, changes: DrainChanges, owner: Mapping[str, Any],
+                      owner_dns: Mapping[str, Any], skip_site: str | None, drained: bool) -> list[dict[str, Any]]:
+        """Kamailio no longer (or again) lists the elements; DNS answers as the plan says."""
+        topo, steps = self.topo, []
+        gone = self._expand(ids)
+        for source in sorted({d["source"] for d in changes.to_dict()["dispatcher"]}):
+            el = topo.elements[source]
+            plat = platform_of(topo, el)
+            if plat.kind != "kamailio" or (skip_site and el.site == skip_site) or source in gone:
+                continue
+            uris = sorted({sip_uri(topo.elements[e]) for e in gone
+                           if any(src.id == source for _p, _s, src in self._listed_in.get(e, []))})
+            for uri in uris:
+                if drained:
+                    steps.append(_step(
+                        f"Check {el.id} no longer lists `{uri}`", owner, f"{el.id} ({first_address(el)})",
+                        [count_command(plat.control, uri)], "exact", ["0"],
+                        go="0: no set sends to it", nogo="a number above 0: the old list is loaded; reload again",
+                        rollback="none needed"))
+        servers = [s for s in self.servers if not (skip_site and s.site == skip_site)]
+        keys = {(c.name, c.rdtype) for c in changes.records}
+        seen = set()
+        for checks in self.checks.values():
+            for check in checks:
+                if (check["qname"], check["rdtype"]) not in keys or check["command"] in seen:
+                    continue
+                seen.add(check["command"])
+                lines = _dig_lines(plan, check)
+                if not servers:
+                    continue
+                server = servers[0]
+                command = check["command"].replace(f"{check['dig']} @{check['server']} ",
+                                                   f"{platform_of(topo, server).dig} @{first_address(server)} ", 1)
+                steps.append(_step(
+                    f"Check the answer of `{check['qname']}` {check['rdtype']} in view {check['view']}", owner_dns,
+                    f"a host in the view's source range (`-b` sets the source address), asking {server.id}", [command],
+                    "exact" if lines else "empty", lines,
+                    go="the answer shown (order aside)",
+                    nogo="the old answer: the zone was not reloaded; repeat the reload step",
+                    rollback="none needed"))
+        return steps
+
+    def _failback(self, ids: Sequence[str], label: str, service: str, changes: DrainChanges, drained: DnsPlan,
+                  back_cmd: str, drain_cmd: str, skip_site: str | None, subject: Element | None) -> dict[str, Any]:
+        topo = self.topo
+        owner, owner_dns = owner_for(topo, service), owner_for(topo, "enum_dns")
+        gone = self._expand(ids)
+        checklist = self._data_checklist(gone)
+        checklist.append({"what": "DNS serials equal across servers (every server loaded the same files)",
+                          "command": " ; ".join(f"{platform_of(topo, s).dig} @{first_address(s)} "
+                                                f"{topo.network.primary_domain} SOA +short"
+                                                for s in self.servers),
+                          "host": "any host in a core subnet", "placeholder": False,
+                          "expected": "the same line from every server"})
+        steps: list[dict[str, Any]] = []
+        printed = [f"{r.element}: {r.command}" for r in changes.reloads]
+        steps.append(_step(
+            f"Render the normal state (fail back {label})", owner_dns, "the host holding the inventory",
+            [back_cmd], "includes" if printed else "empty", printed,
+            go="exit status 0; the reload commands printed are the ones of the drain",
+            nogo="exit status 2: nothing was written; stay drained and escalate",
+            rollback=f"`{drain_cmd}` renders the drained state again"))
+        kam = [r for r in changes.reloads if r.element not in {s.id for s in self.servers}
+               and not (skip_site and topo.elements[r.element].site == skip_site)]
+        returning = [e for e in sorted(gone) if topo.elements[e].type.value in ("pcscf", "cscf")]
+        wait = max((self._detection_seconds(topo.elements[r.element]) for r in kam), default=0)
+        for i, r in enumerate(kam):
+            el = topo.elements[r.element]
+            plat = platform_of(topo, el)
+            commands = [r.command]
+            steps.append(_step(
+                f"{'Canary: ' if i == 0 else ''}load the normal dispatcher list on {el.id}"
+                f"{' (one SBC at a time)' if len(kam) > 1 else ''}", owner, f"{el.id} ({r.address})", commands,
+                "manual" if r.placeholder else "exact", [r.expected],
+                go="the line shown", nogo="`error: 500 - Ongoing reload`: the last reload was less than 5 s "
+                "ago (Kamailio's reload_delta), run it again after 5 s; any other error: the drained list stays "
+                "loaded, escalate",
+                rollback=f"`{drain_cmd}`, then the same command"))
+            if plat.kind == "kamailio":
+                for e in returning:
+                    uri = sip_uri(topo.elements[e])
+                    steps.append(_step(
+                        f"Check {e} answers {el.id}'s OPTIONS", owner, f"{el.id} ({r.address})",
+                        [flags_command(plat.control, uri)], "exact", ["FLAGS: AP"],
+                        go="FLAGS: AP: it answers OPTIONS and takes traffic again",
+                        nogo=f"FLAGS: IP: {e} does not answer OPTIONS; no traffic goes to it",
+                        rollback=f"`{drain_cmd}`, then `{r.command}` on {el.id}",
+                        wait_s=self._detection_seconds(el) + self._interval(el)))
+        for server in self.servers:
+            if skip_site and server.site == skip_site:
+                continue
+            mine = [r for r in changes.reloads if r.element == server.id]
+            if not mine:
+                continue
+            steps.append(_step(
+                f"Load the normal zones on {server.id}", owner_dns, f"{server.id} ({first_address(server)})",
+                [r.command for r in mine], "manual" if mine[0].placeholder else "exact",
+                [r.expected for r in mine if r.expected], go="the lines shown; the checks below confirm",
+                nogo="an error names the zone: stop and escalate",
+                rollback=f"`{drain_cmd}`, then the same commands"))
+        for check in self._normal_checks(changes):
+            steps.append(check)
+        canary = any(s["expected"] == ["FLAGS: AP"] for s in steps)
+        return {"checklist": checklist, "failback_steps": steps, "failback_wait_s": wait, "canary": canary}
+
+    def _normal_checks(self, changes: DrainChanges) -> list[dict[str, Any]]:
+        keys = {(c.name, c.rdtype) for c in changes.records}
+        owner_dns = owner_for(self.topo, "enum_dns")
+        out, seen = [], set()
+        for checks in self.checks.values():
+            for check in checks:
+                if (check["qname"], check["rdtype"]) not in keys or check["command"] in seen:
+                    continue
+                seen.add(check["command"])
+                out.append(_step(
+                    f"Check the normal answer of `{check['qname']}` {check['rdtype']} in view {check['view']}",
+                    owner_dns, "a host in the view's source range", [check["command"]], "exact", check["expected"],
+                    go="the normal answer (order aside)", nogo="the drained answer: reload the zones again",
+                    rollback="none needed"))
+        return out
+
+    def _interval(self, source: Element) -> int:
+        return int(source.timers.options_interval or self.topo.network.timers.options_interval)
+
+    def _detection_seconds(self, source: Element) -> int:
+        net, own = self.topo.network.timers, source.timers
+        interval = own.options_interval or net.options_interval
+        threshold = own.options_failure_threshold or net.options_failure_threshold
+        timeout = own.options_timeout or net.options_timeout
+        return int(interval * threshold + timeout)
+
+
+def storm(topo: Topology, el: Element, returning_users: float) -> dict[str, Any]:
+    """Registrations when ``el``'s users come back: spread over one refresh when left to the UEs."""
+    refresh = el.timers.registration_refresh or topo.network.timers.registration_refresh
+    capacity = el.capacity.registered_users
+    limit = topo.network.capacity_model.max_utilisation
+    return {"users": returning_users, "refresh_s": refresh,
+            "per_second": returning_users / refresh if refresh else None,
+            "capacity": capacity,
+            "headroom_ok": capacity is None or returning_users <= capacity * limit,
+            "utilisation": returning_users / capacity if capacity else None}
+
+
+def _budget(topo: Topology, target: Mapping[str, Any] | None, detection_s: float | None,
+            switchover_s: float | None, ttl_s: int) -> dict[str, Any]:
+    """The procedure's times against the RTO; the drain decision point leaves room for the TTL."""
+    rows = []
+    if detection_s is not None:
+        rows.append({"what": "detection (automatic)", "seconds": detection_s})
+    if switchover_s is not None:
+        rows.append({"what": "automatic switchover, detection included (simulated)", "seconds": switchover_s})
+    if ttl_s:
+        rows.append({"what": "after a drain: clients see the new answers within the TTL", "seconds": ttl_s})
+    rto = target["rto"] if target else None
+    decision = None
+    if rto is not None:
+        decision = max(0, int(rto - (detection_s or 0) - ttl_s))
+    return {"rows": rows, "rto": rto, "rpo": target["rpo"] if target else None,
+            "switchover_within_rto": None if rto is None or switchover_s is None else switchover_s <= rto,
+            "decision_s": decision}
+
+
+def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dict[str, Any]]],
+                  inventory: str, element_failures: Mapping[str, Mapping[str, Any]],
+                  site_failures: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Actions of every element and every site (see the module doc for the step shape)."""
+    builder = ActionBuilder(topo, normal, checks, inventory, element_failures)
+    elements: dict[str, Any] = {}
+    for el in sorted(topo.elements.values(), key=lambda e: e.id):
+        t = el.type.value
+        failure = element_failures.get(el.id) or {}
+        proc = builder.procedure([el.id], el.id, t, subject=el)
+        target = recovery_target(topo, t)
+        load = failure.get("load") or 0
+        elements[el.id] = {
+            "id": el.id,
+            "type": t,
+            "detection": builder.detection(el),
+            "declare": builder.declare_checks(el),
+            "notify": notify_list(topo, t),
+            "owner": owner_for(topo, t),
+            "target": target,
+            "budget": _budget(topo, target, failure.get("detection_s"), failure.get("switchover_s"),
+                              proc["ttl_s"]),
+            "procedure": proc,
+            "storm": storm(topo, el, load) if t in ("sbc", "pcscf", "cscf") and load else None,
+        }
+    sites: dict[str, Any] = {}
+    for site_id in sorted(topo.sites):
+        failure = site_failures.get(site_id) or {}
+        proc = builder.procedure([site_id], f"site {site_id}", "", skip_site=site_id)
+        survivors = [s for s in builder.servers if s.site != site_id]
+        rtos = [t.rto for t in topo.inventory.recovery_targets.values()]
+        target = {"rto": min(rtos), "rpo": min(t.rpo for t in topo.inventory.recovery_targets.values())} \
+            if rtos else None
+        per_service = []
+        for takeover in failure.get("takeovers", []):
+            t = takeover["type"]
+            row = next((r for r in per_service if r["service"] == t), None)
+            if row is None:
+                target = recovery_target(topo, t)
+                row = {"service": t, "label": takeover["type_label"], "rto": target["rto"] if target else None,
+                       "rpo": target["rpo"] if target else None, "switchover_s": None, "element": None}
+                per_service.append(row)
+            s_ = takeover["switchover_s"]
+            if s_ is not None and (row["switchover_s"] is None or s_ > row["switchover_s"]):
+                row["switchover_s"], row["element"] = s_, takeover["failed"]
+        for row in per_service:
+            row["within"] = None if row["rto"] is None or row["switchover_s"] is None \
+                else row["switchover_s"] <= row["rto"]
+        sites[site_id] = {
+            "id": site_id,
+            "services": per_service,
+            "notify": notify_list(topo, None),
+            "owner": owner_for(topo, ""),
+            "target": target,
+            "budget": _budget(topo, target, None, failure.get("switchover_s"), proc["ttl_s"]),
+            "procedure": proc,
+            "dns_survivors": [{"id": s.id, "address": first_address(s)} for s in survivors],
+            "declare": [
+                {"signal": "power or transmission alarm", "check": ", ".join(
+                    [*topo.sites[site_id].power, *topo.sites[site_id].transmission]),
+                 "threshold": "any feed lost with no restoration estimate"},
+                {"signal": "elements of two or more types at the site fail their checks",
+                 "check": "the Declare tables of the element pages, for the elements listed below",
+                 "threshold": "two types down at once, beyond their detection times"},
+            ],
+        }
+    return {"elements": elements, "sites": sites, "detailed": builder.detailed,
+            "render_dir": builder.render_dir()}

@@ -1,0 +1,188 @@
+"""The Actions sections: what an on-call engineer runs, taken from the same model as the DNS files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
+
+from imsdr.dns.drain import drain_changes
+from imsdr.dns.plan import build_dns_plan
+from imsdr.inventory.schema import Command
+from imsdr.plan import analyse, runbook_pages_text
+
+ROOT = Path(__file__).resolve().parent.parent
+PROVINCE = ROOT / "inventories" / "province.yaml"
+TYPE_PAGES = ("sbc.md", "pcscf.md", "cscf.md", "hss-slf.md", "enum-dns.md", "mgcf-imgw.md", "as.md")
+
+
+@pytest.fixture(scope="module")
+def rendered() -> tuple[Any, dict[str, str]]:
+    pipe = analyse(PROVINCE)
+    return pipe, runbook_pages_text(pipe)
+
+
+def _between(text: str, start: str, end_pattern: str = r"\n#{2,4} ") -> str:
+    rest = text.split(start, 1)[1]
+    match = re.search(end_pattern, rest)
+    return rest[: match.start()] if match else rest
+
+
+def _steps(section: str) -> list[str]:
+    return re.split(r"\n(?=\*\*Step \d+\. )", section)[1:]
+
+
+def test_every_element_and_site_page_has_actions(rendered: tuple[Any, dict[str, str]]) -> None:
+    pipe, pages = rendered
+    for name in (*TYPE_PAGES, *(f"site-{s}.md" for s in pipe.topology.sites)):
+        page = pages[name]
+        assert "\n## Actions\n" in page, name
+        assert "\n### Declare" in page and "\n### Notify" in page, name
+        assert "\n#### Drain " in page and "\n#### Before failing back " in page and "\n#### Fail back " in page, name
+
+
+def test_every_step_has_owner_command_expected_output_go_nogo_and_rollback(rendered: Any) -> None:
+    _pipe, pages = rendered
+    counted = 0
+    for name, page in pages.items():
+        for heading in re.findall(r"\n(#### (?:Drain|Fail back) [^\n]+)\n", page):
+            for step in _steps(_between(page, heading + "\n")):
+                assert re.search(r"Owner: \S", step) and "Run on: " in step, (name, step[:120])
+                assert "```sh\n" in step or "Placeholder (vendor CLI" in step, (name, step[:120])
+                assert re.search(r"Expected( output|:)", step), (name, step[:120])
+                for field in ("- Go: ", "- No-go: ", "- Rollback: "):
+                    assert field in step, (name, field, step[:120])
+                counted += 1
+    assert counted > 100
+
+
+def test_drain_steps_are_the_drained_state_render_dns_writes(rendered: Any) -> None:
+    pipe, pages = rendered
+    topo = pipe.topology
+    drain = _between(pages["sbc.md"], "#### Drain sbc-capital\n", r"\n#### ")
+    changes = drain_changes(topo, ["sbc-capital"])
+    assert "imsdr render dns province.yaml --out /etc/imsdr/dns --drain sbc-capital" in drain
+    for reload in changes.reloads:
+        assert f"{reload.element}: {reload.command}" in drain  # printed by the render step
+        assert f"\n{reload.command}\n" in drain  # and run by a later step
+    # the expected dig answers after the drain are the drained plan's answers
+    drained = build_dns_plan(topo, excluded=["sbc-capital"])
+    check = re.search(r"```sh\n(dig @\S+ -b (\S+) (\S+) SRV \+noall \+answer)\n```\n\nExpected output:\n\n"
+                      r"```text\n(.*?)```", drain, re.S)
+    assert check, drain[-2000:]
+    view = drained.view_for_client(check.group(2))
+    want = [f"{r.name}. {r.ttl} IN SRV {rd.to_text()}" for r in [drained.lookup_rrset(view, check.group(3), "SRV")]
+            if r for rd in r.rdatas]
+    assert check.group(4).strip().splitlines() == want
+    assert not any("sbc-capital" in line for line in want)
+
+
+def test_declare_uses_kamailio_state_for_pcscf_and_placeholders_for_vendor_clis(rendered: Any) -> None:
+    _pipe, pages = rendered
+    declare = _between(pages["pcscf.md"], "\n### Declare\n")
+    assert "`kamcmd dispatcher.list \\| grep -F -A1 'URI: sip:192.0.2.10:5060;transport=udp'" in declare
+    assert "| pcscf-a-1 | 32 s |" in declare and "FLAGS: IP" in declare  # 10 s × 3 + 2 s
+    hss = _between(pages["hss-slf.md"], "\n### Declare\n")
+    assert "| hss-a-1 | 16 s |" in hss and "placeholder: `VENDOR-Z-CLI show diameter peers`" in hss
+    dns = _between(pages["enum-dns.md"], "\n### Declare\n")
+    assert "dig @192.0.2.53 ims.example.net SOA +short +time=2 +tries=1" in dns
+
+
+def test_notify_names_the_contacts_with_escalation(rendered: Any) -> None:
+    _pipe, pages = rendered
+    notify = _between(pages["hss-slf.md"], "\n### Notify\n")
+    from imsdr.runbook.render import md
+
+    phone = md("+1 555 0103")  # however the Markdown escaping writes it
+    assert f"| hss-on-call | Harper Subscriber (fictional) | {phone} | dr-manager (Morgan Decider" in notify
+    assert "| core-on-call |" not in notify  # called for SIP elements only (the NOC escalates to them)
+    assert "Harper Subscriber" in _between(pages["site-site-a.md"], "\n### Notify everyone\n")
+
+
+def test_time_budget_against_rto(rendered: Any) -> None:
+    _pipe, pages = rendered
+    budget = _between(pages["cscf.md"], "\n### cscf-a-1: time budget, drain and failback\n", r"\n#### ")
+    assert "RTO **10 min**" in budget and "The automatic switchover is within the RTO." in budget
+    site = _between(pages["site-site-a.md"], "\n### Time budget\n")
+    assert "| SBC | sbc-capital | 30 min 32 s | 1 h | 0 s | yes |" in site
+    assert "| HSS | hss-a-1 | 16 s | 5 min | 0 s | yes |" in site
+
+
+def test_failback_has_checklist_canary_and_storm_figures(rendered: Any) -> None:
+    _pipe, pages = rendered
+    page = pages["pcscf.md"]
+    checklist = _between(page, "#### Before failing back pcscf-a-1\n")
+    assert "DNS serials equal across servers" in checklist and "dig @192.0.2.117 ims.example.net SOA" in checklist
+    assert "Capacity headroom" in checklist and "OPTIONS answered" in checklist
+    failback = _between(page, "#### Fail back pcscf-a-1\n")
+    assert "**Step 2. Canary: load the normal dispatcher list on sbc-capital (one SBC at a time).**" in failback
+    assert "Wait 42 s (the OPTIONS detection time plus one probe interval)" in failback  # 32 s + 10 s
+    assert "Owner: dns-on-call (Dana Resolver" in failback and "Owner: core-on-call (Casey Core" in failback
+    assert "FLAGS: AP" in failback
+    assert "Returning load on failback: 1,050,000 users" in page and "registrations/s" in page
+    hss = pages["hss-slf.md"]
+    assert "data of hss-a-1 resynchronised with hss-pair" in hss and "placeholder (vendor CLI)" in hss
+
+
+def test_site_drain_skips_the_lost_sites_servers(rendered: Any) -> None:
+    _pipe, pages = rendered
+    drain = _between(pages["site-site-a.md"], "#### Drain site-a\n", r"\n#### ")
+    assert "Load the changed zones on dns-b-1" in drain and "Load the changed zones on dns-a-1" not in drain
+    assert "Load the new dispatcher list on sbc-capital" not in drain  # at the lost site
+
+
+def test_drill_page_lists_what_to_disable_measure_and_pass(rendered: Any) -> None:
+    pipe, pages = rendered
+    drill = pages["drill.md"]
+    for site in pipe.topology.sites:
+        section = _between(drill, f"({site})\n", r"\n## ")
+        assert f"--drain {site}" in section and "**What to measure.**" in section
+        assert "**Pass criteria.**" in section and "**What clients must do.**" in section
+    assert "| pcscf-a-1 | 32 s | 30 min 32 s |" in drill
+    assert "[DR drill](drill.md)" in pages["README.md"]
+
+
+def test_contact_names_are_markdown_escaped(tmp_path: Path) -> None:
+    import yaml
+
+    data = yaml.safe_load(PROVINCE.read_text())
+    data["contacts"][0]["name"] = "Night *Shift* _NOC_ [x](y) | z"
+    inventory = tmp_path / "hostile.yaml"
+    inventory.write_text(yaml.safe_dump(data, sort_keys=False))
+    pages = runbook_pages_text(analyse(inventory))
+    assert "Night \\*Shift\\* \\_NOC\\_ \\[x\\](y) \\| z" in pages["drill.md"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=40))
+def test_commands_with_shell_metacharacters_are_refused(text: str) -> None:
+    adapter = TypeAdapter(Command)
+    allowed = re.fullmatch(r"[A-Za-z0-9_./:=@+,-]+(?: [A-Za-z0-9_./:=@+,-]+)*", text) is not None
+    try:
+        adapter.validate_python(text)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == allowed, text
+
+
+def test_unknown_platform_is_a_precise_error(tmp_path: Path) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    data = yaml.safe_load(PROVINCE.read_text())
+    data["elements"][0]["platform"] = "bnid"
+    data["platforms"] = {"lab": {"kind": "bind", "control": "rndc; reboot"}}
+    inventory = tmp_path / "bad.yaml"
+    inventory.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = CliRunner().invoke(app, ["validate", str(inventory)])
+    assert result.exit_code == 2
+    assert "unknown platform 'bnid'" in result.stderr and "did you mean 'bind'?" in result.stderr
+    assert "no shell metacharacters" in result.stderr and "Traceback" not in result.output
