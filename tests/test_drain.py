@@ -63,15 +63,14 @@ def test_drain_changes_list_removed_records_and_reloads_per_server_and_kamailio(
     assert sources == {s.id for s in topo.by_type["sbc"] if "pcscf-a-1" in s.pcscfs}
     commands = [(r.element, r.command) for r in changes.reloads]
     assert ("sbc-capital", "kamcmd dispatcher.reload") in commands
-    for server in ("dns-a-1", "dns-b-1"):
-        assert (server, "rndc reload ims.example.net IN core-site-a") in commands
-        assert (server, "rndc reload ims.example.net IN default") in commands
-    # users-capital has its own copy of the home zone (it overrides the SBC name), which holds the
-    # base pcscf1 records too; the ENUM zones hold no element and are not reloaded
-    assert ("dns-a-1", "rndc reload ims.example.net IN users-capital") in commands
+    for server in ("dns-a-1", "dns-b-1"):  # both primaries (provisioning sync)
+        for site in ("a", "b", "c"):
+            assert (server, f"rndc reload ims.example.net IN core-site-{site}") in commands
+    # pool names live in the core zones only: no user view and no ENUM zone is reloaded
+    assert not any("users-" in c or "e164" in c for _e, c in commands)
     # reconfig first: the render replaced the directory named reads relative file names from
     assert commands.index(("dns-a-1", "rndc reconfig")) < commands.index(
-        ("dns-a-1", "rndc reload ims.example.net IN default"))
+        ("dns-a-1", "rndc reload ims.example.net IN core-site-a"))
     assert not any("e164" in c for _e, c in commands)
 
 
@@ -91,7 +90,7 @@ def test_render_drain_then_failback_moves_serials_forward_and_restores_files(tmp
     drained = _serials(out)
     changed = {p for p in normal if drained[p] != normal[p]}
     assert changed and all(drained[p] > normal[p] for p in changed)
-    assert "zones/ims.example.net.zone" in changed
+    assert "zones/users-capital/ims.example.net.zone" in changed
     assert not any("e164" in p for p in changed)  # ENUM zones hold no element: untouched
     note = (out / "DRAIN.md").read_text()
     assert "- _sip._udp.sbc.ims.example.net. 60 IN SRV 10 100 5060 sbc-capital.ims.example.net." in note
@@ -111,13 +110,20 @@ def test_render_drain_then_failback_moves_serials_forward_and_restores_files(tmp
         assert strip.sub(r"IN SOA\1 S \2", again) == strip.sub(r"IN SOA\1 S \2", text), rel
 
 
-def test_drained_files_pass_named_checkconf_and_named_serves_them(tmp_path: Path, start_named: Any) -> None:
+def test_drained_files_pass_named_checkconf_and_named_serves_them(tmp_path: Path, start_named: Any,
+                                                                  make_inventory: Any) -> None:
+    def core_a_on_loopback(d: dict[str, Any]) -> None:
+        d["sites"][0]["core_subnets"].append("127.0.0.4/32")  # site-a
+
+    inventory = make_inventory(core_a_on_loopback)
     out = tmp_path / "dns"
-    assert _render("--out", str(out), "--drain", "pcscf-a-1", "--serial", "5").exit_code == 0
+    result = CliRunner().invoke(app, ["render", "dns", str(inventory), "--out", str(out), "--drain", "pcscf-a-1",
+                                      "--serial", "5"])
+    assert result.exit_code == 0, result.output
     server = start_named(out)
     check = subprocess.run(["named-checkconf", "-z", str(server.config)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    answer = server.answer("_sip._udp.pcscf1.ims.example.net", "SRV")
+    answer = server.answer("_sip._udp.pcscf1.ims.example.net", "SRV", source="127.0.0.4")
     assert answer is not None and [rd.target.to_text() for rd in answer] == ["pcscf-b-1.ims.example.net."]
     lines = (out / "kamailio/dispatcher-sbc-pcscf.list").read_text()
     assert "duid=pcscf-a-1" not in lines and "duid=pcscf-b-1" in lines

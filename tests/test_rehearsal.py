@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from named_harness import free_port
+from named_harness import RNDC_SECRET, free_port, wrapper_conf
 from test_dns_kamailio import kamailio_bin, kamcmd_bin, module_dir
 
 # Kamailio's dispatcher pinger and tm timers tick in whole seconds: a state change can come up to one
@@ -100,27 +100,6 @@ def _inventory(directory: Path, ctl: Path, rndc_conf: Path, rndc_port: int, dns_
                       dig: "dig -p {dns_port}", directory: "{directory}"}}
           lab-kamailio: {{kind: kamailio, control: "kamcmd -s unix:{ctl}", directory: "{directory}"}}
         """)
-
-
-RNDC_KEY = "aW1zZHItcmVoZWFyc2FsLWtleS0wMTIzNDU2Nzg5YWI="  # test-only secret, loopback only
-
-
-def _named_conf(directory: Path, workdir: Path, dns_port: int, rndc_port: int) -> str:
-    return f"""key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_KEY}"; }};
-controls {{ inet {DNS} port {rndc_port} allow {{ 127.0.0.0/8; }} keys {{ "rndc-key"; }}; }};
-options {{
-    directory "{directory}";
-    pid-file "{workdir}/named.pid";
-    managed-keys-directory "{workdir}";
-    session-keyfile "{workdir}/session.key";
-    listen-on port {dns_port} {{ {DNS}; }};
-    listen-on-v6 {{ none; }};
-    recursion no;
-    dnssec-validation no;
-    notify no;
-}};
-include "{directory}/named.conf.imsdr";
-"""
 
 
 def _kamailio_cfg(listen: str, port: int, ctl: Path, body: str, extra: str = "") -> str:
@@ -207,7 +186,7 @@ def lab() -> Iterator[Lab]:
     ports = {"sbc": free_port(), "pcscf-a": free_port(), "pcscf-b": free_port()}
     dns_port, rndc_port = free_port(), free_port()
     rndc_conf = root / "rndc.conf"
-    rndc_conf.write_text(f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_KEY}"; }};\n'
+    rndc_conf.write_text(f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'
                          f'options {{ default-key "rndc-key"; default-server {DNS}; default-port {rndc_port}; }};\n')
     dns_dir = root / "dns"
     inventory = root / "lab.yaml"
@@ -218,7 +197,9 @@ def lab() -> Iterator[Lab]:
         assert first.returncode == 0, first.stderr
         workdir = root / "named"
         workdir.mkdir()
-        (workdir / "named.conf").write_text(_named_conf(dns_dir, workdir, dns_port, rndc_port))
+        # the operator's named.conf around the rendered server fragment: TSIG keys file, rndc channel
+        (workdir / "named.conf").write_text(wrapper_conf(dns_dir, workdir, dns_port, "named/dns-a.conf",
+                                                         address=DNS, control_port=rndc_port))
         lab.start("named", [shutil.which("named") or "/usr/sbin/named", "-g", "-4", "-n", "1", "-c",
                             str(workdir / "named.conf")])
         for name, address in (("pcscf-a", PCSCF_A), ("pcscf-b", PCSCF_B)):
@@ -237,8 +218,8 @@ def lab() -> Iterator[Lab]:
         assert check.returncode == 0, check.stdout + check.stderr
         lab.start("sbc", [kamailio_bin(), "-DD", "-E", "-f", str(sbc_cfg), "-Y", str(root), "-P",
                           str(root / "sbc.pid"), "-w", str(root)])
-        _wait_for(lambda: "hostmaster" in lab.sh(f"dig -p {dns_port} @{DNS} ims.rehearsal.example.org SOA +short "
-                                                 "+time=1 +tries=1").stdout, 20, "named", lab)
+        _wait_for(lambda: "hostmaster" in lab.sh(f"dig -p {dns_port} @{DNS} -b 127.0.10.1 ims.rehearsal.example.org "
+                                                 "SOA +short +time=1 +tries=1").stdout, 20, "named", lab)
         _wait_for(lambda: lab.sh(f"{kamcmd_bin()} -s unix:{root / 'sbc.ctl'} core.uptime").returncode == 0, 20,
                   "the SBC's control socket", lab)
         yield lab

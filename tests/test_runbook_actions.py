@@ -117,7 +117,8 @@ def test_failback_has_checklist_canary_and_storm_figures(rendered: Any) -> None:
     _pipe, pages = rendered
     page = pages["pcscf.md"]
     checklist = _between(page, "#### Before failing back pcscf-a-1\n")
-    assert "DNS serials equal across servers" in checklist and "dig @192.0.2.117 ims.example.net SOA" in checklist
+    assert "DNS serials equal across servers" in checklist
+    assert "dig @192.0.2.117 -b 192.0.2.1 ims.example.net SOA +short" in checklist  # asked from core-site-a
     assert "Capacity headroom" in checklist and "OPTIONS answered" in checklist
     failback = _between(page, "#### Fail back pcscf-a-1\n")
     assert "**Step 2. Canary: load the normal dispatcher list on sbc-capital (one SBC at a time).**" in failback

@@ -164,8 +164,8 @@ def record_changes(normal: DnsPlan, drained: DnsPlan) -> list[RecordChange]:
     grouped: dict[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for view in normal.views:
         other = drained.view(view.name)
-        for zone_name, zone in normal.zones.items():
-            if zone.kind != "home":
+        for zone_name, zone in normal.zones_of(view.side).items():
+            if zone.kind not in ("home", "access"):
                 continue  # ENUM zones hold no element
             before = normal.zone_for_view(view, zone_name).rrsets
             after = drained.zone_for_view(other, zone_name).rrsets
@@ -203,6 +203,14 @@ def dns_server_elements(topo: Topology) -> list[Element]:
     return [topo.elements[i] for i in ids if i in topo.elements]
 
 
+def reloading_servers(topo: Topology) -> list[Element]:
+    """The servers that load zone files: every primary (secondaries follow by NOTIFY and transfer,
+    as the serials move forward)."""
+    from imsdr.dns.views import server_layout
+
+    return [topo.elements[s.id] for s in server_layout(topo).primaries]
+
+
 def first_address(el: Element) -> str:
     v4 = [a for a in el.addresses if ":" not in a]
     return (v4 or list(el.addresses))[0]
@@ -221,7 +229,7 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
     if records:
         defining: dict[str, str] = {}
         for view in drained.views:
-            for zone in drained.zones:
+            for zone in drained.zones_of(view.side):
                 defining.setdefault(zone_file_path(view, zone, drained).path, view.name)
         for change in records:
             for view_name in change.views:
@@ -231,7 +239,7 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
                     zone_views.append(pair)
     out: list[Reload] = []
     if records:
-        for server in dns_server_elements(topo):
+        for server in reloading_servers(topo):
             plat = platform_of(topo, server)
             addr = first_address(server)
             if layout_changed:

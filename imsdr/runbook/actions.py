@@ -26,6 +26,7 @@ from imsdr.dns.drain import (
     platform_of,
 )
 from imsdr.dns.plan import build_dns_plan
+from imsdr.runbook.context import sample_source
 
 if TYPE_CHECKING:
     from imsdr.dns.plan import DnsPlan
@@ -355,11 +356,16 @@ class ActionBuilder:
         owner, owner_dns = owner_for(topo, service), owner_for(topo, "enum_dns")
         gone = self._expand(ids)
         checklist = self._data_checklist(gone)
+        core = next((v for v in self.normal.views if v.kind == "site"), None)
+        source = (sample_source(list(core.match_clients), 4) or sample_source(list(core.match_clients), 6)
+                  if core is not None else None)
+        from_core = f" -b {source}" if source else ""
         checklist.append({"what": "DNS serials equal across servers (every server loaded the same files)",
-                          "command": " ; ".join(f"{platform_of(topo, s).dig} @{first_address(s)} "
+                          "command": " ; ".join(f"{platform_of(topo, s).dig} @{first_address(s)}{from_core} "
                                                 f"{topo.network.primary_domain} SOA +short"
                                                 for s in self.servers),
-                          "host": "any host in a core subnet", "placeholder": False,
+                          "host": f"a host in a core subnet{f' ({core.subject})' if core else ''}",
+                          "placeholder": False,
                           "expected": "the same line from every server"})
         steps: list[dict[str, Any]] = []
         printed = [f"{r.element}: {r.command}" for r in changes.reloads]
