@@ -543,4 +543,5 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
             ],
         }
     return {"elements": elements, "sites": sites, "detailed": builder.detailed,
+            "contacts": notify_list(topo, None),
             "render_dir": builder.render_dir()}

@@ -198,12 +198,6 @@ def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str) -> dict[s
     return {"dns_checks": checks, "dns_servers": servers}
 
 
-def _contacts(topo: Topology) -> list[dict[str, Any]]:
-    from imsdr.runbook.actions import notify_list  # actions reads this module's helpers
-
-    return notify_list(topo, None)
-
-
 # --- the context ------------------------------------------------------------------------------------
 
 def _local_networks(topo: Topology) -> list[dict[str, Any]]:
@@ -379,7 +373,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "available": bool(analyses.actions),
             "detailed": analyses.actions.get("detailed", False),
             "render_dir": analyses.actions.get("render_dir"),
-            "contacts": _contacts(topo),
+            "contacts": analyses.actions.get("contacts", []),
             "recovery_targets": [{"service": k.value, "label": TYPE_LABELS[k.value], "rto": v.rto, "rpo": v.rpo}
                                  for k, v in sorted(topo.inventory.recovery_targets.items(),
                                                     key=lambda kv: kv[0].value)],
