@@ -133,7 +133,8 @@ class ActionBuilder:
         failure = self.failures.get(el.id) or {}
         seconds = failure.get("detection_s")
         if t in ("hss", "slf"):
-            how = "Diameter watchdog on the I-CSCF/S-CSCF/AS: peer state not OPEN (2 × Tw)"
+            how = ("Diameter peer state not OPEN on the I-CSCF/S-CSCF/AS (watchdog 2 × Tw, or BFD/SCTP "
+                   "heartbeat when configured and faster)")
         elif t == "enum_dns":
             how = "queries to it time out; resolvers use the other set"
         else:
