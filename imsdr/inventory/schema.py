@@ -604,7 +604,7 @@ class Waiver(_Strict):
 
 # --- operations: who to call, recovery targets, how each element is operated ------------------
 
-_COMMAND_RE = re.compile(r"^[A-Za-z0-9_./:=@+,-]+(?: [A-Za-z0-9_./:=@+,-]+)*$")
+_COMMAND_RE = re.compile(r"[A-Za-z0-9_./:=@+,-]+(?: [A-Za-z0-9_./:=@+,-]+)*")  # used with fullmatch
 
 
 def _check_command(value: str) -> str:

@@ -14,6 +14,7 @@ detection times from the timers the simulation uses. A step is a dict:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,9 @@ class ActionBuilder:
         self.topo = topo
         self.normal = normal
         self.checks = checks
-        self.inventory = inventory or "inventory.yaml"
+        # the file name goes into shell commands and code spans: written only when it is plainly safe
+        plain = inventory and re.fullmatch(r"[A-Za-z0-9_.+-]+", inventory) and not inventory.startswith("-")
+        self.inventory = inventory if plain else "INVENTORY.yaml"
         self.failures = failures
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
