@@ -54,8 +54,8 @@ def test_ps_window_without_pcscf_restoration_lasts_until_ue_expiry(tmp_path: Pat
     lake = topo.elements["sbc-lake"]
     both = access_windows(topo, lake)
     assert list(both) == ["fixed", "ps"]
-    # fixed: 17 s detection + 60 s A/AAAA TTL + 1800 s refresh = 1877 s (the seed study's model)
-    assert both["fixed"].seconds == 1877
+    # fixed: 17 s detection + 1800 s refresh = 1817 s (no DNS record changes, so no TTL part)
+    assert both["fixed"].seconds == 1817
     assert switchover(topo, lake).seconds == 600017
 
 
@@ -65,7 +65,7 @@ def test_fixed_access_timing_is_unchanged(tmp_path: Path) -> None:
     topo = _ps_topology(tmp_path, "hss")
     capital = topo.elements["sbc-capital"]  # fixed only, DR for harbour (fixed)
     assert list(access_windows(topo, capital)) == ["fixed"]
-    assert switchover(topo, capital).seconds == 17 + 60 + 1800
+    assert switchover(topo, capital).seconds == 17 + 1800
 
 
 def test_simulate_names_the_ps_window(tmp_path: Path) -> None:
