@@ -185,7 +185,7 @@ def _can_mount_tmpfs(where: Path) -> bool:
     if os.geteuid() != 0 or shutil.which("mount") is None:
         return False
     where.mkdir(exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(where)],
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
                           capture_output=True)
     return done.returncode == 0
 
@@ -205,7 +205,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def test_full_disk_real_tmpfs_keeps_previous_output(command: str, small_disk: Path) -> None:
     out, before = previous_output(small_disk, OUTPUT_COMMANDS[command])
     inventory = small_disk.parent / "bigger.yaml"  # outside the small disk
-    inventory.write_text(lab_with_numbers(20_000))  # ~2 MB of NAPTR records: cannot fit in 256 KB
+    inventory.write_text(lab_with_numbers(20_000))  # ~2 MB of NAPTR: cannot fit in 1 MB
     result = invoke(*OUTPUT_COMMANDS[command], str(inventory), "--out", str(out))
     assert_failed_cleanly(result, out, before, "No space left on device")
     # room again: the next run succeeds and leaves nothing behind

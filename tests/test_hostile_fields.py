@@ -129,8 +129,8 @@ def _container(data: Any, path: tuple[Any, ...]) -> tuple[Any, Any]:
                 node[part] = {}
             node = node[part]
         else:
-            if part == "*":
-                part = next(iter(node))
+            if part == "*":  # any key of a mapping; an empty one gets a key of its own
+                part = next(iter(node), "hostile")
             if node.get(part) is None:
                 node[part] = [] if isinstance(nxt, int) else {}
             node = node[part]
