@@ -16,10 +16,11 @@ from imsdr.cli import init as init_cmd
 from imsdr.cli import plan as plan_cmd
 from imsdr.cli import resolve as resolve_cmd
 from imsdr.cli import runbook as runbook_cmd
-from imsdr.cli.common import STATE
+from imsdr.cli.common import STATE, ImsdrGroup
 
 app = typer.Typer(
     name="imsdr",
+    cls=ImsdrGroup,  # clean messages for bad option values, every subcommand
     help="IMS core-network disaster-recovery planning: validate, check, size, simulate, render.",
     no_args_is_help=True,
     add_completion=True,

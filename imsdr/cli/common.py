@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -94,6 +95,61 @@ def handle_errors(fn: F) -> F:
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+class ImsdrGroup(TyperGroup):
+    """The root command group. A bad option value (an unknown --format, a number out of range) is
+    reported as one plain line naming the option and what it accepts: typer converts values with
+    pydantic, whose own words ("Value error, ...", "Input should be ...") are not ours to show."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:
+            exc.message = bad_value_message(exc)
+            raise
+
+
+def bad_value_message(exc: typer.BadParameter) -> str:
+    """What ``exc``'s option accepts, with the value given (printable: repr escapes control
+    characters); typer's own message where no conversion was involved (e.g. a missing file)."""
+    descriptor = getattr(exc.param, "type_descriptor", None)
+    errors = getattr(exc.__cause__, "errors", None)
+    accepted = _accepted(descriptor) if descriptor is not None else None
+    if accepted is None or not callable(errors) or not errors():
+        return exc.message.removeprefix("Value error, ")
+    value = errors()[0].get("input")
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    if descriptor.is_choice:
+        choices = [str(getattr(choice, "value", choice)) for choice in descriptor.choices or ()]
+        return f"{shown} is not {accepted}{_did_you_mean(str(value), choices)}"
+    return f"{shown} is not {accepted}"
+
+
+def _accepted(descriptor: Any) -> str | None:
+    if descriptor.is_choice:
+        choices = [str(getattr(choice, "value", choice)) for choice in descriptor.choices or ()]
+        return "one of: " + ", ".join(choices)
+    kind = {int: "a whole number", float: "a number"}.get(descriptor.annotation)
+    if kind is None:
+        return None
+    low = getattr(descriptor.parameter_info, "min", None)
+    high = getattr(descriptor.parameter_info, "max", None)
+    if low is not None and high is not None:
+        return f"{kind} from {low} to {high}"
+    if low is not None:
+        return f"{kind} of at least {low}"
+    if high is not None:
+        return f"{kind} of at most {high}"
+    return kind
+
+
+def _did_you_mean(value: str, choices: list[str]) -> str:
+    import difflib
+
+    same_letters = [choice for choice in choices if choice.lower() == value.lower()]
+    close = same_letters or difflib.get_close_matches(value, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def print_error(exc: Exception) -> None:
