@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -111,3 +112,75 @@ def test_sarif_uris_are_relative_and_help_uri_points_into_the_docs(workdir: Path
     outside = invoke("check", str(LAB), "--format", "sarif")
     uri = json.loads(outside.stdout)["runs"][0]["artifacts"][0]["location"]["uri"]
     assert uri == LAB.as_uri(), "a file outside the working directory keeps an absolute URI"
+
+
+def _sarif_report(text: str):  # type: ignore[no-untyped-def]
+    """The SARIF 2.1.0 schema (models generated from OASIS's sarif-schema-2.1.0.json, unknown keys
+    refused) reads the document back; helpUri must be an absolute URI there."""
+    from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
+
+    return Sarif.model_validate_json(text)
+
+
+def test_every_sarif_rule_carries_its_whole_documentation_and_nothing_outside(workdir: Path) -> None:
+    from imsdr.rules.registry import all_rules
+
+    result = invoke("check", "lab.yaml", "bad.yaml", "--format", "sarif")
+    _sarif_report(result.stdout)
+    catalogue = {rule.id: rule for rule in all_rules()}
+    lab, bad = json.loads(result.stdout)["runs"]
+    assert {r["id"] for r in lab["tool"]["driver"]["rules"]} == set(catalogue)
+    assert [r["id"] for r in bad["tool"]["driver"]["rules"]] == ["INV-001"]
+    for run in (lab, bad):
+        rules = run["tool"]["driver"]["rules"]
+        for descriptor in rules:
+            rule = catalogue[descriptor["id"]]
+            for form in ("text", "markdown"):
+                help_text = descriptor["help"][form]
+                assert rule.doc.strip() in help_text and rule.summary in help_text
+                assert f"`imsdr rules {rule.id}`" in help_text
+            assert "helpUri" not in descriptor, "no address is known: none is made up"
+    without_schema = result.stdout.replace(json.loads(result.stdout)["$schema"], "")
+    assert "://" not in without_schema, "the SARIF cites nothing outside imsdr unless told where its docs are"
+
+
+def test_with_a_docs_url_every_rule_links_into_the_published_docs(workdir: Path) -> None:
+    from imsdr.reference import domain_sections
+
+    result = invoke("check", "lab.yaml", "--format", "sarif", "--docs-url", "https://docs.example.net/imsdr/")
+    assert result.exit_code == 0
+    _sarif_report(result.stdout)
+    rules_doc = (ROOT / "docs" / "rules.md").read_text()
+    anchors = set(domain_sections().values())
+    for descriptor in json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]:
+        rule_id = descriptor["id"]
+        assert descriptor["helpUri"] == f"https://docs.example.net/imsdr/rules.md#{rule_id.lower()}"
+        assert f"\n### {rule_id}\n" in rules_doc, "the anchor exists in the published catalogue"
+        links = re.findall(r"\]\((https://[^)]*)\)", descriptor["help"]["markdown"])
+        for link in links:
+            page, _, anchor = link.partition("#")
+            assert page == "https://docs.example.net/imsdr/domain.md" and anchor in anchors, link
+    dep = next(d for d in json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"] if d["id"] == "DEP-001")
+    assert "https://docs.example.net/imsdr/domain.md#" in dep["help"]["markdown"]
+
+
+@pytest.mark.parametrize("url", ["docs/", "file:///srv/docs", "https://x.example/docs?v=1", "https://", "https://a b"])
+def test_a_docs_url_that_cannot_make_a_help_uri_is_refused(workdir: Path, url: str) -> None:
+    result = invoke("check", "lab.yaml", "--format", "sarif", "--docs-url", url)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "'--docs-url'" in result.stderr and "is not an absolute http(s) URL" in result.stderr
+
+
+def test_the_installed_packages_documentation_url_is_the_default(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import email.message
+    import importlib.metadata
+
+    declared = email.message.Message()
+    declared["Name"] = "imsdr"
+    declared["Project-URL"] = "Source, https://git.example.net/imsdr"
+    declared["Project-URL"] = "Documentation, https://docs.example.net/imsdr"
+    monkeypatch.setattr(importlib.metadata, "metadata", lambda name: declared)
+    result = invoke("check", "lab.yaml", "--format", "sarif")
+    rules = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    assert {r["helpUri"] for r in rules if r["id"] == "GEO-001"} == {"https://docs.example.net/imsdr/rules.md#geo-001"}

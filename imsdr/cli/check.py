@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,9 +69,36 @@ def register(app: typer.Typer) -> None:
     app.command("graph")(graph)
 
 
+_DOCS_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
+
+
+def _docs_url(value: str | None) -> str | None:
+    if value is not None and not _DOCS_URL.fullmatch(value):
+        raise typer.BadParameter(f"{value!r} is not an absolute http(s) URL without query or fragment "
+                                 "(e.g. https://docs.example.net/imsdr)")
+    return value
+
+
+def installed_docs_url() -> str | None:
+    """The ``Documentation`` project URL of the installed imsdr, if whoever built it declared one
+    (``[project.urls]`` in pyproject.toml); imsdr itself names none."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        declared = metadata("imsdr").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return None
+    for entry in declared:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "documentation" and _DOCS_URL.fullmatch(url.strip()):
+            return url.strip()
+    return None
+
+
 DocsUrlOpt = Annotated[str | None, typer.Option(
-    "--docs-url", metavar="URL", envvar="IMSDR_DOCS_URL", show_default=False,
-    help="Where imsdr's docs/ are published: SARIF rules get helpUri URL/rules.md#RULE-ID.")]
+    "--docs-url", metavar="URL", envvar="IMSDR_DOCS_URL", show_default=False, callback=_docs_url,
+    help="Where imsdr's docs/ are published (default: the installed package's Documentation URL, if it "
+    "declares one): SARIF rules get helpUri URL/rules.md#RULE-ID and links into URL/domain.md.")]
 InventoriesArg = Annotated[list[Path], typer.Argument(
     help="Inventory YAML files (each checked on its own).", show_default=False, dir_okay=False,
     metavar="INVENTORY...")]
@@ -104,7 +132,7 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
     if fmt is CheckFormat.json:
         write_stdout(out.to_json(reports, level))  # type: ignore[arg-type]
     elif fmt is CheckFormat.sarif:
-        write_stdout(out.to_sarif(reports, docs_url))
+        write_stdout(out.to_sarif(reports, docs_url or installed_docs_url()))
     elif fmt is CheckFormat.markdown:
         write_stdout("\n".join(out.to_markdown(r, level, heading_level=1) for r in reports))  # type: ignore[arg-type]
     elif fmt is CheckFormat.github:

@@ -59,14 +59,28 @@ def _first_paragraph(doc: str) -> str:
 
 
 def _sarif_rule(rule: Rule, level: Severity, enabled: bool, docs_url: str | None) -> dict[str, Any]:
-    help_uri = {"helpUri": f"{docs_url.rstrip('/')}/rules.md#{rule.id.lower()}"} if docs_url else {}
+    """A reporting descriptor with the rule's whole documentation as help (its section of
+    docs/rules.md, as ``imsdr rules ID`` prints it). ``helpUri`` and links to the cited domain.md
+    sections only when ``docs_url`` says where imsdr's docs/ are published: SARIF wants an absolute
+    URI, and imsdr knows no published address of its own."""
+    page = rule_markdown(rule, heading_level=1).rstrip("\n")
+    offline = (f"\n\n`imsdr rules {rule.id}` prints this text; `imsdr rules --domain` prints the domain "
+               "reference it cites.")
+    markdown = page
+    help_uri = {}
+    if docs_url:
+        from imsdr.reference import link_citations
+
+        base = docs_url.rstrip("/")
+        help_uri = {"helpUri": f"{base}/rules.md#{rule.id.lower()}"}
+        markdown = link_citations(page, f"{base}/domain.md")
     return {
         **help_uri,
         "id": rule.id,
         "name": rule.id.replace("-", ""),
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": _first_paragraph(rule.doc)},
-        "help": {"text": rule.doc, "markdown": rule.doc},
+        "help": {"text": page + offline, "markdown": markdown + offline},
         "defaultConfiguration": {"level": SARIF_LEVEL[level], "enabled": enabled},
         "properties": {"tags": ["dr-design", rule.id.split("-")[0].lower()]},
     }
@@ -96,7 +110,8 @@ def _sarif_result(f: Finding, index: dict[str, int], file: str | None = None) ->
 
 def to_sarif(reports: Sequence[CheckReport], docs_url: str | None = None) -> str:
     """SARIF 2.1.0: one run per inventory; every catalogue rule as a reporting descriptor (level =
-    effective severity, enabled = not switched off, helpUri into ``docs_url``/rules.md when given);
+    effective severity, enabled = not switched off, its documentation as help, helpUri into
+    ``docs_url``/rules.md when given);
     waived findings carry an accepted suppression; an invalid inventory's problems are INV-001."""
     return dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
                   "runs": [_sarif_run(r, docs_url) for r in reports]})
