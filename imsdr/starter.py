@@ -206,18 +206,37 @@ repos:
         files: ^inventory\\.yaml$
 """
 
+INSTALL_STEP = "Install imsdr"
+
 CI_WORKFLOW = """\
 # GitHub Actions: check the design on every pull request, upload the findings to code scanning,
 # and show what the change does to the rendered plan. Adapt the paths to your repository.
+#
+# imsdr is not published on PyPI. Set the repository variable IMSDR_PACKAGE (Settings, Secrets and
+# variables, Actions, Variables) to what pip should install imsdr from: the git URL of the imsdr
+# repository you use, at a tag or commit (git+https://YOUR-GIT-SERVER/imsdr.git@TAG), or the path
+# of an imsdr wheel committed to this repository (tools/imsdr-VERSION-py3-none-any.whl, built with
+# `python -m build --wheel` in an imsdr checkout).
 name: imsdr
 on: [pull_request]
 jobs:
   check:
     runs-on: ubuntu-latest
     permissions: {contents: read, security-events: write}
+    env:
+      IMSDR_PACKAGE: ${{ vars.IMSDR_PACKAGE }}
     steps:
       - uses: actions/checkout@v4
-      - run: pipx install imsdr
+      - uses: actions/setup-python@v5
+        with: {python-version: "3.12"}
+      - name: Install imsdr
+        run: |
+          if [ -z "$IMSDR_PACKAGE" ]; then
+            echo "::error::set the repository variable IMSDR_PACKAGE (see .github/workflows/imsdr.yml)"
+            exit 1
+          fi
+          python -m pip install "$IMSDR_PACKAGE"
+          imsdr --version
       - run: imsdr validate inventory.yaml
       - run: imsdr check inventory.yaml --format sarif > imsdr.sarif || true
       - uses: github/codeql-action/upload-sarif@v3

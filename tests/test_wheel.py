@@ -92,3 +92,57 @@ def test_installed_wheel_renders_the_same_plan(release_wheel: Path, tmp_path: Pa
     expected = runbook_pages_text(analyse(PROVINCE))
     installed = {p.name: p.read_text() for p in (out / "runbooks").iterdir() if p.name != ".imsdr-output"}
     assert installed == expected
+
+
+def _scratch_venv(env_dir: Path) -> Path:
+    """A fresh venv whose dependencies come from the test environment (a plain .pth line), so that
+    installing imsdr into it needs no index; imsdr itself is not importable there until installed."""
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    own = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    Path(own, "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return env_dir / "bin"
+
+
+def _install_step() -> str:
+    import yaml
+
+    from imsdr.starter import CI, INSTALL_STEP, starter_files
+
+    workflow = yaml.safe_load(next(f.text for f in starter_files() if f.path == CI))
+    (step,) = [s for s in workflow["jobs"]["check"]["steps"] if s.get("name") == INSTALL_STEP]
+    assert workflow["jobs"]["check"]["env"]["IMSDR_PACKAGE"] == "${{ vars.IMSDR_PACKAGE }}"
+    return step["run"]
+
+
+def test_the_init_workflows_install_step_installs_imsdr_from_a_wheel(release_wheel: Path, tmp_path: Path) -> None:
+    """The CI example `imsdr init` writes installs what the user has (here: a wheel by its local
+    path, as committed to a repository of inventories), not a PyPI name imsdr does not have."""
+    script = _install_step()
+    assert "pipx install imsdr" not in script and '"$IMSDR_PACKAGE"' in script
+    bin_dir = _scratch_venv(tmp_path / "venv")
+    checkout = tmp_path / "inventories-repo" / "tools"
+    checkout.mkdir(parents=True)
+    shutil.copy2(release_wheel, checkout / release_wheel.name)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PIP_NO_INDEX": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "IMSDR_PACKAGE": f"tools/{release_wheel.name}"}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=checkout.parent, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith(f"imsdr {_version()}"), done.stdout
+    assert Path(bin_dir / "imsdr").is_file()
+
+
+def test_the_init_workflows_install_step_says_what_to_set_when_nothing_is_set(tmp_path: Path) -> None:
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", _install_step()], cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin", "IMSDR_PACKAGE": ""}, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1
+    assert done.stdout.startswith("::error::set the repository variable IMSDR_PACKAGE")
+
+
+def _version() -> str:
+    from imsdr import __version__
+
+    return __version__
