@@ -52,3 +52,24 @@ def test_help_is_readable() -> None:
     for name, _ in commands():
         result = runner.invoke(app, [*name.split(), "-h"])
         assert result.exit_code == 0 and "Usage:" in result.stdout, name
+
+
+def test_arguments_are_shown_by_name_in_usage_and_help() -> None:
+    """No Python type after an argument (``INVENTORY... <list[Path]>``, ``RULE-ID <str>``) and a
+    click-style usage line (``INVENTORY...``, ``[RULE-ID]``; typer wrote ``{INVENTORY...}...``)."""
+    for name, cmd in commands():
+        if hasattr(cmd, "commands"):
+            continue
+        result = runner.invoke(app, [*name.split(), "-h"], env={"COLUMNS": "100"}, terminal_width=100)
+        assert result.exit_code == 0, name
+        lines = result.stdout.splitlines()
+        usage = lines[0]
+        assert usage.startswith(f"Usage: imsdr {name} [OPTIONS]"), usage
+        assert "{" not in usage and "...." not in usage, usage
+        if "Arguments:" in lines:
+            section = lines[lines.index("Arguments:") + 1:lines.index("Options:")]
+            assert section and not any("<" in line.split("  ")[0] for line in section if line.strip()), section
+    check = runner.invoke(app, ["check", "-h"], env={"COLUMNS": "100"}, terminal_width=100).stdout
+    assert check.splitlines()[0] == "Usage: imsdr check [OPTIONS] INVENTORY..."
+    assert "\n  INVENTORY...  Inventory YAML files" in check
+    assert runner.invoke(app, ["rules", "-h"]).stdout.splitlines()[0] == "Usage: imsdr rules [OPTIONS] [RULE-ID]"

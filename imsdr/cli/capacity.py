@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from imsdr.cli.common import InventoryArg, handle_errors, load, stderr, stdout, write_stdout
+from imsdr.cli.common import ImsdrCommand, InventoryArg, handle_errors, load, stderr, stdout, write_stdout
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -23,9 +23,9 @@ FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", help="Output 
 
 
 def register(app: typer.Typer) -> None:
-    app.command("capacity")(capacity)
-    app.command("simulate")(simulate)
-    app.command("scenarios")(scenarios)
+    app.command("capacity", cls=ImsdrCommand)(capacity)
+    app.command("simulate", cls=ImsdrCommand)(simulate)
+    app.command("scenarios", cls=ImsdrCommand)(scenarios)
 
 
 def _analysis(path: Any) -> Analysis:

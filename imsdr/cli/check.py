@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from imsdr.cli.common import InventoryArg, handle_errors, load, stdout, write_stdout
+from imsdr.cli.common import ImsdrCommand, InventoryArg, handle_errors, load, stdout, write_stdout
 
 if TYPE_CHECKING:
     from imsdr.rules.engine import CheckReport
@@ -64,9 +64,9 @@ TodayOpt = Annotated[str | None, typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("check")(check)
-    app.command("rules")(rules)
-    app.command("graph")(graph)
+    app.command("check", cls=ImsdrCommand)(check)
+    app.command("rules", cls=ImsdrCommand)(rules)
+    app.command("graph", cls=ImsdrCommand)(graph)
 
 
 _DOCS_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -108,6 +108,41 @@ class ImsdrGroup(TyperGroup):
         except typer.BadParameter as exc:
             exc.message = bad_value_message(exc)
             raise
+
+
+class ImsdrCommand(TyperCommand):
+    """Every imsdr command (``cls=`` of each registration). Its help speaks the user's words: an
+    argument is shown by its name (``INVENTORY...``), not followed by the Python type typer derives
+    from the annotation (``<list[Path]>``, ``<str>``); the usage line writes required arguments bare
+    and optional ones in brackets, as click does (typer writes ``{INVENTORY...}...``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = _argument_name(param)
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append((_argument_name(param), record[1]))
+            else:
+                options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def _argument_name(param: Any) -> str:
+    name = param.metavar or param.name.upper()
+    return name if param.nargs == 1 or name.endswith("...") else f"{name}..."
 
 
 def bad_value_message(exc: typer.BadParameter) -> str:

@@ -11,6 +11,7 @@ from imsdr.cli.common import (
     ForceOpt,
     Format,
     FormatOpt,
+    ImsdrCommand,
     InventoryArg,
     handle_errors,
     load,
@@ -22,7 +23,7 @@ from imsdr.cli.common import (
 
 
 def register(render_app: typer.Typer) -> None:
-    render_app.command("dns")(render_dns)
+    render_app.command("dns", cls=ImsdrCommand)(render_dns)
 
 
 @handle_errors

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import handle_errors
+from imsdr.cli.common import ImsdrCommand, handle_errors
 
 example_app = typer.Typer(
     help="Generate synthetic, valid inventories (YAML on stdout), deterministic for a seed.",
@@ -48,7 +48,7 @@ def _emit(provinces: int, sites: int, local_networks: int, seed: int, enum_numbe
     sys.stdout.flush()
 
 
-@example_app.command("national")
+@example_app.command("national", cls=ImsdrCommand)
 @handle_errors
 def national(
     provinces: Annotated[
@@ -67,7 +67,7 @@ def national(
           enum_block_size, wildcards)
 
 
-@example_app.command("province")
+@example_app.command("province", cls=ImsdrCommand)
 @handle_errors
 def province(
     sites_per_province: SitesOpt = 4,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from imsdr.cli.common import handle_errors
+from imsdr.cli.common import ImsdrCommand, handle_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,7 +58,7 @@ def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | No
     sys.stderr.write(f"wrote {out}\n")
 
 
-@import_app.command("bind")
+@import_app.command("bind", cls=ImsdrCommand)
 @handle_errors
 def import_bind(
     named_confs: Annotated[list[Path], typer.Argument(
@@ -80,7 +80,7 @@ def import_bind(
     _finish(lambda problems: run(named_confs, problems, zones_dir, enum_suffix.rstrip(".").lower()), out, into)
 
 
-@import_app.command("kamailio")
+@import_app.command("kamailio", cls=ImsdrCommand)
 @handle_errors
 def import_kamailio(
     lists: Annotated[list[Path], typer.Argument(help="dispatcher.list files.", metavar="LIST...",
@@ -116,7 +116,7 @@ def import_kamailio(
     _finish(build, out, into)
 
 
-@import_app.command("table")
+@import_app.command("table", cls=ImsdrCommand)
 @handle_errors
 def import_table(
     table: Annotated[Path, typer.Argument(help="Element list: .csv (UTF-8) or .xlsx (first sheet).",

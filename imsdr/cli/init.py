@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import handle_errors
+from imsdr.cli.common import ImsdrCommand, handle_errors
 
 DirArg = Annotated[Path, typer.Argument(
     help="Project directory (created if missing).", file_okay=False, metavar="DIR")]
@@ -18,7 +18,7 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace files that alre
 
 
 def register(app: typer.Typer) -> None:
-    app.command("init")(init)
+    app.command("init", cls=ImsdrCommand)(init)
 
 
 @handle_errors

@@ -13,6 +13,7 @@ from imsdr.cli.common import (
     TEMPLATE_MAX_OUTPUT_MIB,
     TEMPLATE_TIMEOUT_S,
     ForceOpt,
+    ImsdrCommand,
     InventoryArg,
     TemplateMaxOutputOpt,
     TemplateTimeoutOpt,
@@ -63,7 +64,7 @@ DrainOpt = Annotated[list[str] | None, typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("plan")(plan)
+    app.command("plan", cls=ImsdrCommand)(plan)
 
 
 @handle_errors

@@ -11,6 +11,7 @@ import typer
 from imsdr.cli.common import (
     Format,
     FormatOpt,
+    ImsdrCommand,
     InventoryArg,
     handle_errors,
     load,
@@ -40,8 +41,8 @@ class TransportOpt(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("resolve")(resolve)
-    app.command("verify")(verify)
+    app.command("resolve", cls=ImsdrCommand)(resolve)
+    app.command("verify", cls=ImsdrCommand)(verify)
 
 
 def _plan(inventory: Any) -> tuple[Any, Any]:

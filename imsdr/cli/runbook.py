@@ -13,6 +13,7 @@ from imsdr.cli.common import (
     ForceOpt,
     Format,
     FormatOpt,
+    ImsdrCommand,
     InventoryArg,
     TemplateMaxOutputOpt,
     TemplateTimeoutOpt,
@@ -35,7 +36,7 @@ TemplatesOpt = Annotated[
 
 
 def register(render_app: typer.Typer) -> None:
-    render_app.command("runbook")(runbook)
+    render_app.command("runbook", cls=ImsdrCommand)(runbook)
 
 
 @handle_errors

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import Format, FormatOpt, handle_errors, load, stdout, write_stdout
+from imsdr.cli.common import Format, FormatOpt, ImsdrCommand, handle_errors, load, stdout, write_stdout
 
 
 def register(app: typer.Typer) -> None:
-    app.command("validate")(validate)
-    app.command("schema")(schema)
+    app.command("validate", cls=ImsdrCommand)(validate)
+    app.command("schema", cls=ImsdrCommand)(schema)
 
 
 InventoriesArg = Annotated[list[Path], typer.Argument(
