@@ -98,3 +98,25 @@ def test_shipped_hooks_with_args_in_a_throwaway_repository(hooks_repo: tuple[str
     out = third.stdout + third.stderr
     assert third.returncode == 1 and out.count("Failed") == 3, out
     assert "inventories/province.yaml:" in out and "diameter_watchdog" in out
+
+
+def test_the_pre_commit_config_init_writes_runs_with_real_pre_commit(tmp_path: Path) -> None:
+    """`imsdr init`'s .pre-commit-config.yaml (local hooks, imsdr on PATH) passes a fresh project
+    and fails a typo with its location."""
+    repo = tmp_path / "mynet"
+    init = subprocess.run([sys.executable, "-m", "imsdr", "init", str(repo)], capture_output=True, text=True,
+                          timeout=120)
+    assert init.returncode == 0, init.stderr
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    home = tmp_path / "pre-commit-home"
+    clean = pre_commit(repo, "run", "--all-files", home=home)
+    out = clean.stdout + clean.stderr
+    assert clean.returncode == 0 and out.count("Passed") == 2, out
+    inventory = repo / "inventory.yaml"
+    inventory.write_text(inventory.read_text().replace("transmission: [ring-1]", "transmision: [ring-1]"))
+    git(repo, "add", "-A")
+    broken = pre_commit(repo, "run", "--all-files", home=home)
+    out = broken.stdout + broken.stderr
+    assert broken.returncode == 1 and out.count("Failed") == 2, out
+    assert "inventory.yaml:" in out and "did you mean 'transmission'?" in out
