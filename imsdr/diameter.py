@@ -14,6 +14,7 @@ Every value written comes from validated inventory fields (DNS names, IP address
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -59,12 +60,37 @@ def _peer(topology: Topology, server: Element, tw: int) -> str:
     return f'ConnectPeer = "{topology.fqdn(server)}" {{ {connect} TwTimer = {tw}; }};'
 
 
+@dataclass
+class _Servers:
+    """The HSS/SLF side, the same for every client: built once per run, not once per client
+    (a national network has ~1,900 clients and ~600 HSS/SLF)."""
 
-def client_config(topology: Topology, client: Element) -> ClientConfig:
+    topology: Topology
+    hss: list[Element]
+    slf: list[Element]
+    routes: list[str]  # rt_default.conf's route lines
+    peers: dict[int, list[str]]  # watchdog Tw -> the ConnectPeer lines
+
+    @classmethod
+    def of(cls, topology: Topology) -> _Servers:
+        hss = sorted(topology.by_type.get("hss", []), key=lambda e: e.id)
+        slf = sorted(topology.by_type.get("slf", []), key=lambda e: e.id)
+        realm = topology.network.primary_domain
+        scores = _scores(topology, hss)
+        routes = [f'dr="{realm}" : "{topology.fqdn(s)}" += {scores[s.id]} ;' for s in hss]
+        return cls(topology, hss, slf, routes, {})
+
+    def peer_lines(self, tw: int) -> list[str]:
+        lines = self.peers.get(tw)
+        if lines is None:
+            lines = self.peers[tw] = [_peer(self.topology, s, tw) for s in [*self.hss, *self.slf]]
+        return lines
+
+
+def client_config(topology: Topology, client: Element, servers: _Servers | None = None) -> ClientConfig:
     net = topology.network
+    servers = servers or _Servers.of(topology)
     tw = client.timers.diameter_watchdog or net.timers.diameter_watchdog
-    hss = sorted(topology.by_type.get("hss", []), key=lambda e: e.id)
-    slf = sorted(topology.by_type.get("slf", []), key=lambda e: e.id)
     realm = net.primary_domain
     lines = [
         f"# freeDiameter configuration of {client.id}, rendered by imsdr from the DR design:",
@@ -85,25 +111,32 @@ def client_config(topology: Topology, client: Element) -> ClientConfig:
         'LoadExtension = "dict_sip.fdx";',
         'LoadExtension = "rt_default.fdx" : "rt_default.conf";',
     ]
-    if slf:
+    if servers.slf:
         lines.append('LoadExtension = "rt_redirect.fdx";  # follow the SLF\'s Redirect-Host answers (Dx)')
-    lines += [_peer(topology, s, tw) for s in [*hss, *slf]]
-    scores = _scores(topology, hss)
+    lines += servers.peer_lines(tw)
     routes = [
         f"# realm routes of {client.id}: higher score first; the standby of an active-standby pair scores lower",
+        *servers.routes,
     ]
-    routes += [f'dr="{realm}" : "{topology.fqdn(s)}" += {scores[s.id]} ;' for s in hss]
     return ClientConfig(client.id, {
         "freeDiameter.conf": "\n".join(lines) + "\n",
         "rt_default.conf": "\n".join(routes) + "\n",
     })
 
 
+def iter_diameter_configs(topology: Topology) -> Iterator[ClientConfig]:
+    """One configuration per Diameter client, one at a time (the files are written as they come:
+    at national scale they hold ~200 MB); none when there is no HSS/SLF."""
+    if not topology.by_type.get("hss") and not topology.by_type.get("slf"):
+        return
+    servers = _Servers.of(topology)
+    for client in diameter_clients(topology):
+        yield client_config(topology, client, servers)
+
+
 def diameter_configs(topology: Topology) -> list[ClientConfig]:
     """One configuration per Diameter client; none when there is no HSS/SLF."""
-    if not topology.by_type.get("hss") and not topology.by_type.get("slf"):
-        return []
-    return [client_config(topology, c) for c in diameter_clients(topology)]
+    return list(iter_diameter_configs(topology))
 
 
 def _icscf():  # type: ignore[no-untyped-def]

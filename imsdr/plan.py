@@ -422,10 +422,10 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
 
 def _write_diameter(pipe: Pipeline, directory: Path) -> None:
     """diameter/<client>/freeDiameter.conf and rt_default.conf for every Diameter client."""
-    from imsdr.diameter import diameter_configs
+    from imsdr.diameter import iter_diameter_configs
     from imsdr.output.atomic import safe_join
 
-    for config in diameter_configs(pipe.topology):
+    for config in iter_diameter_configs(pipe.topology):
         for name, text in config.files.items():
             path = safe_join(directory, f"{config.client}/{name}")
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,11 @@ from imsdr.cli.common import (
     stdout,
     write_stdout,
 )
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from imsdr.dns.render import RenderReport, WrittenFile
 
 
 def register(render_app: typer.Typer) -> None:
@@ -46,9 +51,15 @@ def render_dns(
              "commands. Repeatable.")] = None,
     fmt: FormatOpt = Format.table,
     force: ForceOpt = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="Table: list every file written, not a summary per kind (json always lists every "
+                      "file, and so does README.md in OUT).")] = False,
 ) -> None:
     """Write BIND zones (access and core home domains, ENUM), one named.conf per DNS server and
-    Kamailio dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan."""
+    Kamailio dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan.
+
+    The table lists every file of a small network; a large one (thousands of per-view zone files)
+    gets a count per kind of file (--all lists every file)."""
     import sys
 
     from imsdr.dns.render import render_dns as render
@@ -75,17 +86,7 @@ def render_dns(
             "failback": report.failback.to_dict() if report.failback else None,
         }, str(inventory))))
         return
-    from rich.table import Table
-
-    table = Table(title=f"imsdr render dns -> {out}", caption=f"{len(report.views)} views")
-    for column, justify in (("file", "left"), ("kind", "left"), ("view", "left"),
-                            ("records", "right"), ("serial", "right")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for f in report.files:
-        table.add_row(f.path, f.kind, f.view or ("shared" if f.kind == "zone" else ""),
-                      str(f.records) if f.kind != "readme" else "",
-                      str(f.serial) if f.serial is not None else "")
-    stdout().print(table)
+    stdout().print(_files_table(report, out, show_all))
     changes = report.drain or report.failback
     if changes is not None:
         if report.drain is not None:
@@ -98,3 +99,41 @@ def render_dns(
                              "reload with these commands\n")
         for r in changes.reloads:
             write_stdout(f"{r.element}: {r.command}\n")
+
+
+def _files_table(report: RenderReport, out: Path, show_all: bool) -> Table:
+    """Every file written (small networks, or ``show_all``), else one row per kind of file: a
+    national plan writes ten thousand per-view zone files, which nobody reads in a terminal and
+    which cost Rich seconds to lay out."""
+    from rich.table import Table
+
+    from imsdr.output.tables import SUMMARY_ABOVE
+
+    files = report.files
+    if show_all or len(files) <= SUMMARY_ABOVE:
+        table = Table(title=f"imsdr render dns -> {out}", caption=f"{len(report.views)} views")
+        for column, justify in (("file", "left"), ("kind", "left"), ("view", "left"),
+                                ("records", "right"), ("serial", "right")):
+            table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        for f in files:
+            table.add_row(f.path, f.kind, f.view or ("shared" if f.kind == "zone" else ""),
+                          str(f.records) if f.kind != "readme" else "",
+                          str(f.serial) if f.serial is not None else "")
+        return table
+    groups: dict[tuple[str, str], list[WrittenFile]] = {}
+    for f in files:
+        where = ("per view" if f.view else "shared") if f.kind == "zone" else f.view or ""
+        groups.setdefault((f.kind, where), []).append(f)
+    table = Table(title=f"imsdr render dns -> {out} (summary)",
+                  caption=f"{len(files):,} files, {len(report.views)} views; --all lists every file "
+                          "(so does README.md in the output directory)")
+    for column, justify in (("kind", "left"), ("view", "left"), ("files", "right"), ("records", "right"),
+                            ("serials", "right")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for (kind, where), group in groups.items():
+        serials = sorted({f.serial for f in group if f.serial is not None})
+        shown = "" if not serials else str(serials[0]) if len(serials) == 1 else f"{serials[0]}..{serials[-1]}"
+        table.add_row(kind, where, f"{len(group):,}",
+                      f"{sum(f.records for f in group):,}" if kind in ("zone", "resolver", "dispatcher") else "",
+                      shown)
+    return table

@@ -403,6 +403,7 @@ class _Builder:
         self.transports = [t.value for t in net.dns.transports]
         self._accepts: dict[str, frozenset[str]] = {}  # element id -> transports it accepts
         self._fqdn: dict[str, str] = {}  # element id -> FQDN
+        self._weight_memo: dict[tuple[str, ...], list[int]] = {}  # member ids of one tier -> SRV weights
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -455,7 +456,24 @@ class _Builder:
         self, name: str, members: list[Element], tiers: dict[str, int], transports: list[str]
     ) -> dict[str, RRset]:
         """transport -> SRV rrset at ``<_sip._proto>.<name>`` for members supporting it."""
-        out: dict[str, RRset] = {}
+        return self._srv_sets_at(name, self.srv_rdatas(members, tiers, transports))
+
+    def _srv_sets_at(self, name: str, rdatas: dict[str, tuple[SRV, ...]]) -> dict[str, RRset]:
+        ttl = self.ttl.srv
+        return {t: RRset(f"{TRANSPORTS[t][1]}.{name}", "SRV", ttl, rds) for t, rds in rdatas.items()}
+
+    def _weights(self, group: list[Element]) -> list[int]:
+        key = tuple(e.id for e in group)
+        weights = self._weight_memo.get(key)
+        if weights is None:
+            weights = self._weight_memo[key] = srv_weights(group)
+        return weights
+
+    def srv_rdatas(
+        self, members: list[Element], tiers: dict[str, int], transports: list[str]
+    ) -> dict[str, tuple[SRV, ...]]:
+        """transport -> the SRV rdatas of the members supporting it (the same for every name)."""
+        out: dict[str, tuple[SRV, ...]] = {}
         accepts = self._accepts
         for el in members:
             if el.id not in accepts:
@@ -472,9 +490,9 @@ class _Builder:
             rdatas: list[SRV] = []
             for prio in sorted(by_tier):
                 group = by_tier[prio]
-                for el, weight in zip(group, srv_weights(group), strict=True):
+                for el, weight in zip(group, self._weights(group), strict=True):
                     rdatas.append(SRV(prio, weight, _port(el, transport), fqdn[el.id]))
-            out[transport] = RRset(f"{TRANSPORTS[transport][1]}.{name}", "SRV", self.ttl.srv, tuple(rdatas))
+            out[transport] = tuple(rdatas)
         return out
 
     def naptr_set(self, name: str, transports: Iterable[str]) -> RRset:
@@ -759,8 +777,9 @@ class _Builder:
         members = local + [e for e in backup if e not in local]
         rrsets: list[RRset] = []
         naptrs: list[RRset] = []
+        srv_rdatas = self.srv_rdatas(members, tiers, self.transports)  # the same at every name
         for name in [plan.sbc_name, *self.entry_domains()]:
-            srvs = self.sip_srv_sets(name, members, tiers, self.transports)
+            srvs = self._srv_sets_at(name, srv_rdatas)
             rrsets.extend(srvs.values())
             if srvs:
                 naptrs.append(self.naptr_set(name, list(srvs)))

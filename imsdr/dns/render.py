@@ -29,6 +29,7 @@ from imsdr.dns.drain import (
 from imsdr.dns.lint import lint_plan, lint_problems
 from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, build_dns_plan
 from imsdr.dns.views import (
+    NamedConfParts,
     ServerLayout,
     ZoneFileRef,
     render_named_conf,
@@ -39,6 +40,7 @@ from imsdr.dns.views import (
     zone_files,
 )
 from imsdr.dns.zonefile import (
+    LayoutCache,
     RenderCache,
     choose_serial,
     header_lines,
@@ -151,16 +153,17 @@ def write_dns_files(
     inventory = printable(inventory)
     report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views], drain=drain)
     exclude = frozenset(drain.drained) if drain else frozenset()
-    cache: RenderCache = {}  # rrset text shared by the per-view copies of a zone
+    run = _ZoneRun(previous if previous is not None and previous.is_dir() else None)
     for ref in zone_files(plan):
-        report.files.append(_write_zone_file(plan, ref, previous, directory, inventory, serial, cache))
-    del cache
+        report.files.append(_write_zone_file(plan, ref, run.previous, directory, inventory, serial, run))
+    del run
     layout = server_layout(topology)
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
+    parts = NamedConfParts(plan, layout, secondary_directory)
     for server in layout.servers:
         path = server_conf_path(server)
-        _write_text(directory, path, render_named_conf(plan, inventory, layout, server, secondary_directory))
+        _write_text(directory, path, render_named_conf(plan, inventory, layout, server, secondary_directory, parts))
         report.files.append(WrittenFile(path, "named.conf", view=server.role, records=len(plan.views)))
     for ln_id in topology.local_networks:
         path = f"resolvers/{ln_id}.conf"
@@ -224,6 +227,16 @@ def _write_text(staging: Path, relative: str, text: str) -> None:
         fh.write(text if text.endswith("\n") else text + "\n")
 
 
+@dataclass
+class _ZoneRun:
+    """What the zone files of one render share: rendered rrset text, base zone order, directories."""
+
+    previous: Path | None  # the last output directory, when there is one
+    cache: RenderCache = field(default_factory=dict)  # rrset text shared by the per-view copies of a zone
+    layouts: LayoutCache = field(default_factory=LayoutCache)
+    made: set[Path] = field(default_factory=set)  # directories created in the staging tree
+
+
 def _write_zone_file(
     plan: DnsPlan,
     ref: ZoneFileRef,
@@ -231,8 +244,9 @@ def _write_zone_file(
     staging: Path,
     inventory: str,
     forced: int | None,
-    cache: RenderCache | None = None,
+    run: _ZoneRun | None = None,
 ) -> WrittenFile:
+    run = run or _ZoneRun(previous)
     view = plan.view(ref.view) if ref.view else (ACCESS_BASE if ref.side == "access" else CORE_BASE)
     zone = plan.zone_for_view(view, ref.zone)
     header = header_lines(zone, ref.view, inventory, plan.network)
@@ -243,11 +257,15 @@ def _write_zone_file(
             f"(published alone as {plan.sbc_dr_name}, and second in the SRV priorities)"
         )
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
-    prepared = prepare_zone(zone, header, comments, cache)  # every record rendered once: digest and lines
+    layout = run.layouts.layout(zone, plan.zones_of(view.side)[ref.zone])
+    # every record rendered once: digest and lines
+    prepared = prepare_zone(zone, header, comments, run.cache, layout)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
     serial = choose_serial(prepared.digest, old, forced)
     path = safe_join(staging, ref.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent not in run.made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run.made.add(path.parent)
     with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
         records = write_prepared(fh, prepared, serial, header)
     return WrittenFile(ref.path, "zone", zone.name, ref.view, records, serial)

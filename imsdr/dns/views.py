@@ -165,8 +165,10 @@ def secondary_file(directory: str, view: str, zone: str) -> str:
 
 
 def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, server: Server,
-                      secondary_directory: str) -> str:
-    """The named.conf fragment ``server`` loads (include it after 'options' and the keys file)."""
+                      secondary_directory: str, parts: NamedConfParts | None = None) -> str:
+    """The named.conf fragment ``server`` loads (include it after 'options' and the keys file).
+
+    ``parts``: shared by the servers of one render (see :class:`NamedConfParts`)."""
     keyed = [v for v in plan.views if v.side != "none"]
     out = [
         f"// named.conf fragment for {server.id} ({server.fqdn}, {server.address}) of {plan.network}:",
@@ -184,74 +186,103 @@ def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, serve
     out.append("//")
     out += RRSET_ORDER_NOTE.rstrip("\n").split("\n")
     out.append("")
-    for view in plan.views:
-        if view.kind != "default":
-            out.append(f"acl {_q(view.name)} {{ {_acl_body(view.match_clients)} }};")
-    if keyed:
-        out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
-    out.append("")
-    peers_notify = layout.secondaries if server.role == "primary" else []
-    my_primaries = [s for s in layout.primaries if s.id != server.id] if server.role == "secondary" else []
-    users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
-    for view in keyed:
-        for ref in view_zone_refs(plan, view):
-            users.setdefault(ref.path, []).append(view)
-    defined: dict[str, str] = {}  # file path -> view that defined it
-    for view in plan.views:
-        out.append(f"// {view.description}")
-        out.append(f"view {_q(view.name)} {{")
-        if view.side == "none":
-            out += [
-                "    match-clients { any; };",
-                "    allow-query { none; };",
-                "    allow-transfer { none; };",
-                "    recursion no;",
-                "};",
-                "",
-            ]
-            continue
-        key = f"key {_q(view.key_name)};"
-        if view.kind == "default":
-            out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; any; }};")
-            out.append(f"    allow-query {{ any; {key} }};")
-        else:
-            out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; {_q(view.name)}; }};")
-            out.append(f"    allow-query {{ {_q(view.name)}; {key} }};")
-        out.append(f"    allow-transfer {{ {key} }};")
-        out.append("    recursion no;")
-        out.append(f"    notify {'explicit' if peers_notify else 'no'};")
-        if layout.sync != "provisioning":
-            out += _source_options(server)
-        for ref in view_zone_refs(plan, view):
-            zone = ref.zone
-            if ref.path in defined:
-                out.append(f"    zone {_q(zone)} {{ in-view {_q(defined[ref.path])}; }};")
-                continue
-            defined[ref.path] = view.name
-            sharing = users.get(ref.path, [view])
-            body: list[str] = []
-            if server.role == "primary":
-                body.append(f"type primary; file {_q(ref.path)};")
-                if peers_notify:
-                    body.append("also-notify { " + " ".join(
-                        f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };")
-            else:
-                body.append(f"type secondary; file {_q(secondary_file(secondary_directory, view.name, zone))};")
-                body.append("primaries { " + " ".join(
-                    f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " };")
-            if len(sharing) > 1:  # shared with in-view: zone options apply to every sharing view
-                acls = " ".join(
-                    ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
-                    for v in sharing)
-                keys = " ".join(f"key {_q(v.key_name)};" for v in sharing)
-                body.append(f"allow-query {{ {acls} }};")
-                body.append(f"allow-transfer {{ {keys} }};")
-            out.append(f"    zone {_q(zone)} {{")
-            out += [f"        {line}" for line in body]
-            out.append("    };")
-        out.append("};")
+    parts = parts or NamedConfParts(plan, layout, secondary_directory)
+    return "\n".join(out) + "\n" + parts.body(server)
+
+
+class NamedConfParts:
+    """What the named.conf fragments of one render share: each view's zone files, computed once,
+    and the ACL/view text itself, which is the same for servers of the same role and source
+    options (every server under provisioning: hundreds of views written once, not per server)."""
+
+    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str) -> None:
+        self.plan = plan
+        self.layout = layout
+        self.secondary_directory = secondary_directory
+        self.refs = [view_zone_refs(plan, view) for view in plan.views]  # in plan.views order
+        self.bodies: dict[tuple[object, ...], str] = {}
+
+    def body(self, server: Server) -> str:
+        layout = self.layout
+        my_primaries = [s for s in layout.primaries if s.id != server.id] if server.role == "secondary" else []
+        options = tuple(_source_options(server)) if layout.sync != "provisioning" else ()
+        key = (server.role, options, tuple(s.id for s in my_primaries))
+        text = self.bodies.get(key)
+        if text is None:
+            text = self.bodies[key] = self._body(server, my_primaries, list(options))
+        return text
+
+    def _body(self, server: Server, my_primaries: list[Server], source_options: list[str]) -> str:
+        plan, layout, secondary_directory = self.plan, self.layout, self.secondary_directory
+        keyed = [v for v in plan.views if v.side != "none"]
+        out: list[str] = []
+        for view in plan.views:
+            if view.kind != "default":
+                out.append(f"acl {_q(view.name)} {{ {_acl_body(view.match_clients)} }};")
+        if keyed:
+            out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
         out.append("")
-    return "\n".join(out)
+        peers_notify = layout.secondaries if server.role == "primary" else []
+        users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
+        for view, refs in zip(plan.views, self.refs, strict=True):
+            if view.side != "none":
+                for ref in refs:
+                    users.setdefault(ref.path, []).append(view)
+        defined: dict[str, str] = {}  # file path -> view that defined it
+        for view, refs in zip(plan.views, self.refs, strict=True):
+            out.append(f"// {view.description}")
+            out.append(f"view {_q(view.name)} {{")
+            if view.side == "none":
+                out += [
+                    "    match-clients { any; };",
+                    "    allow-query { none; };",
+                    "    allow-transfer { none; };",
+                    "    recursion no;",
+                    "};",
+                    "",
+                ]
+                continue
+            key = f"key {_q(view.key_name)};"
+            if view.kind == "default":
+                out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; any; }};")
+                out.append(f"    allow-query {{ any; {key} }};")
+            else:
+                out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; {_q(view.name)}; }};")
+                out.append(f"    allow-query {{ {_q(view.name)}; {key} }};")
+            out.append(f"    allow-transfer {{ {key} }};")
+            out.append("    recursion no;")
+            out.append(f"    notify {'explicit' if peers_notify else 'no'};")
+            out += source_options
+            for ref in refs:
+                zone = ref.zone
+                if ref.path in defined:
+                    out.append(f"    zone {_q(zone)} {{ in-view {_q(defined[ref.path])}; }};")
+                    continue
+                defined[ref.path] = view.name
+                sharing = users.get(ref.path, [view])
+                body: list[str] = []
+                if server.role == "primary":
+                    body.append(f"type primary; file {_q(ref.path)};")
+                    if peers_notify:
+                        body.append("also-notify { " + " ".join(
+                            f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };")
+                else:
+                    body.append(f"type secondary; file {_q(secondary_file(secondary_directory, view.name, zone))};")
+                    body.append("primaries { " + " ".join(
+                        f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " };")
+                if len(sharing) > 1:  # shared with in-view: zone options apply to every sharing view
+                    acls = " ".join(
+                        ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
+                        for v in sharing)
+                    keys = " ".join(f"key {_q(v.key_name)};" for v in sharing)
+                    body.append(f"allow-query {{ {acls} }};")
+                    body.append(f"allow-transfer {{ {keys} }};")
+                out.append(f"    zone {_q(zone)} {{")
+                out += [f"        {line}" for line in body]
+                out.append("    };")
+            out.append("};")
+            out.append("")
+        return "\n".join(out)
 
 
 # --- access resolvers ----------------------------------------------------------------------------
