@@ -62,7 +62,8 @@ def render_draft(draft: Draft) -> tuple[str, int]:
     remaining = count_placeholders(doc)
     header = [
         f"{MARKER} (rerun imsdr import to replace it; once edited, rename it)",
-        "# yaml-language-server: $schema=https://imsdr.invalid/inventory.schema.json",
+        "# yaml-language-server: $schema=inventory.schema.json",
+        "# (editors check fields against it; write it next to this file: imsdr schema > inventory.schema.json)",
         "# imported from:",
         *(f"#   {line}" for line in draft.sources),
         *(f"# note: {line}" for line in draft.notes),

@@ -4,11 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
 from imsdr.inventory.schema import Inventory
 
 
+class _EditorSchema(GenerateJsonSchema):
+    """The schema editors (yaml-language-server) check an inventory with. An optional field is one
+    that may be left out: it is written as its own type, not ``anyOf: [type, null]`` (an editor
+    then reports a wrong enum value as "not one of the choices", not as "does not match anyOf"),
+    and a ``null`` default is not shown (leaving the field out is the default)."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        json_schema = super().default_schema(schema)
+        if json_schema.get("default", ...) is None:
+            del json_schema["default"]
+        return json_schema
+
+
 def inventory_json_schema() -> dict[str, Any]:
-    schema = Inventory.model_json_schema(mode="validation")
+    schema = Inventory.model_json_schema(mode="validation", schema_generator=_EditorSchema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://imsdr.example/schema/inventory-v1.json"
+    schema["$id"] = "urn:imsdr:schema:inventory:1"  # a name, not an address: imsdr publishes none
     return schema
