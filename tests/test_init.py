@@ -63,3 +63,50 @@ def test_init_rejects_one_production_site(tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", str(tmp_path), "--sites", "1"])
     assert result.exit_code == 2 and "--lab" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_init_table_writes_the_element_list_template_that_imports_as_its_example_row(tmp_path: Path) -> None:
+    from imsdr.importers.table import COLUMNS, template_csv
+
+    table = tmp_path / "lists" / "elements.csv"
+    result = runner.invoke(app, ["init", "--table", str(table)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {table}" in result.stdout and "imsdr import table" in result.stdout
+    assert table.read_text(encoding="utf-8") == template_csv()
+    assert table.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in table.parent.iterdir()) == ["elements.csv"], "no staging file left"
+    header, example, *rest = table.read_text().splitlines()
+    assert header.split(",") == [c.name for c in COLUMNS] and rest == []
+    draft = tmp_path / "draft.yaml"
+    imported = runner.invoke(app, ["import", "table", str(table), "--out", str(draft)])
+    assert imported.exit_code == 0, imported.output
+    doc = yaml.safe_load(draft.read_text())
+    cells = dict(zip(header.split(","), example.split(","), strict=True))
+    [element] = doc["elements"]
+    assert element == {"id": cells["id"], "type": cells["type"], "roles": cells["roles"].split(),
+                       "site": cells["site"], "vendor": cells["vendor"], "addresses": cells["addresses"].split(),
+                       "capacity": {"registered_users": int(cells["registered_users"]),
+                                    "sessions": int(cells["sessions"])}}
+    [pool] = doc["redundancy"]["pools"]
+    assert (pool["id"], pool["members"]) == (cells["pool"], [cells["id"]])
+
+
+def test_init_table_replaces_only_its_own_unchanged_template(tmp_path: Path) -> None:
+    table = tmp_path / "elements.csv"
+    assert runner.invoke(app, ["init", "--table", str(table)]).exit_code == 0
+    assert runner.invoke(app, ["init", "--table", str(table)]).exit_code == 0, "its own template: replaced"
+    filled = table.read_text() + "hss-a-1,hss,site-a,vendor-x,192.0.2.30\n"
+    table.write_text(filled)
+    result = runner.invoke(app, ["init", "--table", str(table)])
+    assert result.exit_code == 2 and "--force" in result.stderr and "nothing written" in result.stderr
+    assert table.read_text() == filled
+    assert runner.invoke(app, ["init", "--table", str(table), "--force"]).exit_code == 0
+    assert table.read_text() != filled
+    (tmp_path / "a-dir.csv").mkdir()
+    assert runner.invoke(app, ["init", "--table", str(tmp_path / "a-dir.csv")]).exit_code == 2
+
+
+def test_init_table_writes_nothing_else(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path / "proj"), "--table", str(tmp_path / "e.csv")])
+    assert result.exit_code == 2 and "--table" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -9,12 +9,17 @@ import typer
 
 from imsdr.cli.common import ImsdrCommand, handle_errors
 
-DirArg = Annotated[Path, typer.Argument(
-    help="Project directory (created if missing).", file_okay=False, metavar="DIR")]
+DirArg = Annotated[Path | None, typer.Argument(
+    help="Project directory (created if missing; default: the working directory).", file_okay=False,
+    metavar="DIR", show_default=False)]
 SitesOpt = Annotated[int, typer.Option(
     "--sites", min=1, max=8, metavar="N", help="Sites (one local network and one of each element per site).")]
 LabOpt = Annotated[bool, typer.Option("--lab", help="A one-site lab (no cross-region failover) instead.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace files that already exist.")]
+TableOpt = Annotated[Path | None, typer.Option(
+    "--table", dir_okay=False, metavar="FILE.csv",
+    help="Write only the element-list template for `imsdr import table` (a header row and one example "
+         "row) to FILE.csv; an existing file is replaced only if it is that template unchanged, or with --force.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -22,18 +27,24 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
-def init(directory: DirArg = Path("."), sites: SitesOpt = 2, lab: LabOpt = False, force: ForceOpt = False) -> None:
+def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, force: ForceOpt = False,
+         table: TableOpt = None) -> None:
     """Write a small, commented, valid inventory (with its schema), .pre-commit-config.yaml and a CI
-    workflow into DIR; existing files are left alone unless --force."""
-    import os
+    workflow into DIR; existing files are left alone unless --force. With --table FILE.csv, only the
+    element-list template to fill in and import with `imsdr import table`."""
     import sys
-    import tempfile
 
     from imsdr.errors import ImsdrError
     from imsdr.inventory.jsonschema import inventory_json_schema
     from imsdr.output.jsonout import dumps
     from imsdr.starter import starter_files
 
+    if table is not None:
+        if directory is not None or sites != 2 or lab:
+            raise ImsdrError("--table writes only the element-list template: give it without DIR, --sites or --lab")
+        _write_table(table, force)
+        return
+    directory = directory or Path(".")
     if not lab and sites < 2:
         raise ImsdrError("--sites: a production design needs at least 2 sites (or use --lab)")
     files = starter_files(sites, lab, dumps(inventory_json_schema()))
@@ -44,11 +55,49 @@ def init(directory: DirArg = Path("."), sites: SitesOpt = 2, lab: LabOpt = False
     for f in files:
         target = directory / f.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, staging = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(f.text)
-        os.chmod(staging, 0o644)
-        os.replace(staging, target)
+        _replace(target, f.text)
         sys.stdout.write(f"wrote {target}\n")
     inventory = directory / files[0].path
     sys.stdout.write(f"next: edit {inventory}, then `imsdr validate {inventory}` and `imsdr check {inventory}`\n")
+
+
+def _write_table(path: Path, force: bool) -> None:
+    """The template, unless ``path`` holds something else: a CSV has no room for a marker, so the
+    file imsdr wrote is recognised by its content (the template, unchanged); rows a planner
+    added are never replaced without --force."""
+    import sys
+
+    from imsdr.errors import ImsdrError
+    from imsdr.importers.table import template_csv
+
+    text = template_csv()
+    if (path.exists() or path.is_symlink()) and not force:
+        try:
+            ours = path.is_file() and path.read_bytes() == text.encode("utf-8")
+        except OSError as exc:
+            raise ImsdrError(f"{path}: cannot read: {exc.strerror}") from None
+        if not ours:
+            raise ImsdrError(f"{path} exists and is not the unchanged template imsdr writes: refusing to replace "
+                             "it; nothing written (choose another file, or --force replaces it)")
+    if path.is_dir():
+        raise ImsdrError(f"{path} is a directory: give a file name for --table")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _replace(path, text)
+    sys.stdout.write(f"wrote {path}\n")
+    sys.stdout.write(f"next: one row per element, then `imsdr import table {path} --out draft.yaml`\n")
+
+
+def _replace(target: Path, text: str) -> None:
+    """Write ``target`` atomically: a temporary file beside it, then rename over it."""
+    import os
+    import tempfile
+
+    fd, staging = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(staging, 0o644)
+        os.replace(staging, target)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise

@@ -32,6 +32,7 @@ from imsdr.importers.draft import Draft
 from imsdr.importers.enumzone import EnumRun, scan_enum_zone, zone_digits
 from imsdr.importers.errors import ImportProblems
 from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_conf
+from imsdr.importers.zonedata import LineMemo, Srv, ZoneData, load_home_zone
 from imsdr.inventory.placeholders import placeholder
 
 SERVICE_TRANSPORTS = {"SIP+D2U": "udp", "SIP+D2T": "tcp", "SIPS+D2T": "tls"}
@@ -44,77 +45,6 @@ _TYPE_WORDS = {
 }
 _THREEGPP = re.compile(r"ims\.mnc([0-9]{3})\.mcc([0-9]{3})\.3gppnetwork\.org")
 PAIRED_TYPES = {"pcscf", "hss", "slf", "enum_dns"}  # the types the design pairs 1+1; the others pool N+K
-MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
-
-
-@dataclass
-class _Srv:
-    priority: int
-    weight: int
-    port: int
-    target: str
-
-
-@dataclass
-class _ZoneData:
-    """One home zone as seen in one view: rrsets by (relative-free) owner name."""
-
-    name: str
-    a: dict[str, list[str]] = field(default_factory=dict)
-    # owner -> (order, preference, service, replacement)
-    naptr: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
-    srv: dict[str, list[_Srv]] = field(default_factory=dict)
-    ns: list[str] = field(default_factory=list)
-    soa_rname: str | None = None
-    ttls: dict[str, list[int]] = field(default_factory=dict)  # record kind -> TTL of each rrset
-
-
-def _load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str) -> _ZoneData | None:
-    import dns.exception
-    import dns.name
-    import dns.zone
-
-    try:
-        if path.stat().st_size > MAX_ZONE_BYTES:
-            problems.add(str(path), 1, 1, f"larger than {MAX_ZONE_BYTES} bytes")
-            return None
-        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True)
-    except OSError as exc:
-        file, line = where.rsplit(":", 1)
-        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror} (zone file names are "
-                                          "relative to options { directory }: give --zones-dir)")
-        return None
-    except dns.exception.SyntaxError as exc:
-        match = re.search(r":(\d+): ", str(exc))
-        problems.add(str(path), int(match[1]) if match else 1, 1, f"zone does not parse: {exc}")
-        return None
-    except (dns.exception.DNSException, ValueError) as exc:
-        problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
-        return None
-    data = _ZoneData(origin)
-    for name, rdataset in zone.iterate_rdatasets():
-        owner = name.to_text(omit_final_dot=True).lower()
-        kind = dns.rdatatype.to_text(rdataset.rdtype)
-        data.ttls.setdefault(kind.lower(), []).append(rdataset.ttl)
-        if kind in ("A", "AAAA"):
-            data.a.setdefault(owner, []).extend(r.address for r in rdataset)
-        elif kind == "NAPTR":
-            data.naptr[owner] = [(r.order, r.preference, r.service.decode("ascii", "replace"),
-                                  r.replacement.to_text(omit_final_dot=True).lower()) for r in rdataset]
-        elif kind == "SRV":
-            data.srv[owner] = [_Srv(r.priority, r.weight, r.port, r.target.to_text(omit_final_dot=True).lower())
-                               for r in rdataset]
-        elif kind == "NS" and owner == origin:
-            data.ns = [r.target.to_text(omit_final_dot=True).lower() for r in rdataset]
-        elif kind == "SOA" and owner == origin:
-            soa = next(iter(rdataset))
-            data.soa_rname = soa.rname.to_text(omit_final_dot=True).lower()
-            data.ttls["negative"] = [soa.minimum]
-    return data
-
-
-def _import_dns():  # type: ignore[no-untyped-def]
-    import dns.rdatatype  # noqa: F401  (used by _load_home_zone through the dns package)
 
 
 def _is_enum(zone: str, suffix: str) -> bool:
@@ -139,15 +69,15 @@ class _Seen:
     """Everything read from the configuration, by view."""
 
     conf: NamedConf
-    home: dict[str, dict[str, _ZoneData]] = field(default_factory=dict)  # view -> zone -> data
+    home: dict[str, dict[str, ZoneData]] = field(default_factory=dict)  # view -> zone -> data
     enum_runs: list[EnumRun] = field(default_factory=list)
     enum_parents: list[str] = field(default_factory=list)  # digits of ENUM zones that hold no numbers
 
 
 def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: ImportProblems) -> _Seen:
-    _import_dns()
     seen = _Seen(conf)
-    loaded: dict[Path, _ZoneData | None] = {}
+    loaded: dict[Path, ZoneData | None] = {}
+    memo: LineMemo = {}  # the per-view copies of a zone repeat most of their lines
     enum_done: set[str] = set()
     by_view = {v.name: {z.name: z for z in v.zones} for v in conf.views}
     for view in conf.views:
@@ -175,7 +105,7 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
                         seen.enum_parents.append(zone_digits(zone.name, enum_suffix))
                 continue
             if path not in loaded:
-                loaded[path] = _load_home_zone(path, zone.name, problems, source.where)
+                loaded[path] = load_home_zone(path, zone.name, problems, source.where, memo)
             if loaded[path] is not None:
                 zones[zone.name] = loaded[path]  # type: ignore[assignment]
     return seen
@@ -277,7 +207,7 @@ class _Deriver:
     def element(self, fqdn: str) -> dict[str, Any]:
         return self.draft.entity("elements", self.ident[fqdn])
 
-    def zones(self) -> Iterator[tuple[str, _ZoneData]]:
+    def zones(self) -> Iterator[tuple[str, ZoneData]]:
         for view, zones in self.seen.home.items():
             for data in zones.values():
                 yield view, data
@@ -458,7 +388,7 @@ class _Deriver:
         The SBC discovery name is the one service whose SRV sets differ from view to view (each
         user view puts its own SBC first); without views to compare, the default label ``sbc``.
         """
-        sets: dict[str, dict[str, list[tuple[str, _Srv]]]] = {}  # label -> view -> (transport, srv)
+        sets: dict[str, dict[str, list[tuple[str, Srv]]]] = {}  # label -> view -> (transport, srv)
         for view, data in self.zones():
             for owner in data.naptr:
                 label = _relative(owner, data.name)
@@ -552,7 +482,7 @@ class _Deriver:
             for m in members:
                 self.state(f"elements[{m}].roles", self.draft.elements[m], "roles", [label])
 
-    def sbc_ring(self, sbc_views: dict[str, list[_Srv]]) -> None:
+    def sbc_ring(self, sbc_views: dict[str, list[Srv]]) -> None:
         """Per user view: priority 10 = the local SBC(s), priority 20 = the DR SBC."""
         local_of: dict[str, str] = {}  # local network -> its SBC
         backup_of: dict[str, str] = {}  # local network -> DR SBC

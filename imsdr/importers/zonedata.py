@@ -1,0 +1,274 @@
+"""Home zone files read into what the BIND importer derives its facts from.
+
+A national network's rendered DNS holds thousands of per-view copies of each home zone
+(``zones/users-<local network>/``, ``zones/core-<site>/``): hundreds of thousands of lines, mostly
+the same lines again. Two readers give the same rrsets:
+
+* a strict line reader for the form ``imsdr render dns`` writes (``$ORIGIN`` of the zone, every
+  record on one line with its owner relative to the origin, an explicit TTL, class ``IN``, type
+  SOA/NS/NAPTR/SRV/A/AAAA and absolute lower-case target names; each rrset on consecutive lines).
+  A distinct line is parsed once per import (``LineMemo``): the per-view copies repeat them;
+* dnspython, for every file the line reader does not recognise with certainty: hand-written zones
+  (relative names, ``$TTL`` defaults, CNAMEs, parentheses, ``$INCLUDE``...), anything that may not
+  parse, or that dnspython would merge or reorder. Its messages (with FILE:LINE) are the ones
+  reported.
+
+The line reader gives up on a whole file at the first line it is not sure of, so a file is read
+by exactly one of them; tests/test_import_zonedata.py checks that both give the same rrsets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imsdr.importers.errors import ImportProblems
+
+MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
+_MAX_TTL = 2**31 - 1  # dnspython takes up to 2**32 - 1; larger values are left to it
+_LABEL = r"[a-z0-9_-]{1,63}"
+_NAME = rf"((?:{_LABEL}\.)+)"  # absolute, lower case, no escapes
+_ORIGIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
+_RECORD = re.compile(rf"(@|{_LABEL}(?:\.{_LABEL})*)[ \t]+([0-9]{{1,10}})[ \t]+IN[ \t]+(A|AAAA|NS|SRV|NAPTR|SOA)"
+                     r"[ \t]+(.*?)[ \t]*")
+_STRING = r'"([ !#-\[\]-~]{0,255})"'  # printable ASCII without quote or backslash
+_RDATA = {
+    "A": re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3}){3})"),
+    "AAAA": re.compile(r"([0-9a-fA-F:.]{2,45})"),
+    "NS": re.compile(_NAME),
+    "SRV": re.compile(rf"([0-9]{{1,5}})[ \t]+([0-9]{{1,5}})[ \t]+([0-9]{{1,5}})[ \t]+{_NAME}"),
+    "NAPTR": re.compile(rf"([0-9]{{1,5}})[ \t]+([0-9]{{1,5}})[ \t]+{_STRING}[ \t]+{_STRING}[ \t]+{_STRING}[ \t]+"
+                        rf"{_NAME}"),
+    "SOA": re.compile(rf"{_NAME}[ \t]+{_NAME}[ \t]+([0-9]{{1,10}})[ \t]+([0-9]{{1,10}})[ \t]+([0-9]{{1,10}})"
+                      r"[ \t]+([0-9]{1,10})[ \t]+([0-9]{1,10})"),
+}
+_BLANK = re.compile(r"[ \t]*(?:;.*)?")
+_NOT_IN_FORM = object()  # a memo entry: the line reader cannot read this line
+_NOTHING = object()  # a memo entry: a comment or blank line
+
+
+@dataclass(frozen=True, slots=True)
+class Srv:
+    priority: int
+    weight: int
+    port: int
+    target: str
+
+
+# per record kind: A/AAAA address text; NAPTR (order, preference, service, replacement);
+# SRV Srv; NS target; SOA (rname, minimum); other kinds (dnspython only): None
+Rdata = Any
+
+
+@dataclass(frozen=True, slots=True)
+class RRset:
+    owner: str  # absolute, lower case, no final dot
+    kind: str  # A, AAAA, NS, ...
+    ttl: int
+    rdatas: tuple[Rdata, ...]
+
+
+@dataclass
+class ZoneData:
+    """One home zone as seen in one view: rrsets by (relative-free) owner name."""
+
+    name: str
+    a: dict[str, list[str]] = field(default_factory=dict)
+    # owner -> (order, preference, service, replacement)
+    naptr: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
+    srv: dict[str, list[Srv]] = field(default_factory=dict)
+    ns: list[str] = field(default_factory=list)
+    soa_rname: str | None = None
+    ttls: dict[str, list[int]] = field(default_factory=dict)  # record kind -> TTL of each rrset
+
+
+# one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker
+LineMemo = dict[str, Any]
+
+
+def zone_data(origin: str, rrsets: list[RRset]) -> ZoneData:
+    data = ZoneData(origin)
+    for rrset in rrsets:
+        owner, kind = rrset.owner, rrset.kind
+        data.ttls.setdefault(kind.lower(), []).append(rrset.ttl)
+        if kind in ("A", "AAAA"):
+            data.a.setdefault(owner, []).extend(rrset.rdatas)
+        elif kind == "NAPTR":
+            data.naptr[owner] = list(rrset.rdatas)
+        elif kind == "SRV":
+            data.srv[owner] = list(rrset.rdatas)
+        elif kind == "NS" and owner == origin:
+            data.ns = list(rrset.rdatas)
+        elif kind == "SOA" and owner == origin:
+            rname, minimum = rrset.rdatas[0]
+            data.soa_rname = rname
+            data.ttls["negative"] = [minimum]
+    return data
+
+
+def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str,
+                   memo: LineMemo) -> ZoneData | None:
+    """The zone file at ``path`` for zone ``origin`` (``where``: the zone statement, for a missing
+    file); None, with the reason in ``problems``, when it cannot be read."""
+    try:
+        if path.stat().st_size > MAX_ZONE_BYTES:
+            problems.add(str(path), 1, 1, f"larger than {MAX_ZONE_BYTES} bytes")
+            return None
+        rrsets = imsdr_form_rrsets(path.read_bytes(), origin, memo)
+        if rrsets is None:
+            rrsets = _dnspython_rrsets(path, origin, problems)
+    except OSError as exc:
+        file, line = where.rsplit(":", 1)
+        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror} (zone file names are "
+                                          "relative to options { directory }: give --zones-dir)")
+        return None
+    return None if rrsets is None else zone_data(origin, rrsets)
+
+
+def imsdr_form_rrsets(raw: bytes, origin: str, memo: LineMemo) -> list[RRset] | None:
+    """The rrsets of a zone file in the form imsdr writes, in dnspython's iteration order (owners
+    in order of first appearance, an owner's rrsets in file order); None when any line is not in
+    that form or the file holds something dnspython would merge, reorder or refuse (a repeated
+    record, an rrset split by another, TTLs differing inside an rrset, no SOA and NS at the apex)."""
+    if not raw.isascii() or b"\r" in raw or not _ORIGIN.fullmatch(origin) or len(origin) > 253:
+        return None
+    apex = origin + "."
+    rrsets: dict[tuple[str, str], tuple[int, list[Rdata]]] = {}
+    owners: dict[str, list[str]] = {}  # owner -> its kinds, in file order
+    last: tuple[str, str] | None = None
+    for line in raw.decode("ascii").split("\n"):
+        parsed = memo.get(line)
+        if parsed is None:
+            parsed = memo[line] = _parse_line(line)
+        if parsed is _NOTHING:
+            continue
+        if parsed is _NOT_IN_FORM:
+            return None
+        if type(parsed) is str:  # a directive: $ORIGIN must be the zone's own
+            if parsed != apex:
+                return None
+            continue
+        relative, kind, ttl, rdata = parsed
+        owner = origin if relative == "@" else f"{relative}.{origin}"
+        key = (owner, kind)
+        if key != last:
+            if key in rrsets or len(owner) > 253:
+                return None  # an rrset split by another: dnspython would reorder its node
+            rrsets[key] = (ttl, [])
+            owners.setdefault(owner, []).append(kind)
+            last = key
+        set_ttl, rdatas = rrsets[key]
+        if ttl != set_ttl or rdata in rdatas:
+            return None  # dnspython keeps the smallest TTL and drops duplicates
+        rdatas.append(rdata)
+    soa = rrsets.get((origin, "SOA"))
+    if soa is None or len(soa[1]) != 1 or (origin, "NS") not in rrsets \
+            or any(kind == "SOA" and owner != origin for owner, kind in rrsets):
+        return None
+    return [RRset(owner, kind, *_frozen(rrsets[owner, kind])) for owner, kinds in owners.items() for kind in kinds]
+
+
+def _frozen(entry: tuple[int, list[Rdata]]) -> tuple[int, tuple[Rdata, ...]]:
+    return entry[0], tuple(entry[1])
+
+
+def _parse_line(line: str) -> Any:
+    """One line: (relative owner, kind, ttl, rdata), a directive's value, or a marker."""
+    if _BLANK.fullmatch(line):
+        return _NOTHING
+    if line.startswith("$"):
+        words = line.split()
+        if len(words) == 2 and words[0] == "$TTL" and words[1].isdigit() and int(words[1]) <= _MAX_TTL:
+            return _NOTHING  # every record in the form carries its own TTL
+        if len(words) == 2 and words[0] == "$ORIGIN":
+            return words[1]
+        return _NOT_IN_FORM
+    record = _RECORD.fullmatch(line)
+    if record is None:
+        return _NOT_IN_FORM
+    relative, ttl_text, kind, text = record.groups()
+    ttl = int(ttl_text)
+    rdata_match = _RDATA[kind].fullmatch(text)
+    if ttl > _MAX_TTL or rdata_match is None:
+        return _NOT_IN_FORM
+    rdata = _rdata(kind, rdata_match.groups())
+    return _NOT_IN_FORM if rdata is None else (relative, kind, ttl, rdata)
+
+
+def _name(text: str) -> str | None:
+    return text[:-1] if len(text) <= 254 else None
+
+
+def _uint(text: str, bits: int) -> int | None:
+    value = int(text)
+    return value if value < 2**bits else None
+
+
+def _rdata(kind: str, fields: tuple[str, ...]) -> Rdata | None:
+    """The rdata as the dnspython reader reports it, or None where the line reader is not sure."""
+    if kind in ("A", "AAAA"):
+        import dns.exception
+        import dns.ipv4
+        import dns.ipv6
+
+        try:
+            return (dns.ipv4 if kind == "A" else dns.ipv6).canonicalize(fields[0])
+        except (dns.exception.DNSException, ValueError):
+            return None
+    if kind == "NS":
+        return _name(fields[0])
+    if kind == "SRV":
+        numbers = [_uint(f, 16) for f in fields[:3]]
+        target = _name(fields[3])
+        if None in numbers or target is None:
+            return None
+        return Srv(*numbers, target)  # type: ignore[misc]
+    if kind == "NAPTR":
+        order, preference = _uint(fields[0], 16), _uint(fields[1], 16)
+        replacement = _name(fields[5])
+        if order is None or preference is None or replacement is None:
+            return None
+        return (order, preference, fields[3], replacement)
+    mname, rname = _name(fields[0]), _name(fields[1])  # SOA
+    serial = _uint(fields[2], 32)
+    timers = [int(f) for f in fields[3:]]
+    if mname is None or rname is None or serial is None or max(timers) > _MAX_TTL:
+        return None
+    return (rname, timers[3])
+
+
+def _dnspython_rrsets(path: Path, origin: str, problems: ImportProblems) -> list[RRset] | None:
+    import dns.exception
+    import dns.rdatatype
+    import dns.zone
+
+    try:
+        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True)
+    except dns.exception.SyntaxError as exc:
+        match = re.search(r":(\d+): ", str(exc))
+        problems.add(str(path), int(match[1]) if match else 1, 1, f"zone does not parse: {exc}")
+        return None
+    except (dns.exception.DNSException, ValueError) as exc:
+        problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
+        return None
+    out: list[RRset] = []
+    for name, rdataset in zone.iterate_rdatasets():
+        owner = name.to_text(omit_final_dot=True).lower()
+        kind = dns.rdatatype.to_text(rdataset.rdtype)
+        rdatas: tuple[Rdata, ...] = ()
+        if kind in ("A", "AAAA"):
+            rdatas = tuple(r.address for r in rdataset)
+        elif kind == "NAPTR":
+            rdatas = tuple((r.order, r.preference, r.service.decode("ascii", "replace"),
+                            r.replacement.to_text(omit_final_dot=True).lower()) for r in rdataset)
+        elif kind == "SRV":
+            rdatas = tuple(Srv(r.priority, r.weight, r.port, r.target.to_text(omit_final_dot=True).lower())
+                           for r in rdataset)
+        elif kind == "NS":
+            rdatas = tuple(r.target.to_text(omit_final_dot=True).lower() for r in rdataset)
+        elif kind == "SOA":
+            rdatas = tuple((r.rname.to_text(omit_final_dot=True).lower(), r.minimum) for r in rdataset)
+        out.append(RRset(owner, kind, rdataset.ttl, rdatas))
+    return out
