@@ -59,14 +59,13 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
 
     checked_text: set[tuple[object, ...]] = set()
     checked_types: set[str] = set()
-    problems_of: dict[RRset, list[str]] = {}
     rdata_memo: dict[object, list[str]] = {}  # the same rdata recurs in many rrsets
     for zone_name, view, rrset in plan.all_rrsets():
         origin = _origin(plan, zone_name, rrset)
         where = f" (view {view.name})" if view else ""
-        if rrset not in problems_of:  # identical rrsets recur across views: validate once
-            problems_of[rrset] = rrset.problems(rdata_memo)
-        for problem in problems_of[rrset]:
+        # (no memo per rrset: views hold equal rrsets as distinct objects, and hashing an rrset of
+        # hundreds of SRV records costs as much as checking it; each rdata's own check is memoised)
+        for problem in rrset.problems(rdata_memo):
             err(problem + where, origin)
         for rd in rrset.rdatas:
             # dnspython reads back every SOA, every NAPTR shape (order, preference, flags, services,
@@ -131,23 +130,28 @@ def _zone_origin(plan: DnsPlan, zone: str) -> Origin:
 
 
 class _Answers:
-    """Whether a view answers (name, type), for one lint run.
+    """What a view answers at the targets of SRV, NAPTR and NS records, for one lint run.
 
-    Tens of thousands of SRV/NAPTR/NS targets are checked in hundreds of views, mostly at names
-    no view overrides; such a name answers in every view as in its side's base content, so it is
-    looked up once per side, not once per view (same answers as ``plan.lookup``)."""
+    Hundreds of thousands of targets are checked in hundreds of views, mostly at names no view
+    overrides; such a name answers in every view as in its side's base content, so each record's
+    target is judged once per side (and once per view only where that view overrides the name):
+    the same answers as ``plan.lookup``."""
 
     def __init__(self, plan: DnsPlan) -> None:
         self.plan = plan
         self.found: dict[tuple[object, str, str], bool] = {}
+        self.faults: dict[tuple[object, int], tuple[str, ...]] = {}  # (scope, id(rdata)) -> faults
         self.overridden: dict[int, frozenset[str]] = {}  # id(view) -> names its overrides hold
 
-    def has(self, view: ViewPlan, name: str, rdtype: str) -> bool:
+    def _scope(self, view: ViewPlan, name: str) -> object:
         names = self.overridden.get(id(view))
         if names is None:
             names = self.overridden[id(view)] = frozenset(
                 n for rrsets in view.overrides.values() for n, _ in rrsets)
-        key = (id(view) if name in names else view.side, name, rdtype)
+        return id(view) if name in names else view.side
+
+    def has(self, view: ViewPlan, name: str, rdtype: str) -> bool:
+        key = (self._scope(view, name), name, rdtype)
         found = self.found.get(key)
         if found is None:
             found = self.found[key] = bool(self.plan.lookup(view, name, rdtype))
@@ -156,42 +160,68 @@ class _Answers:
     def has_address(self, view: ViewPlan, name: str) -> bool:
         return self.has(view, name, "A") or self.has(view, name, "AAAA")
 
+    def target_faults(self, view: ViewPlan, rd: object) -> tuple[str, ...]:
+        """What is wrong with the target of ``rd`` as ``view`` answers it ('' codes, see below)."""
+        if isinstance(rd, (SRV, NS)):
+            name = rd.target
+        elif isinstance(rd, NAPTR):
+            name = rd.replacement
+        else:
+            return ()
+        if name == ".":
+            return ()
+        key = (self._scope(view, name), id(rd))  # the rdata is held by the plan: its id is stable
+        faults = self.faults.get(key)
+        if faults is None:
+            faults = self.faults[key] = self._faults(view, rd, name)
+        return faults
+
+    def _faults(self, view: ViewPlan, rd: object, name: str) -> tuple[str, ...]:
+        if isinstance(rd, SRV):
+            if self.has(view, name, "CNAME"):
+                return ("srv-cname",)
+            return () if self.has_address(view, name) else ("srv-address",)
+        if isinstance(rd, NAPTR):
+            flag = rd.flags.lower()
+            out = []
+            if flag == "s" and not self.has(view, name, "SRV"):
+                out.append("naptr-srv")
+            if flag == "a" and not self.has_address(view, name):
+                out.append("naptr-address")
+            return tuple(out)
+        if self.plan.find_zone(name) is not None and not self.has_address(view, name):
+            return ("ns-address",)
+        return ()
+
 
 def _check_targets(
     answers: _Answers, view: ViewPlan, zone: str, rrset: RRset, origin: Origin, err, where: str
 ) -> None:  # type: ignore[no-untyped-def]
-    plan = answers.plan
     for rd in rrset.rdatas:
-        if isinstance(rd, SRV) and rd.target != ".":
-            if answers.has(view, rd.target, "CNAME"):
+        for fault in answers.target_faults(view, rd):
+            if fault == "srv-cname":
                 err(
-                    f"{rrset.name} SRV target {rd.target} is a CNAME; RFC 2782 requires a name with "
+                    f"{rrset.name} SRV target {rd.target} is a CNAME; RFC 2782 requires a name with "  # type: ignore[union-attr]
                     f"A/AAAA records{where}",
                     origin,
                 )
-            elif not answers.has_address(view, rd.target):
-                err(f"{rrset.name} SRV target {rd.target} has no A/AAAA record in the plan{where}", origin)
-        elif isinstance(rd, NAPTR) and rd.replacement != ".":
-            flag = rd.flags.lower()
-            if flag == "s" and not answers.has(view, rd.replacement, "SRV"):
+            elif fault == "srv-address":
+                err(f"{rrset.name} SRV target {rd.target} has no A/AAAA record in the plan{where}", origin)  # type: ignore[union-attr]
+            elif fault == "naptr-srv":
                 err(
-                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no SRV "
+                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no SRV "  # type: ignore[union-attr]
                     f"records in the plan{where}",
                     origin,
                 )
-            if flag == "a" and not answers.has_address(view, rd.replacement):
+            elif fault == "naptr-address":
                 err(
-                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no A/AAAA "
+                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no A/AAAA "  # type: ignore[union-attr]
                     f"record in the plan{where}",
                     origin,
                 )
-        elif (
-            isinstance(rd, NS)
-            and plan.find_zone(rd.target) is not None
-            and not answers.has_address(view, rd.target)
-        ):
-            err(f"{rrset.name} NS {rd.target} has no A/AAAA record in the plan{where}", origin)
-        elif isinstance(rd, CNAME) and rrset.rdtype == "CNAME" and rd.target == rrset.name:
+            else:
+                err(f"{rrset.name} NS {rd.target} has no A/AAAA record in the plan{where}", origin)  # type: ignore[union-attr]
+        if isinstance(rd, CNAME) and rrset.rdtype == "CNAME" and rd.target == rrset.name:
             err(f"{rrset.name} CNAME points at itself{where}", origin)
 
 

@@ -404,6 +404,9 @@ class _Builder:
         self._accepts: dict[str, frozenset[str]] = {}  # element id -> transports it accepts
         self._fqdn: dict[str, str] = {}  # element id -> FQDN
         self._weight_memo: dict[tuple[str, ...], list[int]] = {}  # member ids of one tier -> SRV weights
+        self._srv_memo: dict[tuple[int, int, int, str], SRV] = {}  # equal SRV rdatas: one object
+        # (id(member list), transport) -> (that list, its members' (id, port, FQDN) accepting the transport)
+        self._usable_memo: dict[tuple[int, str], tuple[list[Element], list[tuple[str, int, str]]]] = {}
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -462,38 +465,63 @@ class _Builder:
         ttl = self.ttl.srv
         return {t: RRset(f"{TRANSPORTS[t][1]}.{name}", "SRV", ttl, rds) for t, rds in rdatas.items()}
 
-    def _weights(self, group: list[Element]) -> list[int]:
-        key = tuple(e.id for e in group)
-        weights = self._weight_memo.get(key)
-        if weights is None:
-            weights = self._weight_memo[key] = srv_weights(group)
-        return weights
-
     def srv_rdatas(
         self, members: list[Element], tiers: dict[str, int], transports: list[str]
     ) -> dict[str, tuple[SRV, ...]]:
-        """transport -> the SRV rdatas of the members supporting it (the same for every name)."""
+        """transport -> the SRV rdatas of the members supporting it (the same for every name).
+
+        The same member lists come back in every site view (a national network has hundreds of
+        views and SRV sets of hundreds of members): who supports a transport, on which port and
+        under which name is worked out once per list, and equal SRV records are one object."""
         out: dict[str, tuple[SRV, ...]] = {}
-        accepts = self._accepts
-        for el in members:
-            if el.id not in accepts:
-                accepts[el.id] = frozenset(t.value for t in el.transports)
-                self._fqdn[el.id] = self.topo.fqdn(el)
-        fqdn = self._fqdn
+        srv = self._srv_memo
         for transport in transports:
-            usable = [e for e in members if transport in accepts[e.id]]
+            usable = self._usable(members, transport)
             if not usable:
                 continue
-            by_tier: dict[int, list[Element]] = {}
-            for el in usable:
-                by_tier.setdefault(tiers[el.id], []).append(el)
+            by_tier: dict[int, list[tuple[str, int, str]]] = {}
+            for member in usable:
+                by_tier.setdefault(tiers[member[0]], []).append(member)
             rdatas: list[SRV] = []
             for prio in sorted(by_tier):
                 group = by_tier[prio]
-                for el, weight in zip(group, self._weights(group), strict=True):
-                    rdatas.append(SRV(prio, weight, _port(el, transport), fqdn[el.id]))
+                for (_, port, target), weight in zip(group, self._weights_of(group), strict=True):
+                    key = (prio, weight, port, target)
+                    rd = srv.get(key)
+                    if rd is None:
+                        rd = srv[key] = SRV(prio, weight, port, target)
+                    rdatas.append(rd)
             out[transport] = tuple(rdatas)
         return out
+
+    def _usable(self, members: list[Element], transport: str) -> list[tuple[str, int, str]]:
+        """(id, port, FQDN) of the members that accept ``transport``, in member order."""
+        key = (id(members), transport)
+        found = self._usable_memo.get(key)
+        if found is None or found[0] is not members:
+            usable = [(e.id, _port(e, transport), self._fqdn_of(e)) for e in members
+                      if transport in self._accepts_of(e)]
+            found = self._usable_memo[key] = (members, usable)
+        return found[1]
+
+    def _accepts_of(self, el: Element) -> frozenset[str]:
+        accepts = self._accepts.get(el.id)
+        if accepts is None:
+            accepts = self._accepts[el.id] = frozenset(t.value for t in el.transports)
+        return accepts
+
+    def _fqdn_of(self, el: Element) -> str:
+        fqdn = self._fqdn.get(el.id)
+        if fqdn is None:
+            fqdn = self._fqdn[el.id] = self.topo.fqdn(el)
+        return fqdn
+
+    def _weights_of(self, group: list[tuple[str, int, str]]) -> list[int]:
+        key = tuple(member[0] for member in group)
+        weights = self._weight_memo.get(key)
+        if weights is None:
+            weights = self._weight_memo[key] = srv_weights([self.topo.elements[i] for i in key])
+        return weights
 
     def naptr_set(self, name: str, transports: Iterable[str]) -> RRset:
         rdatas = tuple(

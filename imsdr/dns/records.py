@@ -294,16 +294,18 @@ class RRset:
             out.append(f"{self.name} {self.rdtype}: empty record set")
         if self.rdtype not in TYPE_ORDER:
             out.append(f"{self.name}: record type {self.rdtype} is not one imsdr writes")
+        rdtype = self.rdtype
         for rd in self.rdatas:
-            if rd.rdtype != self.rdtype:
-                out.append(f"{self.name} {self.rdtype}: holds a {rd.rdtype} record")
+            if rd.rdtype != rdtype:
+                out.append(f"{self.name} {rdtype}: holds a {rd.rdtype} record")
             if memo is None:
                 found = rd.problems()
             else:
                 found = memo.get(rd)  # type: ignore[assignment]
                 if found is None:
                     found = memo[rd] = rd.problems()
-            out.extend(f"{self.name} {self.rdtype}: {p}" for p in found)
+            if found:  # (most rdatas have none: no generator for them)
+                out.extend(f"{self.name} {rdtype}: {p}" for p in found)
         if len(set(self.rdatas)) != len(self.rdatas):
             out.append(f"{self.name} {self.rdtype}: a record is listed twice")
         if self.rdtype in ("SOA", "CNAME") and len(self.rdatas) > 1:
