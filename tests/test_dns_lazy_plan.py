@@ -75,3 +75,20 @@ def test_view_index_follows_appended_views(topology: Topology) -> None:
     assert plan.view("late") is extra
     with pytest.raises(KeyError):
         plan.view("no-such-view")
+
+
+def test_base_only_lint_computes_no_view_and_finds_base_problems(topology: Topology) -> None:
+    from imsdr.dns.lint import lint_plan
+    from imsdr.dns.records import SRV, RRset
+
+    lazy = build_dns_plan(topology, lazy=True)
+    pending = set(lazy.pending)
+    assert lint_plan(lazy, views=False) == []
+    assert set(lazy.pending) == pending and pending  # no view was computed
+    assert lint_plan(build_dns_plan(topology)) == []  # (and the whole plan is clean too)
+    zone = next(z for z in lazy.zones.values() if z.kind == "home")
+    name = f"_sip._udp.broken.{zone.name}"
+    zone.rrsets[(name, "SRV")] = RRset(name, "SRV", 60, (SRV(10, 100, 5060, f"nowhere.{zone.name}"),))
+    messages = [i.message for i in lint_plan(lazy, views=False)]
+    assert messages == [f"{name} SRV target nowhere.{zone.name} has no A/AAAA record in the plan"]
+    assert set(lazy.pending) == pending

@@ -41,7 +41,9 @@ def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
     return plan.origins.get((zone, rrset.name, rrset.rdtype), Origin("", (), ""))
 
 
-def lint_plan(plan: DnsPlan) -> list[LintIssue]:
+def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
+    """Every reason ``plan`` cannot be written. ``views=False`` lints the base zones only, without
+    computing a lazy plan's views (what a quick check can afford at national scale)."""
     answers = _Answers(plan)
     out: list[LintIssue] = [LintIssue("error", i.message, i.origin) for i in plan.issues]
     seen: set[tuple[str, str, str]] = set()
@@ -60,7 +62,7 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
     checked_text: set[tuple[object, ...]] = set()
     checked_types: set[str] = set()
     rdata_memo: dict[object, list[str]] = {}  # the same rdata recurs in many rrsets
-    for zone_name, view, rrset in plan.all_rrsets():
+    for zone_name, view, rrset in plan.all_rrsets(views=views):
         origin = _origin(plan, zone_name, rrset)
         where = f" (view {view.name})" if view else ""
         # (no memo per rrset: views hold equal rrsets as distinct objects, and hashing an rrset of
@@ -101,19 +103,24 @@ def lint_plan(plan: DnsPlan) -> list[LintIssue]:
             origin = Origin(block.id, ("prefix",), f"ENUM block '{block.id}'")
             for message in _check_block(block, zone.name):
                 err(message, origin)
-    _check_file_names(plan, err)
+    _check_file_names(plan, err, views)
     return out
 
 
 NAME_MAX = 255  # bytes in one file name (Linux, most file systems)
 
 
-def _check_file_names(plan: DnsPlan, err: Callable[[str, Origin], None]) -> None:
+def _check_file_names(plan: DnsPlan, err: Callable[[str, Origin], None], views: bool = True) -> None:
     """A zone file name is the zone name plus '.zone': a valid zone of 251+ characters makes a
-    name no file system takes. Refused here, with the inventory line, not as ENAMETOOLONG later."""
-    from imsdr.dns.views import zone_files
+    name no file system takes. Refused here, with the inventory line, not as ENAMETOOLONG later.
+    ``views=False``: the base zones' file names only."""
+    from imsdr.dns.views import ZoneFileRef, zone_files
 
-    for ref in zone_files(plan):
+    if views:
+        refs = zone_files(plan)
+    else:
+        refs = [ZoneFileRef(None, zone, f"zones/{zone}.zone") for zone in {**plan.zones, **plan.access_zones}]
+    for ref in refs:
         for part in ref.path.split("/"):
             size = len(part.encode("utf-8"))
             if size > NAME_MAX:

@@ -311,18 +311,22 @@ class DnsPlan:
                 return RRset(qname, "NAPTR", block.ttl, (block.naptr(),))
         return None
 
-    def all_rrsets(self) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
+    def all_rrsets(self, views: bool = True) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
         """(zone, view or None for base, rrset) for every stored rrset (ENUM numbers excluded).
 
         Base rrsets of the access zones come with :data:`ACCESS_BASE`, of the core zones with None.
+        ``views=False``: the base zones only (a lazy plan's views are then not computed).
         """
-        self.materialise_all()
+        if views:
+            self.materialise_all()
         for zone in self.zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, None, rrset
         for zone in self.access_zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, ACCESS_BASE, rrset
+        if not views:
+            return
         for view in self.views:
             for zone_name, rrsets in view.overrides.items():
                 for rrset in rrsets.values():
