@@ -436,12 +436,8 @@ def plan_summary(pipe: Pipeline, root: Path) -> dict[str, Any]:
     """plan.json: verdicts, counts and every file written with its SHA-256 (keys documented)."""
     topo = pipe.topology
     check = pipe.raw.get("check", {})
-    files = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        if rel == "plan.json":
-            continue
-        files.append({"path": rel, "bytes": path.stat().st_size, "sha256": _sha256(path)})
+    files = [{"path": rel, "bytes": size, "sha256": _sha256(Path(full))}
+             for rel, full, size in _tree_files(root) if rel != "plan.json"]
     return {
         "format": f"imsdr.plan/{PLAN_JSON_VERSION}",
         "inventory": Path(pipe.inventory_path).name,
@@ -476,6 +472,24 @@ def _levels_at_or_above(fail_on: str) -> tuple[str, ...]:
 def plan_passed(pipe: Pipeline) -> bool:
     """The plan's gate: checks (CAP- capacity findings included) pass at --fail-on."""
     return bool(pipe.raw.get("check", {}).get("passed", True))
+
+
+def _tree_files(root: Path) -> list[tuple[str, str, int]]:
+    """(relative posix path, path, size) of every regular file under ``root``, in path order (as
+    sorted Paths: part by part), with one stat per file."""
+    import stat
+
+    found: list[tuple[list[str], str, str, int]] = []
+    for dirpath, _dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            info = os.stat(full)
+            if stat.S_ISREG(info.st_mode):
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                found.append((rel.split("/"), rel, full, info.st_size))
+    found.sort()
+    return [(rel, full, size) for _, rel, full, size in found]
 
 
 def _sha256(path: Path) -> str:

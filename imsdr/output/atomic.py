@@ -377,21 +377,26 @@ def seal(staging: Path) -> None:
     """
     below: dict[str, list[str]] = {}  # directory (relative, "." for the root) → files below it
 
-    def fail(exc: OSError) -> None:
-        raise exc
-
-    for dirpath, dirnames, filenames in os.walk(staging, onerror=fail):
-        dirnames.sort()
-        os.chmod(dirpath, DIR_MODE)
-        rel_dir = os.path.relpath(dirpath, staging)
+    def walk(directory: str, rel_dir: str) -> None:
+        # os.scandir, not os.walk: the entry types come with the listing, so a tree of ten thousand
+        # files costs one chmod per file and no extra lstat (national plans write ~17,000 files)
+        os.chmod(directory, DIR_MODE)
         below.setdefault(rel_dir, [])
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if not os.path.islink(full):
-                os.chmod(full, FILE_MODE)
-            rel = PurePosixPath(name if rel_dir == "." else f"{rel_dir}/{name}")
-            for parent in (rel.parent, *rel.parent.parents):
-                below.setdefault(parent.as_posix(), []).append(rel.relative_to(parent).as_posix())
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            if entry.is_dir():
+                continue
+            if not entry.is_symlink():
+                os.chmod(entry.path, FILE_MODE)
+            parts = (entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}").split("/")
+            for i in range(len(parts)):  # the file as seen from each directory above it
+                below.setdefault("/".join(parts[:i]) or ".", []).append("/".join(parts[i:]))
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():  # (a link to a directory is not followed)
+                walk(entry.path, entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}")
+
+    walk(os.fspath(staging), ".")
     for rel_dir, files in below.items():
         marker = {
             "format": f"{MARKER_FORMAT}/{MARKER_VERSION}",

@@ -101,21 +101,22 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
     # Pool names and the I-CSCF entry: same-site first in each site view.
     named_groups = sorted((g for g in topo.groups.values() if g.spec.dns_name), key=lambda g: g.id)
     sbc_core = {el.site: el.core_addresses[0] for el in reversed(topo.by_type.get("sbc", [])) if el.core_addresses}
+    group_names = []  # (group, runbook page, SRV name): the same in every site view
+    for group in named_groups:
+        members = [topo.elements[m] for m in group.members if m in topo.elements]
+        if not members:
+            continue
+        key = {"pcscf": "pcscf", "cscf": "cscf", "as": "as", "mgcf": "mgcf", "sbc": "sbc"}.get(
+            members[0].type.value)
+        if key is not None:
+            group_names.append((group, key, f"{srv_label}.{group.spec.dns_name}.{primary}"))
     for view in site_views:
         site = topo.sites[view.subject]
         add("cscf", _check(plan, server, view, f"{srv_label}.{primary}", "SRV",
                            f"Core elements at {site.name} ({site.id}) reach the I-CSCFs of their own "
                            "site first.",
                            True))
-        for group in named_groups:
-            members = [topo.elements[m] for m in group.members if m in topo.elements]
-            if not members:
-                continue
-            key = {"pcscf": "pcscf", "cscf": "cscf", "as": "as", "mgcf": "mgcf", "sbc": "sbc"}.get(
-                members[0].type.value)
-            if key is None:
-                continue
-            qname = f"{srv_label}.{group.spec.dns_name}.{primary}"
+        for group, key, qname in group_names:
             # the SBCs are the P-CSCFs' clients: ask from an SBC's core side when the site has one
             source = sbc_core.get(site.id) if key == "pcscf" else None
             add(key, _check(plan, server, view, qname, "SRV",
