@@ -313,3 +313,33 @@ def test_cli_render_dns_generates_keys_outside_the_output(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o600
     assert 'key "imsdr-core-site-b"' in keys.read_text()
+
+
+def test_table_summarises_a_large_render_and_all_lists_every_file(tmp_path: Path) -> None:
+    """Up to 60 files the table lists each (the province: 49); above, one row per kind of file with
+    the totals, and --all lists every file (a national render writes some ten thousand)."""
+    runner = CliRunner()
+    made = runner.invoke(app, ["example", "national", "--provinces", "2", "--enum-numbers", "1000",
+                               "--enum-block-size", "1000"])
+    assert made.exit_code == 0, made.output
+    inventory = tmp_path / "two.yaml"
+    inventory.write_text(made.stdout, encoding="utf-8")
+    data = json.loads(runner.invoke(app, ["render", "dns", str(inventory), "--out", str(tmp_path / "j"),
+                                          "--format", "json"]).stdout)
+    files = data["files"]
+    per_view = [f for f in files if f["kind"] == "zone" and f["view"]]
+    assert len(files) > 60 and per_view
+    summary = runner.invoke(app, ["render", "dns", str(inventory), "--out", str(tmp_path / "s")],
+                            env={"COLUMNS": "200"})
+    assert summary.exit_code == 0, summary.output
+    text = summary.stdout
+    assert "(summary)" in text and f"{len(files):,} files" in text and "--all lists every file" in text
+    assert per_view[0]["path"] not in text  # no file row
+    row = next(line for line in text.splitlines() if "per view" in line)
+    assert f"{len(per_view):,}" in row and f"{sum(f['records'] for f in per_view):,}" in row
+    listed = runner.invoke(app, ["render", "dns", str(inventory), "--out", str(tmp_path / "a"), "--all"],
+                           env={"COLUMNS": "300"})
+    assert listed.exit_code == 0 and "(summary)" not in listed.stdout
+    assert all(f["path"] in listed.stdout for f in files)
+    small = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(tmp_path / "p")])
+    assert "(summary)" not in small.stdout and "named/dns-a-1.conf" in small.stdout
