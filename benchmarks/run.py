@@ -10,7 +10,8 @@ rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr examp
 2. ``validate``, ``check``, ``capacity`` on the national inventory (31 provinces x 4 sites,
    310 local networks, ~5,000 elements, 10 million ENUM numbers), and ``capacity``'s default
    table against its JSON;
-3. ``scenarios --depth 1`` and ``--depth 2`` on it;
+3. ``scenarios --depth 1`` (every site, region, power feed, transmission route and element) and
+   ``--depth 2`` (also every site pair) on it;
 4. ``render dns`` of a 100,000- and a 1,000,000-number ENUM block, and of the whole national
    plan (bytes written per second);
 5. the same records (A/AAAA, SRV, NAPTR; ~10k and ~50k) written as BIND zone files by
@@ -333,8 +334,9 @@ def bench_plan(b: Bench, national: Path) -> None:
 
 
 def bench_scenarios(b: Bench, national: Path) -> None:
+    # every site, region, power feed, transmission route and element (depth 1), and every site pair
     for depth in ("1", "2"):
-        r = b.measure("scenarios", f"scenarios --depth {depth}",
+        r = b.measure("scenarios", f"scenarios --depth {depth} (sites, regions, feeds, routes, elements)",
                       [*b.imsdr, "scenarios", str(national), "--depth", depth, *b.json_flag("scenarios")],
                       b.runs if depth == "1" else max(1, min(b.runs, b.heavy_runs)),
                       needs=("scenarios",), ok_codes=(0, 1))

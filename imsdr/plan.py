@@ -60,10 +60,15 @@ def load_topology(path: str | os.PathLike[str]) -> Topology:
 
 # --- analysis stages (thin adapters over the analysis packages) --------------------------------
 
-def _check(analysis: Analysis, today: dt.date | None, fail_on: str) -> tuple[Any, dict[str, Any]]:
+def _check(analysis: Analysis, today: dt.date | None, fail_on: str,
+           dns_plan: Any = None) -> tuple[Any, dict[str, Any]]:
+    from functools import partial
+
+    from imsdr.dns.lint import plan_problems
     from imsdr.rules.engine import report_to_dict, run_checks
 
-    report = run_checks(analysis.topology, today=today, analysis=analysis)
+    report = run_checks(analysis.topology, today=today, analysis=analysis,
+                        dns_problems=partial(plan_problems, analysis.topology, dns_plan))
     raw = report_to_dict(report, fail_on)  # type: ignore[arg-type]
     raw.pop("today", None)  # keep rendered output independent of the day it was run
     return report, raw
@@ -87,6 +92,10 @@ def _capacity(pipe: Pipeline) -> None:
                     f"{len(raw['hss'])} HSS, {len(raw['trunks'])} trunk groups, "
                     f"{len(raw['sites'])} site checks"),
     }
+
+
+_ALWAYS = ("N+K pools", "1+1 pairs", "HSS sizing with dynamic restoration data", "CSCF load with restoration data",
+           "Trunks (Erlang B)", "DR takeovers (SBC and P-CSCF)", "Site survivability")
 
 
 def capacity_appendix(raw: dict[str, Any]) -> dict[str, Any]:
@@ -132,6 +141,26 @@ def capacity_appendix(raw: dict[str, Any]) -> dict[str, Any]:
          "rows": [{"subject": f"{s['site']} lost: {s['element_type']}", "calculation": lines(s["formula"]),
                    "result": s["message"], "verdict": s["verdict"]} for s in raw["sites"]]},
     ]
+    sections += [
+        {"title": "Region, power feed and transmission route losses",
+         "formula": "every site depending on the shared risk fails; survivors carry the load (limit max_utilisation)",
+         "rows": [{"subject": f"{r['kind']} {r['id']} ({', '.join(r['sites'])})",
+                   "calculation": (f"unserved {r['unserved_users']:,.0f} users, {r['unserved_erlangs']:,.1f} E"
+                                   + (f"; busiest {r['busiest']} at {r['busiest_utilisation']:.1%}"
+                                      if r["busiest"] else "")),
+                   "result": r["message"], "verdict": r["verdict"]} for r in raw["risks"]]},
+        {"title": "Registration storm of a site or region loss",
+         "formula": ("registrations/s = users moved / re-registration window; ×2 REGISTER (IMS AKA) per SIP hop, "
+                     "×4 Cx (2 UAR, MAR, SAR) at the HSS; drain = storm / (capacity × limit − refreshes)"),
+         "rows": [{"subject": s_["scenario"], "calculation": s_["formula"], "result": s_["message"],
+                   "verdict": s_["verdict"]} for s_ in raw["storms"]]},
+        {"title": "Sessions and DNS queries",
+         "formula": ("sessions: users × busy-hour Erlangs per subscriber; queries/s: users × (BHCA × queries per "
+                     "call attempt / 3,600 + queries per registration / refresh)"),
+         "rows": [{"subject": f"{d['id']} ({d['dimension'].replace('_', ' ')})", "calculation": d["formula"],
+                   "result": d["message"], "verdict": d["verdict"]} for d in raw["dimensions"]]},
+    ]
+    sections = [section for section in sections if section["rows"] or section["title"] in _ALWAYS]
     if raw["elements"]:
         sections.append({"title": "Element load", "formula": "utilisation = load / capacity",
                          "rows": [{"subject": f"{e['id']} ({e['element_type']})", "calculation": e["kind"],
@@ -280,6 +309,9 @@ def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[s
         "unserved_erlangs": sim["unserved_erlangs"],
         "survivors": [{"group": g, "members": list(m)} for g, m in sorted(sim["survivors"].items())],
         "lost_local_networks": lost_lns,
+        # the registration storm (imsdr.capacity.storm.storm_to_dict): users moved, window,
+        # REGISTER/s and Diameter/s per surviving element, bottleneck and time to drain
+        "storm": sim.get("storm"),
     }
 
 
@@ -370,14 +402,14 @@ def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
 
         resolve_drain(topo, drain)  # unknown ids: usage error before any analysis
 
-    pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on)
+    pipe.dns_plan = build_dns_plan(topo)
+    pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_plan)
     analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
     analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
 
     _capacity(pipe)
     _scenarios(pipe)
 
-    pipe.dns_plan = build_dns_plan(topo)
     analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
     analyses.dns_servers = dns_servers(topo)
     from imsdr.runbook.actions import build_actions

@@ -114,42 +114,58 @@ def _addr(site: int, host: int) -> str:
 def _elements(site_ids: list[str], ln_ids: list[str], lab: bool) -> list[str]:
     n = len(site_ids)
     users = USERS_PER_CITY * n  # every pooled element can carry all users: any one site may fail
-    # (a CSCF with restoration data does up to 10% more work per user: domain.md §4.4)
+    # sized to stay within max_utilisation (85%) after a failure: users × 1.25 (a CSCF with
+    # restoration data does up to 10% more work per user, domain.md §4.4: × 1.4); sessions for
+    # 0.02 E per user, registrations/s and Diameter/s for the re-registration storm
+    sessions = users // 40
+    rate = users // 100
     out = ["  # ENUM/DNS: two sets at different sites, sharing load"]
     for i in range(min(2, n) if not lab else 1):
         out.append(f"  - {{id: dns-{i + 1}, type: enum_dns, site: {site_ids[i]}, vendor: vendor-a, "
-                   f"addresses: [{_addr(i, 53)}]}}")
+                   f"addresses: [{_addr(i, 53)}], capacity: {{queries_per_second: {rate}}}}}")
     out.append("  # SBCs: one per local network; each can host the next one's users as a virtual SBC (DR ring)")
     for i, (ln, s) in enumerate(zip(ln_ids, site_ids, strict=True)):
         pcscfs = f"pcscf-{i + 1}" if n == 1 else f"pcscf-{i + 1}, pcscf-{(i + 1) % n + 1}"
         feats = "" if lab else ", features: [virtual_sbc]"
         out.append(f"  - {{id: sbc-{ln}, type: sbc, site: {s}, vendor: vendor-b, "
                    f"addresses: [203.0.113.{10 * (i + 1)}], "
-                   f"serves: [{ln}], pcscfs: [{pcscfs}], capacity: {{registered_users: 200000}}{feats}, "
+                   f"serves: [{ln}], pcscfs: [{pcscfs}], capacity: {{registered_users: 250000, sessions: 6250, "
+                   f"registrations_per_second: {max(rate, 1000)}}}{feats}, "
                    "options_probing: active}")
+    if not lab and n % 2 and n > 1:
+        # regions alternate around the ring, except where it closes (an odd number of sites): the
+        # first local network also gets an SBC in the other region, so losing its region loses none
+        ln = ln_ids[0]
+        out.append(f"  - {{id: sbc-{ln}-2, type: sbc, site: {site_ids[1]}, vendor: vendor-b, "
+                   f"addresses: [203.0.113.{10 * n + 10}], serves: [{ln}], pcscfs: [pcscf-2, pcscf-1], "
+                   f"capacity: {{registered_users: 250000, sessions: 6250, registrations_per_second: "
+                   f"{max(rate, 1000)}}}, features: [virtual_sbc], options_probing: active}}")
     out.append("  # P-CSCF, combined I/S/E-CSCF/BGCF, HSS, MGCF/IM-MGW and AS: one of each per site")
     for i, s in enumerate(site_ids):
         k = i + 1
         out += [
             f"  - {{id: pcscf-{k}, type: pcscf, site: {s}, vendor: vendor-c, addresses: [{_addr(i, 10)}], "
-            f"capacity: {{registered_users: {users}}}, options_probing: passive}}",
+            f"capacity: {{registered_users: {users * 5 // 4}, registrations_per_second: {rate}}}, "
+            "options_probing: passive}",
             f"  - {{id: cscf-{k}, type: cscf, roles: [icscf, scscf, ecscf, bgcf], site: {s}, vendor: vendor-c, "
-            f"addresses: [{_addr(i, 20)}], capacity: {{registered_users: {users * 5 // 4}, sessions: 10000}}, "
-            "features: [restoration_data], options_probing: passive}",
+            f"addresses: [{_addr(i, 20)}], capacity: {{registered_users: {users * 7 // 5}, sessions: {sessions}, "
+            f"registrations_per_second: {rate}}}, features: [restoration_data], options_probing: passive}}",
         ]
         if k <= 2:
             out += [
                 f"  - {{id: hss-{k}, type: hss, site: {s}, vendor: vendor-d, addresses: [{_addr(i, 30)}], "
-                f"capacity: {{subscribers: {2 * users}}}, features: [passthrough]}}",
+                f"capacity: {{subscribers: {5 * users // 2}, transactions_per_second: {2 * rate}}}, "
+                "features: [passthrough]}",
                 f"  - {{id: mgcf-{k}, type: mgcf, site: {s}, vendor: vendor-c, addresses: [{_addr(i, 40)}], "
                 "capacity: {circuits: 600}, options_probing: active}",
             ]
         out.append(f"  - {{id: as-{k}, type: as, site: {s}, vendor: vendor-e, addresses: [{_addr(i, 50)}], "
-                   "capacity: {sessions: 10000}, options_probing: active}")
+                   f"capacity: {{sessions: {sessions}}}, options_probing: active}}")
     if lab:  # a lab still pools its CSCF: a second one in the same room
         out.append(f"  - {{id: cscf-2, type: cscf, roles: [icscf, scscf, ecscf, bgcf], site: {site_ids[0]}, "
-                   f"vendor: vendor-c, addresses: [{_addr(0, 21)}], capacity: {{registered_users: {users * 5 // 4}, "
-                   "sessions: 10000}, features: [restoration_data], options_probing: passive}")
+                   f"vendor: vendor-c, addresses: [{_addr(0, 21)}], capacity: {{registered_users: {users * 7 // 5}, "
+                   f"sessions: {sessions}, registrations_per_second: {rate}}}, features: [restoration_data], "
+                   "options_probing: passive}")
     return out
 
 

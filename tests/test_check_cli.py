@@ -30,6 +30,18 @@ def check_json(path: Path, *extra: str) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout)
 
 
+#: a capacity no HSS check reads (CAP-013, a warning with a subject) on hss-a-1's line
+HSS_SESSIONS = ("id: hss-a-1", "capacity: {", "capacity: {sessions: 10000, ")
+
+
+def _unchecked_hss(text: str) -> str:
+    marker, old, new = HSS_SESSIONS
+    lines = text.splitlines(keepends=True)
+    (i,) = [i for i, line in enumerate(lines) if marker in line]
+    lines[i] = lines[i].replace(old, new)
+    return "".join(lines)
+
+
 def edit(tmp_path: Path, *edits: tuple[str, str, str]) -> tuple[Path, list[int]]:
     """Copy province.yaml, replacing ``old`` by ``new`` on the one line containing ``marker``;
     return the copy and the 1-based numbers of the edited lines."""
@@ -156,26 +168,26 @@ def test_sarif_read_back_by_sarif_tools(tmp_path: Path) -> None:
 
 def test_sarif_waived_findings_are_suppressed(tmp_path: Path) -> None:
     path = tmp_path / "inv.yaml"
-    text = PROVINCE.read_text(encoding="utf-8").replace(
+    text = _unchecked_hss(PROVINCE.read_text(encoding="utf-8")).replace(
         "waivers: []",
-        "waivers:\n  - {rule: DEP-002, scope: [slf-c-1], reason: SLF south planned, expires: 2026-12-31}",
+        "waivers:\n  - {rule: CAP-013, scope: [hss-a-1], reason: HSS licence planned, expires: 2026-12-31}",
     )
     path.write_text(text, encoding="utf-8")
     data = json.loads(invoke("check", str(path), "--format", "sarif", "--today", TODAY).stdout)
-    (result,) = [r for r in data["runs"][0]["results"] if r["ruleId"] == "DEP-002"]
+    (result,) = [r for r in data["runs"][0]["results"] if r["ruleId"] == "CAP-013"]
     assert result["suppressions"][0]["status"] == "accepted"
-    assert "SLF south planned" in result["suppressions"][0]["justification"]
+    assert "HSS licence planned" in result["suppressions"][0]["justification"]
 
 
 def test_github_annotations(tmp_path: Path) -> None:
-    path, (line,) = edit(tmp_path, ("diameter_watchdog: 8", "8", "15"))
+    path, (line, _) = edit(tmp_path, ("diameter_watchdog: 8", "8", "15"), HSS_SESSIONS)
     result = invoke("check", str(path), "--format", "github")
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     tw = [x for x in lines if "title=TIMER-001" in x]
     assert tw and tw[0].startswith(f"::error file={path},line={line},col=")
     assert "::the Diameter" not in tw[0] and "Diameter watchdog Tw is 15 s" in tw[0]
-    assert any(x.startswith("::warning file=") and "DEP-002" in x for x in lines)
+    assert any(x.startswith("::warning file=") and "CAP-013" in x for x in lines)
     assert lines[-1].startswith("imsdr check failed")
 
 
@@ -191,10 +203,10 @@ def test_markdown_report_lints_clean(tmp_path: Path) -> None:
 
     path = tmp_path / "inv.yaml"
     text = (
-        PROVINCE.read_text(encoding="utf-8")
+        _unchecked_hss(PROVINCE.read_text(encoding="utf-8"))
         .replace("diameter_watchdog: 8", "diameter_watchdog: 15")
         .replace(
-            "waivers: []", "waivers:\n  - {rule: DEP-002, reason: SLF south | planned, expires: 2026-12-31}"
+            "waivers: []", "waivers:\n  - {rule: CAP-013, reason: HSS licence | planned, expires: 2026-12-31}"
         )
     )
     path.write_text(text, encoding="utf-8")
@@ -202,29 +214,29 @@ def test_markdown_report_lints_clean(tmp_path: Path) -> None:
     assert result.exit_code == 1
     md = result.stdout
     assert md.startswith("# DR design check") and "**Verdict: failed**" in md
-    assert "## Errors (1)" in md and "## Waived (1)" in md and "SLF south \\| planned" in md
+    assert "## Errors (1)" in md and "## Waived (1)" in md and "HSS licence \\| planned" in md
     scan = PyMarkdownApi().disable_rule_by_identifier("md013").scan_string(md)
     assert scan.scan_failures == []
 
 
 def test_waivers_and_expiry_through_the_cli(tmp_path: Path) -> None:
     path = tmp_path / "inv.yaml"
-    text = PROVINCE.read_text(encoding="utf-8").replace(
+    text = _unchecked_hss(PROVINCE.read_text(encoding="utf-8")).replace(
         "waivers: []",
-        "waivers:\n  - {rule: DEP-002, scope: [slf-pair], reason: SLF south planned, expires: 2026-12-31}",
+        "waivers:\n  - {rule: CAP-013, scope: [slf-pair], reason: SLF south planned, expires: 2026-12-31}",
     )
     path.write_text(text, encoding="utf-8")
     waiver_line = (
         text.splitlines().index(
-            "  - {rule: DEP-002, scope: [slf-pair], reason: SLF south planned, expires: 2026-12-31}"
+            "  - {rule: CAP-013, scope: [slf-pair], reason: SLF south planned, expires: 2026-12-31}"
         )
         + 1
     )
-    # scope names a group that is not a subject of the DEP-002 finding: nothing waived, WAIVER-002 says so
+    # scope names a group that is not a subject of the CAP-013 finding: nothing waived, WAIVER-002 says so
     code, data = check_json(path, "--fail-on", "warning")
     assert code == 1 and not data["waived"]
     assert any(f["rule"] == "WAIVER-002" and f["location"]["line"] == waiver_line for f in data["findings"])
-    path.write_text(text.replace("[slf-pair]", "[slf-c-1]"), encoding="utf-8")
+    path.write_text(text.replace("[slf-pair]", "[hss-a-1]"), encoding="utf-8")
     code, data = check_json(path, "--fail-on", "warning")
     assert code == 0 and data["counts"] == {"error": 0, "warning": 0, "info": 1, "waived": 1}  # info: MGCF-003
     assert data["waived"][0]["waiver"]["reason"] == "SLF south planned"
@@ -236,7 +248,7 @@ def test_waivers_and_expiry_through_the_cli(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert result.exit_code == 1 and not data["waived"]
     rules = {f["rule"] for f in data["findings"]}
-    assert {"DEP-002", "WAIVER-001"} <= rules
+    assert {"CAP-013", "WAIVER-001"} <= rules
 
 
 def test_unknown_rule_id_in_inventory_exits_2(tmp_path: Path) -> None:
@@ -254,14 +266,15 @@ def test_unknown_rule_id_in_inventory_exits_2(tmp_path: Path) -> None:
 
 def test_rule_settings_through_the_cli(tmp_path: Path) -> None:
     path = tmp_path / "inv.yaml"
-    path.write_text(PROVINCE.read_text(encoding="utf-8") + "rules:\n  DEP-002: error\n", encoding="utf-8")
+    text = _unchecked_hss(PROVINCE.read_text(encoding="utf-8"))
+    path.write_text(text + "rules:\n  CAP-013: error\n", encoding="utf-8")
     code, data = check_json(path)
     assert (
-        code == 1 and data["findings"][0]["rule"] == "DEP-002" and data["findings"][0]["severity"] == "error"
+        code == 1 and data["findings"][0]["rule"] == "CAP-013" and data["findings"][0]["severity"] == "error"
     )
-    path.write_text(PROVINCE.read_text(encoding="utf-8") + 'rules:\n  DEP-002: "off"\n', encoding="utf-8")
+    path.write_text(text + 'rules:\n  CAP-013: "off"\n', encoding="utf-8")
     code, data = check_json(path, "--fail-on", "warning")
-    assert code == 0 and not [f for f in data["findings"] if f["rule"] == "DEP-002"]
+    assert code == 0 and not [f for f in data["findings"] if f["rule"] == "CAP-013"]
 
 
 def test_invalid_input_exits_2(tmp_path: Path) -> None:
@@ -272,7 +285,8 @@ def test_invalid_input_exits_2(tmp_path: Path) -> None:
         PROVINCE.read_text(encoding="utf-8").replace("diameter_watchdog: 8", "diameter_watchdog: x")
     )
     result = invoke("check", str(bad))
-    assert result.exit_code == 2 and f"{bad}:23:" in result.stderr
+    line = PROVINCE.read_text(encoding="utf-8").splitlines().index("    diameter_watchdog: 8") + 1
+    assert result.exit_code == 2 and f"{bad}:{line}:" in result.stderr
     assert invoke("check", str(PROVINCE), "--today", "yesterday").exit_code == 2
     assert invoke("check", str(PROVINCE), "--format", "xml").exit_code == 2
     assert invoke("check", str(PROVINCE), "--fail-on", "sometimes").exit_code == 2

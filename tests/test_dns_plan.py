@@ -51,14 +51,14 @@ def test_views_in_bind_order(plan: DnsPlan) -> None:
 
 
 def test_sbc_discovery_local_first_dr_second_per_view(plan: DnsPlan) -> None:
-    # ring order capital, harbour, hill, river, lake, coast: each backed by the previous one
+    # ring order capital, harbour, hill, lake, river, coast: each backed by the previous one
     expected = {
         "capital": "coast",
         "harbour": "capital",
         "hill": "harbour",
-        "river": "hill",
-        "lake": "river",
-        "coast": "lake",
+        "lake": "hill",
+        "river": "lake",
+        "coast": "river",
     }
     for ln, dr in expected.items():
         srv = plan.lookup(f"users-{ln}", "_sip._udp.sbc.ims.example.net", "SRV")
@@ -81,8 +81,8 @@ def test_sbc_weights_proportional_to_capacity(plan: DnsPlan) -> None:
         t.split(".")[0]: w
         for t, w in ((r.target, r.weight) for r in plan.lookup(ACCESS_BASE, "_sip._udp.sbc.ims.example.net", "SRV"))
     }
-    # capacities: capital 2.0M (largest -> 100), coast 1.5M -> 75, hill 0.8M -> 40
-    assert default["sbc-capital"] == 100 and default["sbc-coast"] == 75 and default["sbc-hill"] == 40
+    # capacities: capital 2.2M (largest -> 100), coast 1.8M -> 82, hill 0.8M -> 36
+    assert default["sbc-capital"] == 100 and default["sbc-coast"] == 82 and default["sbc-hill"] == 36
 
 
 def test_site_views_answer_same_site_first(plan: DnsPlan) -> None:
@@ -91,9 +91,11 @@ def test_site_views_answer_same_site_first(plan: DnsPlan) -> None:
         (10, "cscf-a-1"),
         (20, "cscf-c-1"),
         (30, "cscf-b-1"),
+        (30, "cscf-b-2"),
     ]
     assert targets(plan.lookup("core-site-b", "_sip._tcp.scscf.ims.example.net", "SRV")) == [
         (10, "cscf-b-1"),
+        (10, "cscf-b-2"),
         (30, "cscf-a-1"),
         (30, "cscf-c-1"),
     ]
@@ -242,7 +244,8 @@ def test_several_home_domains(make_inventory: Any) -> None:
     assert list(p.zones)[:2] == ["ims.example.net", "ims.other.example.org"]
     # each home domain's I-CSCF entry lists the I-CSCFs named under it
     assert targets(p.lookup(CORE_BASE, "_sip._udp.ims.other.example.org", "SRV")) == [(10, "cscf-c-1")]
-    assert {t for _, t in targets(p.lookup(CORE_BASE, "_sip._udp.ims.example.net", "SRV"))} == {"cscf-a-1", "cscf-b-1"}
+    assert {t for _, t in targets(p.lookup(CORE_BASE, "_sip._udp.ims.example.net", "SRV"))} == {
+        "cscf-a-1", "cscf-b-1", "cscf-b-2"}
     # pcscf-pair-2's members are both under the second domain: its name goes there
     assert p.lookup(CORE_BASE, "_sip._udp.pcscf2.ims.other.example.org", "SRV")
     assert p.lookup(CORE_BASE, "_sip._udp.pcscf2.ims.example.net", "SRV") == []

@@ -16,7 +16,7 @@ ROOT = PACKAGE.parent
 # Anything that remembers a Topology, an inventory or a report belongs on imsdr.analysis.Analysis.
 PURE_MEMOS = {
     "imsdr/capacity/erlang.py": {"_erlang_b", "circuits_needed", "carried_traffic"},
-    "imsdr/capacity/load.py": {"_feature"},
+    "imsdr/capacity/load.py": {"_feature", "srv_split"},
     "imsdr/scenarios/simulate.py": {"_feature"},
     "imsdr/rules/registry.py": {"all_rules", "rules_by_id"},
     "imsdr/dns/names.py": {"*"},

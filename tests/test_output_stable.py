@@ -73,7 +73,8 @@ def test_capacity_table_summarises_a_large_network(three_provinces: Path) -> Non
     full = imsdr("capacity", three_provinces, "--all")
     report = json.loads(imsdr("capacity", three_provinces, "--format", "json").stdout)
     assert summary.returncode == full.returncode == 0
-    checks = sum(len(report[k]) for k in ("pools", "pairs", "hss", "cscf", "trunks", "takeovers", "sites"))
+    checks = sum(len(report[k]) for k in ("pools", "pairs", "hss", "cscf", "trunks", "takeovers", "sites",
+                                           "risks", "storms", "dimensions"))
     assert f"{checks:,} checks in all; --all lists every check" in summary.stdout
     assert "Capacity checks (summary)" in summary.stdout and "capacity ok (0 shortfalls)" in summary.stdout
     assert len(summary.stdout.splitlines()) < 40 < len(full.stdout.splitlines())

@@ -29,9 +29,9 @@ def test_site_a_names_dr_sbcs_surviving_cscfs_and_timed_parts(province) -> None:
     assert report.verdict == "no loss" and report.unserved_users == 0
     capital = _failed(report, "sbc-capital")
     assert capital.takeover == ("sbc-coast",) and "DR SBC (ring)" in capital.takeover_how
-    assert _failed(report, "sbc-river").takeover == ("sbc-hill",)
-    assert set(_failed(report, "cscf-a-1").takeover) == {"cscf-b-1", "cscf-c-1"}
-    assert dict(report.survivors)["cscf-pool"] == ("cscf-b-1", "cscf-c-1")
+    assert _failed(report, "sbc-river").takeover == ("sbc-lake",)  # the ring alternates regions
+    assert set(_failed(report, "cscf-a-1").takeover) == {"cscf-b-1", "cscf-c-1", "cscf-b-2"}
+    assert dict(report.survivors)["cscf-pool"] == ("cscf-b-1", "cscf-b-2", "cscf-c-1")
     parts = {p.name: p.seconds for p in capital.switchover.parts}
     # no DNS TTL: the switchover changes no record (the DR SBC is already in every answer)
     assert parts == {"detection": 10 * 3 + 2, "re_registration": 1800}
@@ -43,8 +43,10 @@ def test_site_a_names_dr_sbcs_surviving_cscfs_and_timed_parts(province) -> None:
     # the sample declares BFD (3 × 300 ms, counted as 1 s), faster than the watchdog's 2 × Tw
     assert hss.takeover == ("hss-b-1",) and hss.switchover.parts[0].seconds == 1
     loads = {r.id: r for r in report.loads}
-    assert loads["sbc-coast"].load_after == 1_450_000 and loads["cscf-b-1"].load_after == 1_650_000
-    assert loads["hss-b-1"].load_before == 0 and loads["hss-b-1"].load_after == 3_240_000
+    # 3,300k S-CSCF load on three survivors; the HSS holds 3,000k × 1.08 plus the failover surge of
+    # cscf-a-1's 750k users × (1.8 − 1) = 600k
+    assert loads["sbc-coast"].load_after == 1_450_000 and loads["cscf-b-1"].load_after == 1_100_000
+    assert loads["hss-b-1"].load_before == 0 and loads["hss-b-1"].load_after == 3_840_000
 
 
 def test_impact_and_failback_follow_the_domain(province) -> None:  # type: ignore[no-untyped-def]
@@ -69,7 +71,7 @@ def test_no_takeover_is_an_outage_with_unserved_users_per_local_network(province
     lns = {ln.id: ln for ln in report.local_networks}
     assert set(lns) == {"capital"}
     assert lns["capital"].unserved_users == 1_200_000 and lns["capital"].unserved_erlangs == 24_000
-    assert _failed(report, "sbc-coast").takeover == ("sbc-lake",)
+    assert _failed(report, "sbc-coast").takeover == ("sbc-river",)
 
 
 def test_overload_of_survivors_refuses_the_excess(tmp_path: Path) -> None:
@@ -85,18 +87,22 @@ def test_overload_of_survivors_refuses_the_excess(tmp_path: Path) -> None:
 
 def test_max_utilisation_makes_it_degraded_not_outage(tmp_path: Path) -> None:
     data = province_data()
-    data["network"]["capacity_model"]["max_utilisation"] = 0.95
-    report = simulate(topology_from_data(data, tmp_path), ["sbc-hill"])  # harbour at exactly 100%
+    data["network"]["capacity_model"]["max_utilisation"] = 0.8
+    report = simulate(topology_from_data(data, tmp_path), ["sbc-hill"])  # harbour at 1,000k/1,200k
     assert report.verdict == "degraded" and report.unserved_users == 0
 
 
 def test_static_selection_sends_everything_to_the_next_member(tmp_path: Path) -> None:
     data = province_data()
     group(data, "cscf-pool")["selection"] = "static"
-    report = simulate(topology_from_data(data, tmp_path), ["cscf-a-1"])
+    topo = topology_from_data(data, tmp_path)
+    report = simulate(topo, ["cscf-a-1"])
     assert _failed(report, "cscf-a-1").takeover == ("cscf-b-1",)
-    assert report.verdict == "outage"  # 2,200k on a 2,000k S-CSCF
-    assert next(r for r in report.loads if r.id == "cscf-b-1").load_after == 2_200_000
+    assert next(r for r in report.loads if r.id == "cscf-b-1").load_after == 1_650_000  # 825k + 825k
+    assert report.verdict == "no loss"
+    report = simulate(topo, ["cscf-a-1", "cscf-b-1"])  # both go to the next one in pool order: b-2
+    assert report.verdict == "outage"  # 2,475k on a 2,000k S-CSCF
+    assert next(r for r in report.loads if r.id == "cscf-b-2").load_after == 2_475_000
 
 
 def test_fixed_selection_has_no_takeover(tmp_path: Path) -> None:
@@ -104,7 +110,7 @@ def test_fixed_selection_has_no_takeover(tmp_path: Path) -> None:
     group(data, "cscf-pool")["selection"] = "fixed"
     report = simulate(topology_from_data(data, tmp_path), ["cscf-b-1"])
     assert _failed(report, "cscf-b-1").takeover == () and report.verdict == "outage"
-    assert report.unserved_users == pytest.approx(1_000_000)  # load 1,100k ÷ 1.1 restoration factor
+    assert report.unserved_users == pytest.approx(750_000)  # load 825k ÷ 1.1 restoration factor
 
 
 def test_without_restoration_data_users_wait_for_re_registration(tmp_path: Path) -> None:
@@ -157,16 +163,21 @@ def test_simulation_json_is_deterministic(province) -> None:  # type: ignore[no-
 
 def test_province_scenarios_depth_1_and_2(province) -> None:  # type: ignore[no-untyped-def]
     one = run_scenarios(province, 1)
-    assert len(one.rows) == 3 + len(province.elements)
+    # 3 sites, 2 regions, 3 power feeds, 3 transmission routes, every element
+    assert len(one.rows) == 3 + 2 + 3 + 3 + len(province.elements)
     assert not one.depth1_loses_traffic and dict(one.counts) == {"no loss": len(one.rows)}
     two = run_scenarios(province, 2)
-    pairs = [r for r in two.rows if r.kind == "site-pair"]
-    assert len(pairs) == 3 and all(r.verdict == "outage" for r in pairs)
+    pairs = {r.id: r.verdict for r in two.rows if r.kind == "site-pair"}
+    # site-a + site-c is region north: the south carries everything; the other pairs cross regions
+    assert pairs == {"sites:site-a+site-b": "outage", "sites:site-a+site-c": "no loss",
+                     "sites:site-b+site-c": "outage"}
     assert not two.depth1_loses_traffic
     worst = {w.subject: w for w in two.worst}
     assert worst["cscf-pool"].utilisation == 1.65 and worst["cscf-pool"].scenario == "sites:site-a+site-b"
-    assert worst["sbc"].utilisation == 1.0 and worst["sbc"].scenario == "site:site-c"
-    assert worst["hss-pair"].element == "hss-b-1"
+    assert worst["sbc"].utilisation == 0.8333 and worst["sbc"].scenario == "site:site-c"
+    assert worst["hss-pair"].element == "hss-a-1"
+    by_kind = {r.kind: r.id for r in two.worst_by_kind}
+    assert by_kind["region"] == "region:north" and by_kind["site-pair"] == "sites:site-a+site-b"
     data = scenarios_to_dict(two)
     assert data["depth"] == 2 and len(data["scenarios"]) == len(two.rows)
 
@@ -180,7 +191,7 @@ def test_depth_1_loss_is_flagged(tmp_path: Path) -> None:
 def test_progress_reaches_the_total(province) -> None:  # type: ignore[no-untyped-def]
     seen: list[tuple[int, int]] = []
     run_scenarios(province, 2, progress=lambda done, total: seen.append((done, total)))
-    assert seen and seen[-1][0] == seen[-1][1] == 3 + len(province.elements) + 3
+    assert seen and seen[-1][0] == seen[-1][1] == 3 + 8 + len(province.elements) + 3
 
 
 def test_bad_depth_is_a_usage_error(province) -> None:  # type: ignore[no-untyped-def]
@@ -222,8 +233,10 @@ def test_losing_a_whole_pcscf_list_strands_the_sbcs_users(province) -> None:  # 
     report = simulate(province, ["pcscf-a-1", "pcscf-b-1"])
     assert report.verdict == "outage"
     assert [(f.id, f.takeover, f.unserved) for f in report.failed] == [
-        ("pcscf-a-1", (), 1_050_000),
-        ("pcscf-b-1", (), 1_050_000),
+        # each SBC sends its users to the first P-CSCF of its list (serial failover, as rendered):
+        # capital 1,200k + river 300k on pcscf-a-1, harbour 600k on pcscf-b-1
+        ("pcscf-a-1", (), 1_500_000),
+        ("pcscf-b-1", (), 600_000),
     ]
     assert {ln.id for ln in report.local_networks} == {"capital", "harbour", "river"}
     assert report.unserved_users == 2_100_000
@@ -269,7 +282,11 @@ def test_load_is_conserved_for_any_failure_set(province_engine: Engine, data: st
         before = sum(eng.normal[x] for x in members)
         after = sum(outcome.loads.get(eng.ids[x], eng.normal[x]) for x in members)
         stranded = sum(v for k, v in outcome.no_takeover.items() if eng.type_of[eng.index[k]] == t)
-        assert after + stranded == pytest.approx(before), (t, sorted(failed))
+        surge = 0.0  # the HSS also carries the failover surge of the failed S-CSCFs' users
+        if t == "hss" and any(outcome.loads.get(eng.ids[x], eng.normal[x]) > 0
+                              for x in members if eng.ids[x] not in failed):
+            surge = eng.moved_scscf_users({eng.index[f] for f in failed}) * eng.surge_per_user
+        assert after + stranded == pytest.approx(before + surge), (t, sorted(failed))
         assert all(outcome.loads.get(f, 0.0) == 0 for f in failed if eng.type_of[eng.index[f]] == t)
     assert (outcome.verdict == "no loss") == (
         not outcome.no_takeover and not outcome.overflow and outcome.users == 0

@@ -8,6 +8,7 @@ import pytest
 
 from imsdr.example.national import NationalParams, national_yaml
 from imsdr.inventory.build import load_inventory_text
+from imsdr.model.risk import shared_risks
 from imsdr.model.topology import Topology
 from imsdr.scenarios import Engine, run_scenarios
 
@@ -22,7 +23,8 @@ def test_depth_2_at_national_scale(national: Topology) -> None:
     assert len(national.sites) == 124 and len(national.elements) > 4900
     report = run_scenarios(national, 2)
     n_sites = len(national.sites)
-    assert len(report.rows) == n_sites + len(national.elements) + n_sites * (n_sites - 1) // 2
+    risks = len(shared_risks(national))  # every region, power feed and transmission route
+    assert len(report.rows) == n_sites + risks + len(national.elements) + n_sites * (n_sites - 1) // 2
     assert not report.depth1_loses_traffic  # the generator is redundant by construction
 
 
@@ -85,8 +87,9 @@ def test_site_checks_match_a_walk_over_every_survivor(national: Topology) -> Non
             assert row.load == round(sum(loads.values()) + unserved, 3)
             worst, worst_u = None, None
             for x in survivors:
-                if eng.cap[x] != float("inf") and loads[x] > 0 and (worst_u is None or loads[x] / eng.cap[x] > worst_u):
-                    worst, worst_u = eng.ids[x], loads[x] / eng.cap[x]
+                cap = eng.cap_after[x]  # a site loss: trunks at the failure grade of service
+                if cap != float("inf") and loads[x] > 0 and (worst_u is None or loads[x] / cap > worst_u):
+                    worst, worst_u = eng.ids[x], loads[x] / cap
             assert (row.worst_element, row.worst_utilisation) == (worst, None if worst_u is None else round(worst_u, 4))
 
 

@@ -28,16 +28,18 @@ def _markdown_problems(text: str) -> list[str]:
 
 
 def test_capacity_province_passes_and_shows_substituted_formulas() -> None:
-    result = invoke("capacity", PROVINCE)
+    summary = invoke("capacity", PROVINCE)  # 67 checks: a summary by default
+    assert summary.exit_code == 0 and "67 checks in all; --all lists every check" in summary.stdout
+    result = invoke("capacity", PROVINCE, "--all")
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
-    assert "1,100,000×1/(3−1) = 550,000" in out.replace(" ", "") or "550,000" in out
-    assert "4,840,000" in out and "96.8%" in out and "capacity ok (0 shortfalls)" in out
+    assert "825,000×2/(4−2)=825,000" in out.replace(" ", "").replace("\n", "")
+    assert "4,840,000" in out and "80.7%" in out and "capacity ok (0 shortfalls)" in out
 
 
 def test_capacity_json_and_markdown() -> None:
     data = json.loads(invoke("capacity", PROVINCE, "--format", "json").stdout)
-    assert data["verdict"] == "ok" and data["failures"] == 0 and data["hss"][0]["ratio"] == 0.968
+    assert data["verdict"] == "ok" and data["failures"] == 0 and data["hss"][0]["ratio"] == 0.8067
     md = invoke("capacity", PROVINCE, "--format", "markdown").stdout
     assert md.startswith("# Capacity: Example Province IMS\n") and "## HSS sizing" in md
     assert _markdown_problems(md) == []
@@ -71,8 +73,8 @@ def test_simulate_site_a_table_names_dr_sbcs_survivors_and_parts() -> None:
     result = invoke("simulate", PROVINCE, "--fail", "site-a")
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
-    assert "sbc-coast [DR SBC (ring)]" in out and "sbc-hill [DR SBC (ring)]" in out
-    assert "cscf-b-1, cscf-c-1" in out
+    assert "sbc-coast [DR SBC (ring)]" in out and "sbc-lake [DR SBC (ring)]" in out
+    assert "cscf-b-1, cscf-b-2, cscf-c-1" in out
     assert "32 s detection + 1800 s re-registration = 1832 s" in out
     assert "DNS TTL" not in out  # no record changes in a switchover
 
@@ -105,7 +107,8 @@ def test_simulate_unknown_id_exit_2_without_traceback() -> None:
         timeout=120,
     )
     assert result.returncode == 2 and result.stdout == ""
-    assert "--fail site-z: not a site or element id" in result.stderr and "Traceback" not in result.stderr
+    assert "--fail site-z: not a site, element, region, power feed or transmission route" in result.stderr
+    assert "Traceback" not in result.stderr
     missing = invoke("simulate", PROVINCE)
     assert missing.exit_code == 2
 
@@ -147,7 +150,7 @@ def test_scenarios_province_depth_2_exit_0_and_json() -> None:
     assert "no depth-1 scenario loses traffic" in out and "sites:site-a+site-b" in out
     data = json.loads(invoke("scenarios", PROVINCE, "--format", "json").stdout)
     assert data["depth"] == 1 and data["depth1_loses_traffic"] is False
-    assert {r["kind"] for r in data["scenarios"]} == {"site", "element"}
+    assert {r["kind"] for r in data["scenarios"]} == {"site", "region", "power", "route", "element"}
     md = invoke("scenarios", PROVINCE, "--depth", "2", "--format", "markdown").stdout
     assert _markdown_problems(md) == []
 

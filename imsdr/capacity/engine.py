@@ -16,12 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf
+from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf, srv_split
 from imsdr.capacity.timing import switchover
+from imsdr.inventory.schema import Feature
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
+_RESTORATION = Feature.RESTORATION_DATA
 NO_LOSS = "no loss"
 DEGRADED = "degraded"
 OUTAGE = "outage"
@@ -78,10 +80,17 @@ class Engine:
         self.model = model or LoadModel(topology, exact_numbers=exact_numbers)
         m = self.model
         self.max_util = float(m.cm.max_utilisation)
+        #: per element, the highest acceptable load/capacity: max_utilisation, except for trunks
+        #: whose Erlang capacity already holds the grade of service (Erlang B) as its headroom
+        self.limit: list[float] = [1.0 if m.unit.get(e) == ERLANGS else self.max_util for e in topology.elements]
         self.ids: list[str] = list(topology.elements)
         self.index = {e: i for i, e in enumerate(self.ids)}
         ix = self.index
         self.cap: list[float] = [float(m.capacity[e]) if m.capacity.get(e) else math.inf for e in self.ids]
+        #: a survivor's capacity after a failure (trunks at the failure grade of service)
+        self.cap_after: list[float] = [
+            float(m.capacity_failure[e]) if m.capacity_failure.get(e) else math.inf for e in self.ids
+        ]
         self.normal: list[float] = [float(m.normal_load.get(e, 0)) for e in self.ids]
         self.pcscf_tiers: dict[int, tuple[tuple[int, ...], ...]] = {
             ix[s]: tuple(tuple(ix[p] for p in tier) for tier in tiers) for s, tiers in m.pcscf_tiers.items()
@@ -104,6 +113,7 @@ class Engine:
         self._site_cache: dict[str, _SiteState] = {}
         self.f_tiers = [tuple(tuple(ix[x] for x in tier) for tier in f.tiers) for f in flows]
         self.f_stage2 = [f.stage2 for f in flows]
+        self.f_srv = [f.srv for f in flows]
         self.f_origin = [self.f_tiers[i][0][0] if self.f_tiers[i] else -1 for i in range(len(flows))]
         self.flows_of: list[list[int]] = [[] for _ in self.ids]
         for i in range(len(flows)):
@@ -134,6 +144,14 @@ class Engine:
                 e for e, el in topology.elements.items() if any(f.value == "passthrough" for f in el.features)
             )
         )
+        self.hss_of_scscf = self._hss_serving()
+        #: S-CSCF index → users per unit of its load (its load counts restoration work on top)
+        self.users_per_load: dict[int, float] = {
+            x: 1 / float(m.scscf_factor) if topology.elements[self.ids[x]].has(_RESTORATION) else 1.0
+            for x in self.scscf_idx
+        }
+        #: HSS cost of one S-CSCF user moved by a failover, above a normal user (failover cost − 1)
+        self.surge_per_user = float(m.cm.failover_cost_per_moved_user) - 1
         self.ln_subs = {ln.id: float(ln.subscribers) for ln in topology.local_networks.values()}
         self.ln_erl = {ln.id: float(ln.busy_hour_erlangs) for ln in topology.local_networks.values()}
 
@@ -151,6 +169,14 @@ class Engine:
 
     def _assign(self, i: int, failed: frozenset[int] | set[int]) -> tuple[list[tuple[int, float]], float]:
         amount = self.f_amount[i]
+        srv = self.f_srv[i]
+        if srv is not None:  # DNS-selected: RFC 2782 first-try split of the surviving records
+            for tier, weights in zip(self.f_tiers[i], srv, strict=True):
+                alive = [(x, w) for x, w in zip(tier, weights, strict=True) if x not in failed]
+                if alive:
+                    split = srv_split(tuple(w for _x, w in alive))
+                    return [(x, amount * float(p)) for (x, _w), p in zip(alive, split, strict=True)], 0.0
+            return [], amount
         first = None
         for tier in self.f_tiers[i]:
             alive = tuple(x for x in tier if x not in failed)
@@ -300,6 +326,7 @@ class Engine:
             for i in sorted(results):
                 self._receivers(normal_assign[i][0], results[i][0], failed, outcome)
         new_assign = {i: r[0] for i, r in results.items()}
+        self._hss_surge(failed, delta)
         # overload of the survivors whose load changed
         loads = outcome.loads
         ids = self.ids
@@ -311,10 +338,10 @@ class Engine:
             if load < 1e-6:
                 load = 0.0
             loads[ids[x]] = load
-            cap = self.cap[x]
+            cap = self.cap_after[x]
             if d <= 1e-9 or cap == math.inf or x in failed:
                 continue
-            if load > cap * self.max_util + 1e-9:
+            if load > cap * self.limit[x] + 1e-9:
                 verdict = worse(verdict, DEGRADED)
             if load > cap + 1e-9:
                 verdict = OUTAGE
@@ -334,6 +361,45 @@ class Engine:
         outcome.switchover_s = best
         outcome.worst_switchover_from = ids[who] if who >= 0 else None
         return outcome
+
+    def moved_scscf_users(self, failed: Iterable[int]) -> float:
+        """Registered users on the failed S-CSCFs: each re-registers on a survivor (failover)."""
+        return sum(self.normal[x] * self.users_per_load[x] for x in failed if x in self.users_per_load)
+
+    def _hss_surge(self, failed: set[int], delta: dict[int, float]) -> None:
+        """The HSS failover surge: users of failed S-CSCFs cost (failover cost − 1) more each at the
+        HSSs that serve those users' local networks, shared by the surviving ones in proportion to
+        the load they carry after the failure (the HSS sizing check's term, applied to the real
+        move)."""
+        if self.surge_per_user <= 0:
+            return
+        surge: dict[int, float] = {}
+        for x in failed:
+            users = self.normal[x] * self.users_per_load.get(x, 0.0)
+            if users <= 0:
+                continue
+            after = {h: self.normal[h] + delta.get(h, 0.0) for h in self.hss_of_scscf.get(x, ()) if h not in failed}
+            total = sum(v for v in after.values() if v > 0)
+            for h, load in after.items():
+                if load > 0:
+                    surge[h] = surge.get(h, 0.0) + users * self.surge_per_user * load / total
+        for h, extra in surge.items():
+            delta[h] = delta.get(h, 0.0) + extra
+
+    def _hss_serving(self) -> dict[int, tuple[int, ...]]:
+        """S-CSCF index → the HSSs (in inventory order) that serve its users' local networks."""
+        lns_of: dict[int, set[str]] = defaultdict(set)
+        hss_of_ln: dict[str, set[int]] = defaultdict(set)
+        for i, service in enumerate(self.f_service):
+            lns = {ln for ln, _w in self.weight_sets[self.f_wkey[i]]}
+            members = {x for tier in self.f_tiers[i] for x in tier}
+            if service == "scscf":
+                for x in members:
+                    lns_of[x].update(lns)
+            elif service == "hss":
+                for ln in lns:
+                    hss_of_ln[ln].update(members)
+        return {x: tuple(sorted({h for ln in lns for h in hss_of_ln.get(ln, ())})) for x, lns in lns_of.items()}
 
     def _per_local_network(
         self, outcome: Outcome, lost_users: dict[str, dict[int, float]], lost_erl: dict[int, float]

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.erlang import carried_traffic
 from imsdr.capacity.formulas import cscf_restoration_factor, exact
+from imsdr.model.rfc2782 import first_pick_probabilities
+from imsdr.model.selection import sbc_pcscf_targets, srv_tiers
 
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
@@ -55,6 +57,10 @@ class Flow:
     users_per_unit: Fraction = Fraction(1)  # converts load units back to users
     stage2: bool = False  # access flow: then the serving SBC's P-CSCF tiers
     structural: bool = False  # no capacity unit: only "does anything take over" matters
+    #: DNS-selected hop: the SRV weights of each tier's members (aligned with ``tiers``); the
+    #: first tier with a survivor carries the flow, split by the RFC 2782 first-try probabilities
+    #: of its surviving records (:func:`srv_split`), as ``resolve`` computes them
+    srv: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def origin(self) -> str | None:
@@ -108,6 +114,13 @@ class LoadModel:
             el.id: element_capacity(el, self.gos.get(el.id, self.cm.grade_of_service), self.num)
             for el in topology.elements.values()
         }
+        #: capacity a survivor offers after a failure: trunks are held to the failure grade of
+        #: service (never stricter than the normal one); every other type as normally
+        self.capacity_failure: dict[str, Fraction | None] = dict(self.capacity)
+        for el in topology.elements.values():
+            if el.type.value in ("mgcf", "imgw") and el.capacity.circuits:
+                gos = self.failure_gos(self.gos.get(el.id, self.cm.grade_of_service))
+                self.capacity_failure[el.id] = element_capacity(el, gos, self.num)
         self.subscribers = sum((ln.subscribers for ln in topology.local_networks.values()), 0)
         self.erlangs_total = sum(
             (self.num(ln.busy_hour_erlangs) for ln in topology.local_networks.values()), self.num(0)
@@ -122,6 +135,7 @@ class LoadModel:
             self.cm.registration_share, self.cm.restoration_registration_cost
         )
         self.pcscf_tiers: dict[str, tuple[tuple[str, ...], ...]] = {}
+        self._clients_by_ln: dict[str, dict[str, dict[str, Fraction]]] = {}
         #: service → [(group, members, users served, local-network weights)]
         self.unit_users: dict[str, list[UnitUsers]] = defaultdict(list)
         self._build_access()
@@ -136,6 +150,10 @@ class LoadModel:
         self.normal_load, self.normal_unserved = self._normal()
 
     # --- helpers ------------------------------------------------------------------------------------
+
+    def failure_gos(self, gos: float) -> float:
+        """Grade of service the surviving trunks are held to after a failure."""
+        return max(gos, self.cm.grade_of_service_failure)
 
     def _weights(self, values: dict[str, Fraction]) -> tuple[tuple[str, Fraction], ...]:
         total = sum(values.values(), self.num(0))
@@ -186,18 +204,16 @@ class LoadModel:
 
     def _build_access(self) -> None:
         topo = self.topology
-        all_pcscfs = tuple(e.id for e in topo.by_type["pcscf"])
         for sbc in topo.by_type["sbc"]:
             self.unit[sbc.id] = USERS
-            listed = tuple(p for p in sbc.pcscfs if p in topo.elements) or all_pcscfs
-            if not listed:
-                continue
-            if self._ordered_pcscfs(listed):
-                self.pcscf_tiers[sbc.id] = tuple((p,) for p in listed)
-            else:
-                self.pcscf_tiers[sbc.id] = (listed,)
-        for p in all_pcscfs:
-            self.unit[p] = USERS
+            targets, prefs = sbc_pcscf_targets(topo, sbc)  # the SBC's dispatcher list, in order
+            tiers: dict[int, list[str]] = {}
+            for el, pref in zip(targets, prefs, strict=True):
+                tiers.setdefault(pref, []).append(el.id)
+            if tiers:
+                self.pcscf_tiers[sbc.id] = tuple(tuple(tiers[p]) for p in sorted(tiers))
+        for p in topo.by_type["pcscf"]:
+            self.unit[p.id] = USERS
         for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
             local = [s.id for s in topo.sbcs_of_ln.get(ln.id, [])]
             dr = topo.dr_sbc.get(ln.id)
@@ -221,14 +237,6 @@ class LoadModel:
                 self.flows.append(
                     Flow(f"access:{ln.id}:{sbc_id}", "sbc", USERS, share, tiers, weights, stage2=True)
                 )
-
-    def _ordered_pcscfs(self, listed: tuple[str, ...]) -> bool:
-        for group in self.topology.groups_of.get(listed[0], []):
-            if group.kind == "pair" and group.spec.mode == "active-standby":  # type: ignore[union-attr]
-                return True
-            if group.kind == "pool" and group.spec.selection == "static":  # type: ignore[union-attr]
-                return True
-        return False
 
     def units_of(self, members: list[str]) -> list[tuple[Group | None, list[str]]]:
         """Redundancy units over ``members``: the groups made only of them, then singletons."""
@@ -425,6 +433,9 @@ class LoadModel:
     ) -> None:
         for m in members:
             self.unit[m] = unit
+        if self._dns_selected(group, members):
+            self._emit_dns(service, group, members, amount, unit, weights, structural, users_per_unit)
+            return
         if group is not None and group.kind == "pair" and group.spec.mode == "active-standby":  # type: ignore[union-attr]
             first = members[0]
             self.flows.append(
@@ -465,11 +476,106 @@ class LoadModel:
                 )
             )
 
+    # --- DNS-selected pools ---------------------------------------------------------------------------
+
+    def _dns_selected(self, group: Group | None, members: list[str]) -> bool:
+        """A pool whose clients find the members through its published SRV name."""
+        if group is None or group.kind != "pool" or group.spec.selection != "dns":  # type: ignore[union-attr]
+            return False
+        if group.spec.dns_name is None:  # type: ignore[union-attr]
+            return False  # nothing published to resolve: the peers share the load
+        return all(self.topology.elements[m].type.value in _SIP_TYPES for m in members)
+
+    def client_sites(
+        self, service: str, weights: tuple[tuple[str, Fraction], ...]
+    ) -> list[tuple[str | None, Fraction]]:
+        """Where the clients of a DNS-selected pool sit, as shares of its traffic: the S-CSCF is
+        resolved at the site of the P-CSCF (and its same-site I-CSCF) that carries the users; an
+        AS, MGCF or IM-MGW at the site of the S-CSCF that serves them. ``weights`` say which local
+        networks the pool's traffic belongs to; each brings its users' client sites (normal loads
+        of the client flows). No client known: one client without a site (the base answer)."""
+        client_type = "pcscf" if service == "scscf" else "cscf"
+        by_ln = self._clients_by_ln.get(client_type)
+        if by_ln is None:
+            by_ln = self._clients_by_ln[client_type] = self._client_sites_per_ln(client_type)
+        per_site: dict[str, Fraction] = {}
+        for ln, w in weights:
+            sites = by_ln.get(ln)
+            if not sites:
+                continue
+            total = sum(sites.values(), self.num(0))
+            for site, amount in sites.items():
+                per_site[site] = per_site.get(site, self.num(0)) + w * amount / total
+        total = sum(per_site.values(), self.num(0))
+        if not total:
+            return [(None, self.num(1))]
+        return [(site, per_site[site] / total) for site in sorted(per_site) if per_site[site]]
+
+    def _client_sites_per_ln(self, client_type: str) -> dict[str, dict[str, Fraction]]:
+        """local network → site → users its traffic brings to ``client_type`` elements there."""
+        services = ("sbc",) if client_type == "pcscf" else ("scscf",)
+        out: dict[str, dict[str, Fraction]] = defaultdict(dict)
+        elements = self.topology.elements
+        for flow in self.flows:
+            if flow.service not in services:
+                continue
+            parts, _lost = self.assign(flow, ())
+            upu = flow.users_per_unit if client_type == "cscf" else 1
+            for el_id, amt in parts:
+                el = elements[el_id]
+                if el.type.value != client_type:
+                    continue
+                for ln, w in flow.ln_weights:
+                    sites = out[ln]
+                    sites[el.site] = sites.get(el.site, self.num(0)) + amt * upu * w
+        return out
+
+    def _emit_dns(
+        self,
+        service: str,
+        group: Group,
+        members: list[str],
+        amount: Fraction,
+        unit: str,
+        weights: tuple[tuple[str, Fraction], ...],
+        structural: bool,
+        users_per_unit: Fraction | float,
+    ) -> None:
+        """One flow per client site, routed by the SRV answer of the pool name in that site's view."""
+        elements = [self.topology.elements[m] for m in members]
+        upu = users_per_unit
+        if service == "scscf" and all(e.has(_feature("restoration_data")) for e in elements):
+            amount = amount * self.scscf_factor
+            upu = 1 / self.scscf_factor
+        for site, share in self.client_sites(service, weights):
+            answer = srv_tiers(self.topology, elements, site)
+            self.flows.append(
+                Flow(
+                    f"{service}:{group.id}:@{site or 'any'}",
+                    service,
+                    unit,
+                    amount * share,
+                    tuple(tuple(m for m, _w in tier) for tier in answer),
+                    weights,
+                    upu,
+                    structural=structural,
+                    srv=tuple(tuple(w for _m, w in tier) for tier in answer),
+                )
+            )
+
     # --- evaluation ----------------------------------------------------------------------------------
 
     def assign(self, flow: Flow, failed: Container[str]) -> tuple[list[tuple[str, Fraction]], Fraction]:
         """Where ``flow`` goes when ``failed`` are down: (element, amount) pairs and the unserved amount."""
         out: list[tuple[str, Fraction]] = []
+        if flow.srv is not None:
+            for tier, srv in zip(flow.tiers, flow.srv, strict=True):
+                alive = [(m, w) for m, w in zip(tier, srv, strict=True) if m not in failed]
+                if alive:
+                    split = srv_split(tuple(w for _m, w in alive))
+                    return [(m, flow.amount * self.num(p)) for (m, _w), p in zip(alive, split, strict=True)], (
+                        self.num(0))
+            return out, flow.amount
         first = self._first_tier(flow.tiers, failed)
         if first is None:
             return out, flow.amount
@@ -509,6 +615,15 @@ class LoadModel:
             if lost:
                 unserved[flow.service] = unserved.get(flow.service, zero) + lost
         return load, unserved
+
+
+_SIP_TYPES = frozenset({"sbc", "pcscf", "cscf", "mgcf", "as"})  # what the DNS plan publishes SRV for
+
+
+@cache
+def srv_split(weights: tuple[int, ...]) -> tuple[Fraction, ...]:
+    """RFC 2782 first-try probabilities of the records of one priority (the ``resolve`` code)."""
+    return tuple(first_pick_probabilities(list(weights)))
 
 
 def _to_float(value: Any) -> float:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from imsdr.capacity.dimensions import DimensionCheck
 from imsdr.capacity.erlang import circuits_needed
 from imsdr.capacity.formulas import (
     exact,
@@ -20,7 +21,7 @@ from imsdr.capacity.formulas import (
 from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf
 
 if TYPE_CHECKING:
-    from imsdr.capacity.engine import Engine
+    from imsdr.capacity.engine import Engine, Outcome
     from imsdr.model.topology import Group, Topology
 
 OK = "ok"
@@ -138,6 +139,39 @@ class SiteCheck:
 
 
 @dataclass(frozen=True)
+class RiskCheck:
+    """A region, power feed or transmission route lost: every site depending on it fails."""
+
+    kind: str  # region | power | route
+    id: str
+    sites: tuple[str, ...]
+    verdict: str
+    unserved_users: float
+    unserved_erlangs: float
+    busiest: str | None
+    busiest_utilisation: float | None
+    message: str
+
+
+@dataclass(frozen=True)
+class StormCheck:
+    """The registration storm of a site or region loss (``imsdr.capacity.storm``)."""
+
+    scenario: str  # site:<id> | region:<id>
+    moved_users: float
+    restored_users: float
+    window_s: int
+    registrations_per_second: float
+    bottleneck: str | None
+    drain_s: float | None  # None: never drains (the bottleneck has no capacity left)
+    overloaded: tuple[str, ...]
+    unknown: tuple[str, ...]  # elements receiving the storm without a rate capacity
+    verdict: str
+    formula: str
+    message: str
+
+
+@dataclass(frozen=True)
 class ElementIssue:
     id: str
     element_type: str
@@ -161,11 +195,17 @@ class CapacityReport:
     takeovers: tuple[Takeover, ...]
     sites: tuple[SiteCheck, ...]
     elements: tuple[ElementIssue, ...]
+    risks: tuple[RiskCheck, ...] = ()
+    storms: tuple[StormCheck, ...] = ()
+    dimensions: tuple[DimensionCheck, ...] = ()
+    missing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # element, type, missing fields
+    unchecked: tuple[tuple[str, str, str], ...] = ()  # element, type, capacity field never checked
     verdict: str = field(default=OK)
 
     def failures(self) -> list[Any]:
         out: list[Any] = []
-        for section in (self.pools, self.pairs, self.hss, self.trunks, self.takeovers, self.sites):
+        for section in (self.pools, self.pairs, self.hss, self.trunks, self.takeovers, self.sites, self.risks,
+                        self.storms, self.dimensions):
             out.extend(c for c in section if c.verdict == FAIL)
         out.extend(e for e in self.elements if e.kind == "overloaded")
         return out
@@ -189,12 +229,19 @@ def capacity_report(topology: Topology, engine: Engine | None = None) -> Capacit
 
 
 def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
+    from imsdr.model.risk import shared_risks
+
     model = eng.model
     u = exact(model.cm.max_utilisation)
+    # every site, region, power feed and transmission route lost, evaluated once for all checks
+    losses: dict[str, Outcome] = {f"site:{site}": eng.evaluate_sites([site]) for site in sorted(topology.sites)}
+    losses.update((risk.label, eng.evaluate_sites(risk.sites)) for risk in shared_risks(topology))
     pools: list[GroupCheck] = []
     pairs: list[GroupCheck] = []
     for group in topology.groups.values():
         check = _group_check(topology, model, group, u)
+        if check is not None and check.verdict != UNKNOWN:
+            check = _simulated(eng, group, check)
         if check is not None:
             (pools if group.kind == "pool" else pairs).append(check)
     report = CapacityReport(
@@ -208,8 +255,10 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
         cscf=tuple(_cscf_loads(topology, model)),
         trunks=tuple(_trunk_checks(topology, model)),
         takeovers=tuple(_takeovers(topology, eng)),
-        sites=tuple(_site_checks(topology, eng)),
+        sites=tuple(_site_checks(topology, eng, losses)),
         elements=tuple(_element_issues(topology, model)),
+        risks=tuple(_risk_checks(topology, eng, losses)),
+        **_traffic_checks(topology, eng, losses),
     )
     if topology.network.deployment == "lab":
         # a lab has one site and no DR by design: losses are shown, not counted as shortfalls
@@ -218,6 +267,8 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
                 **report.__dict__,
                 "takeovers": tuple(_lab(t) for t in report.takeovers),
                 "sites": tuple(_lab(s) for s in report.sites),
+                "risks": tuple(_lab(r) for r in report.risks),
+                "storms": tuple(_lab(r) for r in report.storms),
             }
         )
     verdict = FAIL if report.failures() else OK
@@ -321,6 +372,59 @@ def _group_check(topology: Topology, model: LoadModel, group: Group, u: Fraction
         formula=res.formula,
         message=msg,
     )
+
+
+MAX_LOSS_SETS = 64  # K-member loss sets simulated per group (the largest members first beyond that)
+
+
+def _simulated(eng: Engine, group: Group, check: GroupCheck) -> GroupCheck:
+    """The group's verdict from the load model itself: lose each set of K members (a pair: each
+    member) and look at the survivors, exactly as ``simulate`` does. The formula lines stay as the
+    explanation; where the routing concentrates the load (static selection: the next member takes
+    everything) the simulation is what fails, so the capacity verdict and ``simulate`` never differ."""
+    import itertools
+
+    members = list(check.members)
+    k = 1 if check.kind == "pair" else max(1, min(check.spare, len(members)))
+    if k >= len(members):
+        return check  # no member would survive: the formula already says so
+    sets = list(itertools.islice(itertools.combinations(members, k), MAX_LOSS_SETS))
+    worst: tuple[float, float, tuple[str, ...], str | None] | None = None  # (lost, util, set, busiest)
+    for lost_set in sets:
+        outcome = eng.evaluate(lost_set)
+        lost = sum(outcome.no_takeover.get(m, 0.0) for m in lost_set)
+        lost += sum(outcome.overflow.get(m, 0.0) for m in members)
+        busiest: tuple[float, str | None] = (0.0, None)
+        for m in members:
+            if m in lost_set:
+                continue
+            x = eng.index[m]
+            load = outcome.loads.get(m, eng.normal[x])
+            cap = eng.cap_after[x]
+            if cap != float("inf") and load / cap > busiest[0]:
+                busiest = (load / cap, m)
+        key = (lost, busiest[0], lost_set, busiest[1])
+        if worst is None or key[:2] > worst[:2]:
+            worst = key
+    assert worst is not None
+    lost, util, lost_set, busiest_id = worst
+    limit = eng.limit[eng.index[members[0]]]
+    ok = lost <= 1e-6 and util <= limit + 1e-9
+    line = (f"simulated: losing {', '.join(lost_set)} → "
+            + (f"{busiest_id} at {pct(util)}" if busiest_id else "no survivor carries it")
+            + (f", {fmt(round(lost))} {check.unit} unserved" if lost > 1e-6 else "")
+            + f" (limit {pct(limit)}) → {'ok' if ok else 'SHORT'}")
+    verdict = OK if ok else FAIL
+    message = check.message
+    if verdict == FAIL and check.verdict == OK:
+        message = (f"{check.kind} {check.id}: losing {', '.join(lost_set)} puts "
+                   + (f"{busiest_id} at {pct(util)} (limit {pct(limit)})" if busiest_id else "nothing in its place")
+                   + (f" and leaves {fmt(round(lost))} {check.unit} unserved" if lost > 1e-6 else "")
+                   + f", although the pool as a whole has {pct(check.utilisation_after or 0)}: "
+                   "its selection sends the load to the survivors unevenly")
+    import dataclasses
+
+    return dataclasses.replace(check, verdict=verdict, formula=(*check.formula, line), message=message)
 
 
 # --- HSS and CSCF ------------------------------------------------------------------------------------------
@@ -505,6 +609,7 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
         el_type = topology.elements[members[0]].type.value
         erlangs = float(model.trunk_erlangs[group.id])
         gos = model.gos.get(members[0], model.cm.grade_of_service)
+        gos_after = model.failure_gos(gos)
         normal = _trunk_rows(topology, members, erlangs, gos)
         sites = sorted({topology.elements[m].site for m in members})
         worst_site: str | None = None
@@ -512,7 +617,7 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
         worst_key: tuple[int, float] | None = None
         for site in sites:
             survivors = [m for m in members if topology.elements[m].site != site]
-            rows = _trunk_rows(topology, survivors, erlangs, gos)
+            rows = _trunk_rows(topology, survivors, erlangs, gos_after)
             short = sum(max(0, r.needed - (r.circuits or 0)) for r in rows) if rows else 10**9
             key = (short, max((r.erlangs / (r.circuits or 1) for r in rows), default=float("inf")))
             if worst_key is None or key > worst_key:
@@ -532,7 +637,7 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
         if worst_site is not None:
             if worst_rows:
                 lines.append(
-                    f"after losing {worst_site}: "
+                    f"after losing {worst_site} (GoS {pct(gos_after, 2)}): "
                     + "; ".join(
                         f"{r.id} {fmt(r.erlangs)} E → {r.needed} needed / {r.circuits or '?'} configured"
                         for r in worst_rows
@@ -547,9 +652,10 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
         elif bad:
             r = bad[0]
             when = "in normal operation" if r in normal else f"after losing {worst_site}"
+            at = gos if r in normal else gos_after
             msg = (
                 f"trunk group {group.id}: {r.id} needs {r.needed} circuits for {fmt(r.erlangs)} E at GoS "
-                f"{pct(gos, 2)} {when} but has {r.circuits or 'none'}"
+                f"{pct(at, 2)} {when} but has {r.circuits or 'none'}"
             )
         else:
             msg = f"trunk group {group.id}: ok"
@@ -589,7 +695,7 @@ def _takeovers(topology: Topology, eng: Engine) -> list[Takeover]:
                 if topology.elements[t].type.value != el_type:
                     continue
                 after = outcome.loads.get(t, eng.normal[eng.index[t]])
-                cap = eng.cap[eng.index[t]]
+                cap = eng.cap_after[eng.index[t]]
                 capv = None if cap == float("inf") else cap
                 takers.append((t, round(after, 3), capv, None if capv is None else round(after / capv, 4)))
             unserved = outcome.no_takeover.get(el.id, 0.0) + sum(
@@ -651,7 +757,7 @@ def _type_rows(topology: Topology, eng: Engine) -> dict[str, _TypeRows]:
         if not idxs or not any(eng.normal[x] for x in idxs):
             continue
         normal = [eng.normal[x] for x in idxs]
-        caps = [eng.cap[x] for x in idxs]
+        caps = [eng.cap_after[x] for x in idxs]  # every row is a site loss
         ranked = sorted(
             (p for p in range(len(idxs)) if caps[p] != inf and normal[p] > 0),
             key=lambda p: (-(normal[p] / caps[p]), p),
@@ -660,7 +766,7 @@ def _type_rows(topology: Topology, eng: Engine) -> dict[str, _TypeRows]:
     return rows
 
 
-def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
+def _site_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> list[SiteCheck]:
     """Per site lost and per element type: the survivors' load (summed in inventory order, as
     floats add up differently in another order) against their capacity, and the busiest survivor.
 
@@ -675,7 +781,7 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
         failed = eng.site_elements([site])
         if not failed:
             continue
-        outcome = eng.evaluate_sites([site])  # cached per site: plan's scenarios reuse it
+        outcome = losses[f"site:{site}"]
         lost_by_service = defaultdict(float, outcome.service_unserved)
         failed_by_type: dict[str, list[str]] = defaultdict(list)
         for x in failed:
@@ -726,7 +832,7 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
             worst_u = best[0] if best is not None else None
             bad = (
                 unserved > 1e-6
-                or (worst_u is not None and worst_u > eng.max_util + 1e-9)
+                or (worst_u is not None and worst_u > eng.limit[eng.index[worst_el]] + 1e-9)  # type: ignore[index]
                 or not survivors  # every element of a loaded type was at this site
             )
             formula = (
@@ -742,7 +848,8 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
             elif unserved > 1e-6:
                 msg = f"losing {site}: {fmt(unserved)} {unit} of {t} traffic cannot be carried"
             else:
-                msg = f"losing {site}: {worst_el} runs at {pct(worst_u or 0)} (limit {pct(eng.max_util)})"
+                limit = eng.limit[eng.index[worst_el]] if worst_el else eng.max_util
+                msg = f"losing {site}: {worst_el} runs at {pct(worst_u or 0)} (limit {pct(limit)})"
             out.append(
                 SiteCheck(
                     site=site,
@@ -760,6 +867,95 @@ def _site_checks(topology: Topology, eng: Engine) -> list[SiteCheck]:
                 )
             )
     return out
+
+
+def _risk_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> list[RiskCheck]:
+    """Every service region, power feed and transmission route lost at once (each fails all the
+    sites that depend on it): production runs two regions that each carry 100% (domain.md §5), so a
+    region loss that loses users, or leaves a survivor above the limit, is a shortfall."""
+    from imsdr.model.risk import KIND_LABELS, shared_risks
+
+    out: list[RiskCheck] = []
+    for risk in shared_risks(topology):
+        outcome = losses[risk.label]
+        failed = set(outcome.failed)
+        busiest: tuple[float, str] | None = None
+        for el_id, load in outcome.loads.items():
+            x = eng.index[el_id]
+            cap = eng.cap_after[x]
+            if el_id in failed or cap == float("inf") or load <= 0:
+                continue
+            if busiest is None or load / cap > busiest[0]:
+                busiest = (load / cap, el_id)
+        users, erlangs = outcome.users, outcome.erlangs
+        what = f"losing {KIND_LABELS[risk.kind]} {risk.id} (sites {', '.join(risk.sites)})"
+        if users > 1e-6 or erlangs > 1e-6:
+            message = f"{what} leaves {fmt(round(users))} users and {fmt(round(erlangs, 1))} Erlangs unserved"
+        elif busiest is not None and busiest[0] > eng.limit[eng.index[busiest[1]]] + 1e-9:
+            limit = eng.limit[eng.index[busiest[1]]]
+            message = f"{what}: {busiest[1]} runs at {pct(busiest[0])} (limit {pct(limit)})"
+        else:
+            message = f"{what}: everything is taken over"
+        out.append(
+            RiskCheck(
+                kind=risk.kind,
+                id=risk.id,
+                sites=risk.sites,
+                verdict=OK if outcome.verdict == "no loss" else FAIL,
+                unserved_users=round(users, 1),
+                unserved_erlangs=round(erlangs, 3),
+                busiest=None if busiest is None else busiest[1],
+                busiest_utilisation=None if busiest is None else round(busiest[0], 4),
+                message=message,
+            )
+        )
+    return out
+
+
+def _traffic_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> dict[str, Any]:
+    """The registration storm of every site and region loss; sessions and DNS queries normally
+    and in those losses; capacities missing or never checked."""
+    from imsdr.capacity.dimensions import dimension_checks, missing_dimensions, unchecked_capacities
+    from imsdr.capacity.storm import StormIndex, registration_storm
+
+    scenarios = [(label, outcome) for label, outcome in losses.items() if label.startswith(("site:", "region:"))]
+    storms = []
+    index = StormIndex(eng)
+    for label, outcome in scenarios:
+        storm = registration_storm(topology, eng, outcome, index)
+        if not (storm.moved_users or storm.restored_users):
+            continue
+        unknown = tuple(r.id for r in storm.elements if r.verdict == "unknown")
+        never = storm.drain_s == float("inf")
+        formula = (f"{fmt(round(storm.moved_users))} users / {fmt(storm.window.seconds)} s = "
+                   f"{fmt(storm.registrations_per_second)} registrations/s (×2 REGISTER, ×4 Cx)")
+        if storm.bottleneck:
+            own = next(r.drain_s for r in storm.elements if r.id == storm.bottleneck)
+            formula += f"; bottleneck {storm.bottleneck}: " + (
+                "never drains" if never else f"its share takes {fmt(own)} s at its spare rate "  # type: ignore[arg-type]
+                f"(the storm lasts {fmt(storm.drain_s)} s)")
+        if storm.overloaded:
+            worst = max((r for r in storm.elements if r.verdict == "overload"), key=lambda r: r.utilisation or 0)
+            message = (f"{label} lost: the registration storm ({fmt(storm.registrations_per_second)} "
+                       f"registrations/s) overloads {', '.join(storm.overloaded)}; {worst.id} needs "
+                       f"{fmt(worst.storm_rate + worst.background_rate)} {worst.unit} of {fmt(worst.capacity or 0)} "
+                       f"({pct(worst.utilisation or 0)})")
+        else:
+            message = f"{label} lost: the registration storm stays within the rate capacities given"
+        storms.append(StormCheck(
+            scenario=label, moved_users=storm.moved_users, restored_users=storm.restored_users,
+            window_s=storm.window.seconds, registrations_per_second=storm.registrations_per_second,
+            bottleneck=storm.bottleneck, drain_s=None if never else storm.drain_s,
+            overloaded=storm.overloaded, unknown=unknown,
+            verdict=FAIL if storm.overloaded else OK,  # a rate not given is CAP-012, listed in `unknown`
+            formula=formula, message=message,
+        ))
+    return {
+        "storms": tuple(storms),
+        "dimensions": tuple(dimension_checks(topology, eng, scenarios)),
+        "missing": tuple(missing_dimensions(topology, eng)),
+        "unchecked": tuple(unchecked_capacities(topology)),
+    }
 
 
 def _element_issues(topology: Topology, model: LoadModel) -> list[ElementIssue]:
@@ -783,7 +979,7 @@ def _element_issues(topology: Topology, model: LoadModel) -> list[ElementIssue]:
                     "capacity for its type; it cannot be sized",
                 )
             )
-        elif load > cap * u:
+        elif load > cap * (1 if model.unit.get(el.id) == ERLANGS else u):
             out.append(
                 ElementIssue(
                     el.id,

@@ -46,10 +46,13 @@ ShowAllOpt = Annotated[bool, typer.Option(
 
 @handle_errors
 def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_all: ShowAllOpt = False) -> None:
-    """Size N+K pools, 1+1 pairs, the HSS, CSCF load, trunks (Erlang B), DR takeovers and site loss.
+    """Size pools, pairs, HSS, trunks, DR takeovers, site/region/feed/route loss, storms, sessions and qps.
 
-    The table lists every check of a small network; a large one gets a summary and the checks
-    that are not ok (--all lists every check). Exit 1 when any check falls short.
+    Every check reads the one load model (pool verdicts are the simulated loss of their members);
+    the registration storm of each site and region loss, sessions against busy-hour Erlangs and DNS
+    queries against the query model are checked too (docs/capacity.md). The table lists every
+    check of a small network; a large one gets a summary and the checks that are not ok (--all
+    lists every check). Exit 1 when any check falls short.
     """
     from imsdr.capacity import capacity_to_dict
 
@@ -77,21 +80,42 @@ def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_
 def simulate(
     inventory: InventoryArg,
     fail: Annotated[
-        list[str], typer.Option("--fail", metavar="ID", help="Site or element id to fail (repeatable).",
-                                show_default=False)
-    ],
+        list[str] | None,
+        typer.Option(
+            "--fail",
+            metavar="ID",
+            help="Site, element, service region, power feed or transmission route id to fail "
+            "(repeatable; 'region:ID', 'power:ID', 'route:ID' when a name is ambiguous).",
+            show_default=False,
+        ),
+    ] = None,
+    radius: Annotated[
+        str | None,
+        typer.Option(
+            "--radius", metavar="LAT,LON,KM", show_default=False,
+            help="Also fail every site within KM kilometres of LAT,LON (a disaster area).",
+        ),
+    ] = None,
     fmt: FormatOpt = ReportFormat.table,
 ) -> None:
-    """Fail sites and/or elements: what takes over, capacity after failover, switchover time and its
-    parts, unserved users per local network, impact and failback.
+    """Fail sites, elements, regions, power feeds, transmission routes or a disaster radius.
+
+    Reports what takes over, capacity after failover, the registration storm, switchover time and
+    its parts, unserved users per local network, impact and failback.
 
     Exit 1 when the verdict is degraded or outage (traffic at risk or lost).
     """
+    from imsdr.errors import ImsdrError
+    from imsdr.model.risk import Radius
     from imsdr.scenarios.simulate import simulate as run
     from imsdr.scenarios.simulate import simulation_to_dict
 
+    try:
+        area = Radius.parse(radius) if radius is not None else None
+    except ValueError as exc:
+        raise ImsdrError(str(exc)) from None
     analysis = _analysis(inventory)
-    report = run(analysis.topology, list(fail), analysis.float_engine)
+    report = run(analysis.topology, list(fail or []), analysis.float_engine, radius=area)
     if fmt is ReportFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 
@@ -128,10 +152,11 @@ def scenarios(
     ] = False,
     fmt: FormatOpt = ReportFormat.table,
 ) -> None:
-    """Run every single-site and single-element failure (and with --depth 2 every site pair): verdict,
-    worst switchover and unserved users per scenario, then the worst case per pool, pair and type.
+    """Run every site, region, power feed, transmission route and element failure (--depth 2: site pairs).
 
-    Exit 1 when a depth-1 scenario loses traffic.
+    Per scenario the verdict, worst switchover and unserved users; then the worst scenario of each
+    kind and the worst case per pool, pair and type. Exit 1 when a depth-1 scenario loses traffic
+    (a region loss in a lab excepted).
     """
     from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
 

@@ -109,13 +109,17 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
           fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None,
           rules_config: RulesConfigOpt = None, docs_url: DocsUrlOpt = None) -> None:
     """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input."""
+    from functools import partial
+
     from imsdr.cli.common import print_error
+    from imsdr.dns.lint import plan_problems
     from imsdr.errors import InventoryError
     from imsdr.model.topology import Topology
     from imsdr.output import findings as out
     from imsdr.rules.engine import invalid_report, load_rule_settings, run_checks
 
     settings = load_rule_settings(rules_config) if rules_config is not None else None
+    level = fail_on.value
     day = dt.date.fromisoformat(today) if today else dt.date.today()
     reports = []
     invalid = False
@@ -127,8 +131,9 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
             invalid = True
             reports.append(invalid_report(str(inventory), exc, day))
             continue
-        reports.append(run_checks(Topology(inv, source), today=day, settings=settings))
-    level = fail_on.value
+        topology = Topology(inv, source)
+        reports.append(run_checks(topology, today=day, settings=settings,
+                                  dns_problems=partial(plan_problems, topology)))
     if fmt is CheckFormat.json:
         write_stdout(out.to_json(reports, level))  # type: ignore[arg-type]
     elif fmt is CheckFormat.sarif:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from imsdr.dns.names import is_subdomain
 from imsdr.dns.plan import capacity_of, site_tier
+from imsdr.model.selection import same_home_domain, sbc_pcscf_targets
 
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
@@ -110,43 +111,17 @@ def _make_set(
     return DispatcherSet(setid, source.id, comment, tuple(dests))
 
 
-def same_home_domain(
-    topo: Topology, source: Element, candidates: list[Element], memo: dict[str, list[Element]] | None = None
-) -> list[Element]:
-    """The candidates whose FQDN is under the home domain of ``source`` (all when none is).
-
-    ``memo`` (home domain -> answer) lets a caller asking for many sources against the same
-    ``candidates`` filter them once per home domain instead of once per source.
-    """
-    fqdn = topo.fqdn(source)
-    domains = [d for d in topo.network.home_domains if is_subdomain(fqdn, d)]
-    if not domains:
-        return candidates
-    home = max(domains, key=len)
-    if memo is not None and home in memo:
-        return memo[home]
-    own = [c for c in candidates if is_subdomain(topo.fqdn(c), home)] or candidates
-    if memo is not None:
-        memo[home] = own
-    return own
-
-
 def sbc_pcscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> list[DispatcherSet]:
     """One set per SBC: its P-CSCF list in order of preference, or every P-CSCF same-site first.
 
     ``exclude``: drained P-CSCFs, left out of every set (set ids do not move)."""
     out = []
-    pcscfs = [p for p in topo.by_type["pcscf"] if p.id not in exclude]
     memo: dict[str, list[Element]] = {}
     for i, sbc in enumerate(topo.by_type["sbc"], start=1):
-        if sbc.pcscfs:
-            targets = [topo.elements[p] for p in sbc.pcscfs if p not in exclude]
-            tiers = list(range(len(targets)))
-            how = "its pcscfs list in order of preference"
-        else:
-            targets = same_home_domain(topo, sbc, pcscfs, memo)
-            tiers = [site_tier(topo, t, sbc.site) for t in targets]
-            how = "the P-CSCFs of its home domain, same site first, same region next"
+        # the load model routes by the same list (model.selection)
+        targets, tiers = sbc_pcscf_targets(topo, sbc, exclude, memo)
+        how = ("its pcscfs list in order of preference" if sbc.pcscfs else
+               "the P-CSCFs of its home domain, same site first, same region next")
         if targets:
             out.append(_make_set(i, sbc, targets, tiers, f"SBC {sbc.id} (site {sbc.site}) -> P-CSCF: {how}"))
     return out

@@ -25,6 +25,7 @@ from imsdr.dns.records import CNAME, NAPTR, NS, SRV, RRset, dnspython_check
 if TYPE_CHECKING:
     from imsdr.diagnostics import Problem
     from imsdr.inventory.build import SourceMap
+    from imsdr.model.topology import Topology
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,3 +304,12 @@ def lint_problems(issues: list[LintIssue], source: SourceMap | None) -> list[Pro
                 path = format_path(o.field)
         out.append(Problem(location, path, issue.message))
     return out
+
+
+def plan_problems(topology: Topology, plan: DnsPlan | None = None) -> list[Problem]:
+    """Every error the DNS lint finds in ``topology``'s plan, located in the inventory (what
+    ``render dns`` would refuse); ``check`` reports them as DNS-005."""
+    from imsdr.dns.plan import build_dns_plan
+
+    plan = plan if plan is not None else build_dns_plan(topology)
+    return lint_problems([i for i in lint_plan(plan) if i.severity == "error"], topology.source)

@@ -35,6 +35,14 @@ from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.names import enum_digits, is_subdomain, reverse_digits, sort_key
 from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
+from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's selection data
+    PRIORITY_OTHER,
+    PRIORITY_SAME_REGION,
+    PRIORITY_SAME_SITE,
+    capacity_of,
+    site_tier,
+    srv_weights,
+)
 
 if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
@@ -49,19 +57,7 @@ TRANSPORTS: dict[str, tuple[str, str]] = {
 SIP_TYPES = frozenset({"sbc", "pcscf", "cscf", "mgcf", "as"})
 ENUM_ORDER, ENUM_PREFERENCE = 100, 10
 NAPTR_ORDER = 10
-PRIORITY_SAME_SITE, PRIORITY_SAME_REGION, PRIORITY_OTHER = 10, 20, 30
 PRIORITY_LOCAL_SBC, PRIORITY_DR_SBC = 10, 20
-_CAPACITY_FIELDS: dict[str, tuple[str, ...]] = {
-    "sbc": ("registered_users", "sessions"),
-    "pcscf": ("registered_users", "sessions"),
-    "cscf": ("registered_users", "sessions"),
-    "as": ("sessions", "registered_users"),
-    "mgcf": ("circuits", "busy_hour_erlangs"),
-    "imgw": ("circuits", "busy_hour_erlangs"),
-    "hss": ("subscribers",),
-    "slf": ("subscribers",),
-    "enum_dns": ("queries_per_second",),
-}
 
 RRKey = tuple[str, str]  # (name, rdtype)
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -356,40 +352,6 @@ CORE_BASE = ViewPlan("(core base)", "default", "", (), "core base content", side
 ACCESS_BASE = ViewPlan("(access base)", "default", "", (), "access base content", side="access")
 
 # --- building ------------------------------------------------------------------------------------
-
-
-def capacity_of(el: Element) -> float | None:
-    """The capacity number weights are proportional to (per element type)."""
-    for name in _CAPACITY_FIELDS.get(el.type.value, ()):
-        value = getattr(el.capacity, name)
-        if value is not None:
-            return float(value)
-    return None
-
-
-def srv_weights(elements: list[Element]) -> list[int]:
-    """RFC 2782 weights for one priority tier: proportional to capacity, largest = 100, never 0.
-
-    When a member has no capacity in the unit its type uses, every member gets the same weight.
-    """
-    caps = [capacity_of(e) for e in elements]
-    if not elements:
-        return []
-    if any(c is None for c in caps):
-        return [100] * len(elements)
-    top = max(caps)  # type: ignore[type-var]
-    return [max(1, round(100 * c / top)) for c in caps]  # type: ignore[operator]
-
-
-def site_tier(topo: Topology, el: Element, site: str | None) -> int:
-    """SRV priority of ``el`` as seen from ``site``: same site 10, same region 20, other 30."""
-    if site is None:
-        return PRIORITY_SAME_SITE
-    if el.site == site:
-        return PRIORITY_SAME_SITE
-    if topo.sites[el.site].region == topo.sites[site].region:
-        return PRIORITY_SAME_REGION
-    return PRIORITY_OTHER
 
 
 def _port(el: Element, transport: str) -> int:

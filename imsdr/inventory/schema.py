@@ -309,12 +309,23 @@ class CapacityModel(_Strict):
     grade_of_service: Annotated[float, Field(gt=0, lt=1)] = Field(
         0.01, description="Erlang B blocking target (ITU-T E.520: 1%)"
     )
+    grade_of_service_failure: Annotated[float, Field(gt=0, lt=1)] = Field(
+        0.05, description="Erlang B blocking accepted on the surviving trunks after a failure")
     max_utilisation: Annotated[float, Field(gt=0, le=1)] = Field(
-        1.0, description="highest acceptable load/capacity after a failure"
+        0.85, description="highest acceptable load/capacity, normally and after a failure "
+        "(headroom for the busy-hour peak and the re-registration storm; docs/capacity.md)"
     )
     onnet_share: Fraction | None = Field(
         None, description="share of busy-hour traffic to on-net numbers (broken out to the PSTN when ENUM "
                           "fails); unset: the ENUM-outage breakout is not sized")
+    as_session_share: Fraction = Field(
+        1.0, description="share of busy-hour calls that hold an AS session (sizes AS sessions)")
+    busy_hour_call_attempts: Annotated[float, Field(ge=0, le=100)] = Field(
+        1.0, description="busy-hour call attempts per subscriber (the query model of ENUM/DNS)")
+    dns_queries_per_call_attempt: Annotated[float, Field(ge=0, le=100)] = Field(
+        2.0, description="ENUM/DNS queries one call attempt causes at the servers (ENUM + next hop)")
+    dns_queries_per_registration: Annotated[float, Field(ge=0, le=100)] = Field(
+        1.0, description="ENUM/DNS queries one registration causes at the servers")
     min_site_distance_km: Annotated[float, Field(ge=0, le=20000)] = Field(
         30.0, description="minimum distance between sites of one pair or pool (when coordinates are given)")
 
@@ -480,6 +491,10 @@ class Capacity(_Strict):
     busy_hour_erlangs: PositiveFloat | None = None
     circuits: Positive | None = Field(None, description="MGCF/IM-MGW trunk circuits")
     queries_per_second: Positive | None = None
+    registrations_per_second: Positive | None = Field(
+        None, description="SBC, P-CSCF, CSCF: initial registrations per second it can process")
+    transactions_per_second: Positive | None = Field(
+        None, description="HSS/SLF: Diameter (Cx/Sh/Dx) transactions per second")
 
 
 class Element(_Strict):

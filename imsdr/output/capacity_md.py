@@ -239,6 +239,32 @@ def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
                 for ln in report.local_networks
             ),
         )
+    storm = report.storm
+    if storm is not None and (storm.moved_users or storm.restored_users):
+        _section(lines, "Registration storm", h + 1)
+        drain = "never drains" if storm.drain_s == float("inf") else f"lasts {fmt(storm.drain_s)} s"
+        lines.append(
+            f"{fmt(round(storm.moved_users))} users register again over {fmt(storm.window.seconds)} s "
+            f"({fmt(storm.registrations_per_second)} initial registrations/s; window: {storm.window.reason}); "
+            f"{fmt(round(storm.restored_users))} users restored from the HSS; the storm {drain}"
+            + (f" (bottleneck `{storm.bottleneck}`)." if storm.bottleneck else ".")
+        )
+        lines.append("")
+        lines += _table(
+            ("element", "storm", "refreshes", "capacity", "utilisation", "drain", "verdict"),
+            (
+                (
+                    r.id,
+                    f"{_num(r.storm_rate)} {r.unit}",
+                    _num(r.background_rate),
+                    _num(r.capacity),
+                    _pct(r.utilisation),
+                    "–" if r.drain_s is None else ("never" if r.drain_s == float("inf") else f"{fmt(r.drain_s)} s"),
+                    r.verdict,
+                )
+                for r in storm.elements
+            ),
+        )
     _section(lines, "Impact", h + 1)
     for f in report.failed:
         for item in f.impact:
@@ -276,6 +302,21 @@ def scenarios_markdown(report: ScenariosReport, level: int = 1, all_rows: bool =
                 f"{r.busiest or '–'} {_pct(r.busiest_utilisation)}",
             )
             for r in rows
+        ),
+    )
+    _section(lines, "Worst scenario of each kind", h + 1)
+    lines += _table(
+        ("kind", "scenario", "verdict", "unserved users", "unserved Erlangs", "busiest"),
+        (
+            (
+                r.kind,
+                r.id,
+                r.verdict,
+                fmt(round(r.unserved_users)),
+                _num(r.unserved_erlangs),
+                f"{r.busiest or '–'} {_pct(r.busiest_utilisation)}",
+            )
+            for r in report.worst_by_kind
         ),
     )
     _section(lines, "Worst case per pool, pair and element type", h + 1)

@@ -88,6 +88,15 @@ def _sections(report: CapacityReport) -> list[Section]:
     def site(t: Table, s: Any) -> None:
         t.add_row(s.site, s.element_type, s.formula, verdict(s.verdict))
 
+    def risk(t: Table, r: Any) -> None:
+        t.add_row(f"{r.kind} {r.id}", ", ".join(r.sites), r.message, verdict(r.verdict))
+
+    def storm(t: Table, s: Any) -> None:
+        t.add_row(s.scenario, s.formula, s.message, verdict(s.verdict))
+
+    def dimension(t: Table, d: Any) -> None:
+        t.add_row(d.id, d.dimension.replace("_", " "), d.formula, verdict(d.verdict))
+
     return [
         ("N+K pools", report.pools, pool, ("pool", "type", "N, K", "load", "formula", "verdict")),
         ("1+1 pairs", report.pairs, pair, ("pair", "type", "members", "formula", "verdict")),
@@ -97,6 +106,11 @@ def _sections(report: CapacityReport) -> list[Section]:
         ("DR SBC and P-CSCF takeovers", report.takeovers, takeover,
          ("failed", "type", "load", "taken over by", "verdict")),
         ("Site survivability (one site lost)", report.sites, site, ("site", "type", "formula", "verdict")),
+        ("Region, power feed and transmission route losses", report.risks, risk,
+         ("lost", "sites", "result", "verdict")),
+        ("Registration storm of a site or region loss", report.storms, storm,
+         ("lost", "storm", "result", "verdict")),
+        ("Sessions and DNS queries", report.dimensions, dimension, ("element", "dimension", "formula", "verdict")),
     ]
 
 
@@ -119,6 +133,14 @@ def capacity_tables(console: Console, report: CapacityReport, show_all: bool = F
         console.print(t)
     for e in report.elements:
         console.print(f"{e.kind}: {e.message}")
+    if full:
+        for el_id, el_type, fields in report.missing:
+            console.print(f"capacity missing: {el_id} ({el_type}) gives no {' or '.join(fields)}")
+        for el_id, el_type, name in report.unchecked:
+            console.print(f"capacity never checked: {el_id} ({el_type}) gives {name}, which no {el_type} check reads")
+    elif report.missing or report.unchecked:
+        console.print(f"{len(report.missing):,} capacity dimensions missing, {len(report.unchecked):,} given but "
+                      "never checked (--all lists them)")
     if not full:
         console.print(f"{total:,} checks in all; --all lists every check with its formula")
     n = len(report.failures())
@@ -176,6 +198,7 @@ def simulation_tables(console: Console, report: SimulationReport) -> None:
         for ln in report.local_networks:
             t.add_row(ln.id, fmt(ln.subscribers), fmt(round(ln.unserved_users)), fmt(ln.unserved_erlangs))
         console.print(t)
+    _storm_table(console, report)
     t = table("Impact and failback", "element", "impact", "failback")
     for f in report.failed:
         t.add_row(f.id, "\n".join(f"• {x}" for x in f.impact), "\n".join(f"• {x}" for x in f.failback))
@@ -186,6 +209,33 @@ def simulation_tables(console: Console, report: SimulationReport) -> None:
     line.append(f"; worst switchover {fmt(report.switchover_s)} s{who}; unserved "
                 f"{fmt(round(report.unserved_users))} users, {fmt(report.unserved_erlangs)} Erlangs")
     console.print(line)
+
+
+def _storm_table(console: Console, report: SimulationReport) -> None:
+    storm = report.storm
+    if storm is None or not (storm.moved_users or storm.restored_users):
+        return
+    t = table(
+        f"Registration storm: {fmt(round(storm.moved_users))} users re-register over "
+        f"{fmt(storm.window.seconds)} s ({fmt(storm.registrations_per_second)} registrations/s), "
+        f"{fmt(round(storm.restored_users))} restored from the HSS",
+        "element", "storm", "refreshes", "capacity", "utilisation", "drain", "verdict",
+    )
+    for r in storm.elements:
+        drain = "–" if r.drain_s is None else ("never" if r.drain_s == float("inf") else f"{fmt(r.drain_s)} s")
+        t.add_row(
+            r.id,
+            f"{fmt(r.storm_rate)} {r.unit}",
+            fmt(r.background_rate),
+            "–" if r.capacity is None else fmt(r.capacity),
+            "–" if r.utilisation is None else pct(r.utilisation),
+            drain,
+            styled(r.verdict, "bold red") if r.verdict == "overload" else verdict(r.verdict),
+        )
+    console.print(t)
+    lasts = "never drains" if storm.drain_s == float("inf") else f"lasts {fmt(storm.drain_s)} s"
+    console.print(f"storm {lasts}" + (f" (bottleneck {storm.bottleneck})" if storm.bottleneck else "")
+                  + f"; window: {storm.window.reason}")
 
 
 # --- scenarios ---------------------------------------------------------------------------------------
@@ -206,6 +256,13 @@ def scenario_tables(console: Console, report: ScenariosReport, show_all: bool = 
         lost = f"{fmt(round(r.unserved_users))} users, {fmt(r.unserved_erlangs)} E"
         t.add_row(r.id, verdict(r.verdict), f"{fmt(r.switchover_s)} s", lost, busiest)
     console.print(t)
+    if report.worst_by_kind:
+        t = table("Worst scenario of each kind", "kind", "scenario", "verdict", "unserved", "busiest survivor")
+        for r in report.worst_by_kind:
+            busiest = "–" if r.busiest is None else f"{r.busiest} {pct(r.busiest_utilisation or 0)}"
+            lost = f"{fmt(round(r.unserved_users))} users, {fmt(r.unserved_erlangs)} E"
+            t.add_row(r.kind, r.id, verdict(r.verdict), lost, busiest)
+        console.print(t)
     t = table("Worst case per pool, pair and element type", "subject", "peak utilisation", "caused by",
               "most unserved")
     for w in report.worst:

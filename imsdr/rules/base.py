@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from imsdr.diagnostics import Finding, Location, Severity
+from imsdr.diagnostics import Finding, Location, Problem, Severity
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -26,6 +26,9 @@ class RuleContext:
     topology: Topology
     today: dt.date = field(default_factory=dt.date.today)
     cache: dict[str, Any] = field(default_factory=dict)
+    #: what the DNS plan of this inventory cannot publish (``imsdr.dns.lint.plan_problems``),
+    #: handed in by the caller: the DNS layer sits above the rules and is never imported by them
+    dns_problems: Callable[[], Sequence[Problem]] | None = None
     analysis: Analysis = None  # type: ignore[assignment]  # None: a fresh Analysis of ``topology``
 
     def __post_init__(self) -> None:

@@ -87,6 +87,65 @@ def _sites(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
             )
 
 
+def _risks(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
+    path = {"region": "region", "power": "power", "route": "transmission"}
+    for check in shared_report(ctx).risks:
+        if check.verdict == "fail":
+            yield rule.finding(
+                check.message,
+                subjects=(check.id, *check.sites),
+                location=ctx.locate(check.sites[-1], path[check.kind]),
+                hint=f"`imsdr simulate --fail {check.kind}:{check.id}` shows what is lost; place "
+                "the missing functions (and capacity) in sites that do not depend on it",
+            )
+
+
+def _storms(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
+    for check in shared_report(ctx).storms:
+        if check.verdict == "fail":
+            yield rule.finding(
+                check.message,
+                subjects=(check.scenario.split(":", 1)[1], *check.overloaded),
+                location=ctx.locate(check.overloaded[0], "capacity"),
+                hint=check.formula + "; raise registrations_per_second/transactions_per_second, or shorten "
+                "the storm's peak by pacing re-registration (restoration, SBC-driven)",
+            )
+
+
+def _dimensions(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
+    for check in shared_report(ctx).dimensions:
+        if check.verdict == "fail":
+            yield rule.finding(
+                check.message,
+                subjects=(check.id,),
+                location=ctx.locate(check.id, "capacity", check.dimension),
+                hint=check.formula,
+            )
+
+
+def _missing(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
+    for el_id, el_type, fields in shared_report(ctx).missing:
+        wanted = " or ".join(fields)
+        yield rule.finding(
+            f"{el_id} ({el_type}) carries traffic but gives no capacity.{wanted}: that dimension "
+            "cannot be checked",
+            subjects=(el_id,),
+            location=ctx.locate(el_id, "capacity"),
+            hint=f"set capacity: {{{fields[0]}: ...}} (docs/capacity.md lists what each type needs)",
+        )
+
+
+def _unchecked(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
+    for el_id, el_type, name in shared_report(ctx).unchecked:
+        yield rule.finding(
+            f"{el_id} ({el_type}) gives capacity.{name}, which no check of a {el_type} reads: "
+            "it is neither sized nor used",
+            subjects=(el_id,),
+            location=ctx.locate(el_id, "capacity", name),
+            hint="remove it, or give the capacity a check of this type reads (docs/capacity.md)",
+        )
+
+
 def _overloaded(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
     for issue in shared_report(ctx).elements:
         if issue.kind == "overloaded":
@@ -175,5 +234,57 @@ RULES: list[Rule] = [
         "cannot be sized.\nPasses: capacity: {registered_users: 2000000}. "
         "Fails: no capacity on a loaded SBC.",
         _no_capacity,
+    ),
+    Rule(
+        "CAP-009",
+        Severity.ERROR,
+        "Losing a service region, power feed or transmission route loses traffic",
+        "Every site depending on a shared risk fails with it. Production runs two service regions, each "
+        "carrying 100% alone (domain.md §5), so losing one region must lose no user and leave every "
+        "survivor within max_utilisation; the same holds for a power feed or transmission route.\n"
+        "Passes: SLF, AS and every core type in both regions. "
+        "Fails: SLF and AS only in region north (losing north loses every user).",
+        _risks,
+    ),
+    Rule(
+        "CAP-010",
+        Severity.ERROR,
+        "The registration storm of a site or region loss overloads an element",
+        "Users of a lost SBC/P-CSCF register again through the survivors within the re-registration "
+        "window: 2 REGISTER transactions (IMS AKA) at each SIP hop and 4 Cx transactions (2 UAR, MAR, "
+        "SAR) at the HSS per user, on top of the normal refreshes, against registrations_per_second and "
+        "transactions_per_second × max_utilisation.\n"
+        "Passes: 1,800,000 users over 1,800 s → HSS 5,417 Diameter/s of 12,000. Fails: HSS of 6,000/s.",
+        _storms,
+    ),
+    Rule(
+        "CAP-011",
+        Severity.ERROR,
+        "Sessions or DNS queries short of the traffic an element carries",
+        "Sessions (SBC, P-CSCF, CSCF, AS) must hold the busy-hour Erlangs of the users they carry, and "
+        "ENUM/DNS servers the queries of the query model, normally and after each site or region loss, "
+        "within max_utilisation.\n"
+        "Passes: AS of 80,000 sessions for 60,000 E (75%). Fails: AS of 5,000 sessions for 60,000 E.",
+        _dimensions,
+    ),
+    Rule(
+        "CAP-012",
+        Severity.WARNING,
+        "A capacity dimension the element type needs is not given",
+        "Each type is sized in every dimension it has: SBC/CSCF users, sessions and registrations/s; "
+        "P-CSCF users and registrations/s; HSS/SLF subscribers and transactions/s; MGCF/IM-MGW "
+        "circuits; AS sessions; ENUM/DNS queries/s.\n"
+        "Passes: {registered_users: 2000000, sessions: 60000, registrations_per_second: 3000}. "
+        "Fails: an S-CSCF with registered_users only.",
+        _missing,
+    ),
+    Rule(
+        "CAP-013",
+        Severity.WARNING,
+        "A capacity is given that no check of the element type reads",
+        "A number in the inventory that nothing checks gives false comfort (e.g. sessions on an HSS, "
+        "circuits on an SBC).\n"
+        "Passes: capacity fields of the type only. Fails: an HSS with sessions: 10000.",
+        _unchecked,
     ),
 ]

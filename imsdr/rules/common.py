@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from imsdr.model.risk import haversine_km  # noqa: F401 - the geo rules' distance
 from imsdr.model.topology import TYPE_LABELS
 
 if TYPE_CHECKING:
@@ -13,16 +13,7 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Group
     from imsdr.rules.base import RuleContext
 
-EARTH_RADIUS_KM = 6371.0088
 TYPE_NAMES = TYPE_LABELS  # the rules speak of element types as people write them
-
-
-def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """Great-circle distance between two points given in degrees."""
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))
 
 
 def group_members_by_site(ctx: RuleContext) -> dict[str, dict[str, list[str]]]:

@@ -8,7 +8,7 @@ from imsdr.diagnostics import Finding, Severity
 from imsdr.rules.base import Rule, RuleContext, make_doc
 from imsdr.rules.common import TYPE_NAMES, join
 
-REGION_CORE_TYPES = ("enum_dns", "pcscf", "cscf", "hss", "slf", "mgcf")
+REGION_CORE_TYPES = ("enum_dns", "pcscf", "cscf", "hss", "slf", "mgcf", "imgw", "as")
 
 
 def check_regions(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
@@ -69,13 +69,14 @@ RULES: list[Rule] = [
         check_regions, production_only=True,
     ),
     Rule(
-        "DEP-002", Severity.WARNING,
+        "DEP-002", Severity.ERROR,
         "A core element type is missing from a service region",
         make_doc(
             """
             Each active-active region must be able to carry 100% of the traffic alone
-            (domain.md §5), so every core function (ENUM/DNS, P-CSCF, CSCF, HSS, SLF, MGCF)
-            needs at least one element in every region.
+            (domain.md §5), so every core function (ENUM/DNS, P-CSCF, CSCF, HSS, SLF, MGCF,
+            IM-MGW, AS) needs at least one element in every region: without it, losing the other
+            region loses every user (`imsdr simulate --fail region:ID` shows it; CAP-009 sizes it).
             """,
             """
             sites:

@@ -132,6 +132,19 @@ def check_nested_enum_blocks(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def check_publishable(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    """What ``render dns`` and ``plan`` would refuse, reported by ``check`` already."""
+    if ctx.dns_problems is None:
+        return
+    for problem in ctx.dns_problems():
+        where = f"{problem.path}: " if problem.path else ""
+        yield rule.finding(
+            f"{where}{problem.message}",
+            location=problem.location,
+            hint="`imsdr render dns` and `imsdr plan` refuse to write a DNS plan with this problem",
+        )
+
+
 RULES: list[Rule] = [
     Rule(
         "DNS-001", Severity.ERROR,
@@ -217,5 +230,27 @@ RULES: list[Rule] = [
             """,
         ),
         check_nested_enum_blocks,
+    ),
+    Rule(
+        "DNS-005", Severity.ERROR,
+        "The DNS plan cannot publish a name the inventory asks for",
+        make_doc(
+            """
+            Every element FQDN and every pair/pool `dns_name` is published in the zone of a home
+            domain (domain.md §8.4); a name outside every home domain (or produced twice) has no
+            zone to go in, so `render dns` and `plan` refuse the whole DNS plan. `check` reports the
+            same problems first, so a pre-commit hook never lets through what `plan` refuses.
+            """,
+            """
+            network: {home_domains: [ims.example.net], ...}
+            elements:
+              - {id: cscf-a-1, fqdn: cscf-a-1.other.example.org, ...}
+            """,
+            """
+            elements:
+              - {id: cscf-a-1, fqdn: cscf-a-1.ims.example.net, ...}
+            """,
+        ),
+        check_publishable,
     ),
 ]

@@ -10,7 +10,7 @@ import dataclasses
 import datetime as dt
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -232,16 +232,19 @@ def _run(state: RuleState, ctx: RuleContext) -> Iterable[Finding]:
 
 def run_checks(topology: Topology, today: dt.date | None = None,
                rules: Sequence[Rule] | None = None, settings: RuleSettings | None = None,
-               analysis: Analysis | None = None) -> CheckReport:
+               analysis: Analysis | None = None,
+               dns_problems: Callable[[], Sequence[Problem]] | None = None) -> CheckReport:
     """Run every applicable rule, apply the inventory's rule settings and waivers.
 
     ``today`` decides which waivers have expired (default: the current date); ``rules``
     replaces the registry (tests); ``settings`` (``load_rule_settings``) override the
     inventory's ``rules:`` map; ``analysis`` is the run's analysis of ``topology`` when the caller
-    shares it with other stages (default: a fresh one)."""
+    shares it with other stages (default: a fresh one); ``dns_problems`` gives what the DNS plan
+    cannot publish (``imsdr.dns.lint.plan_problems``; DNS-005 reports it)."""
     today = today or dt.date.today()
     states = rule_states(topology, rules, settings)
-    ctx = RuleContext(topology=topology, today=today, analysis=analysis)  # type: ignore[arg-type]
+    ctx = RuleContext(topology=topology, today=today, analysis=analysis,  # type: ignore[arg-type]
+                      dns_problems=dns_problems)
     inv = topology.inventory
     source = topology.source
     report = CheckReport(file=source.file if source else None, today=today,

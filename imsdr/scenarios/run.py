@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.engine import NO_LOSS, VERDICT_RANK, Engine, Outcome, worse
 from imsdr.errors import ImsdrError
+from imsdr.model.risk import shared_risks
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -23,8 +24,8 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class ScenarioRow:
-    id: str  # site:<id> | element:<id> | sites:<a>+<b>
-    kind: str  # site | element | site-pair
+    id: str  # site:<id> | element:<id> | sites:<a>+<b> | region:<id> | power:<id> | route:<id>
+    kind: str  # site | element | site-pair | region | power | route
     depth: int
     failed: tuple[str, ...]  # sites or the element
     verdict: str
@@ -55,6 +56,24 @@ class ScenariosReport:
     worst: tuple[WorstCase, ...]
     counts: tuple[tuple[str, int], ...]
     depth1_loses_traffic: bool
+    worst_by_kind: tuple[ScenarioRow, ...] = ()  # the worst scenario of each kind
+
+
+#: scenario kinds in report order; region, power and route rows fail every site depending on them
+KINDS = ("site", "region", "power", "route", "element", "site-pair")
+
+
+def severity(row: ScenarioRow) -> tuple[int, float, float, float]:
+    """How bad a scenario is: verdict, then users and Erlangs lost, then the busiest survivor."""
+    return (VERDICT_RANK[row.verdict], row.unserved_users, row.unserved_erlangs, row.busiest_utilisation or 0.0)
+
+
+def gates(topology: Topology, row: ScenarioRow) -> bool:
+    """True when ``row`` losing traffic fails the design: every depth-1 scenario does, except a
+    region loss in a lab (a lab has one region by design)."""
+    if row.depth != 1 or row.verdict == NO_LOSS:
+        return False
+    return not (row.kind == "region" and topology.network.deployment == "lab")
 
 
 def run_scenarios(
@@ -65,7 +84,8 @@ def run_scenarios(
     eng = engine or Engine(topology, exact_numbers=False)
     sites = sorted(topology.sites)
     pairs = list(itertools.combinations(sites, 2)) if depth == 2 else []
-    total = len(sites) + len(eng.ids) + len(pairs)
+    risks = shared_risks(topology)
+    total = len(sites) + len(risks) + len(eng.ids) + len(pairs)
     tracker = _Worst(topology, eng)
     rows: list[ScenarioRow] = []
     done = 0
@@ -86,6 +106,10 @@ def run_scenarios(
         site_rows[site] = _row(eng, sid, "site", 1, (site,), outcome, tracker)
         rows.append(site_rows[site])
         tick()
+    for risk in risks:
+        outcome = eng.evaluate_sites(risk.sites)
+        rows.append(_row(eng, risk.label, risk.kind, 1, risk.sites, outcome, tracker))
+        tick()
     for el_id in sorted(eng.ids):
         sid = f"element:{el_id}"
         outcome = eng.evaluate({eng.index[el_id]})
@@ -102,13 +126,18 @@ def run_scenarios(
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    worst_of: dict[str, ScenarioRow] = {}
+    for r in rows:  # the first of equally bad scenarios wins (report order)
+        if r.kind not in worst_of or severity(r) > severity(worst_of[r.kind]):
+            worst_of[r.kind] = r
     return ScenariosReport(
         network=topology.network.name,
         depth=depth,
         rows=tuple(rows),
         worst=tracker.result(),
         counts=tuple(sorted(counts.items(), key=lambda kv: VERDICT_RANK[kv[0]])),
-        depth1_loses_traffic=any(r.depth == 1 and r.verdict != NO_LOSS for r in rows),
+        depth1_loses_traffic=any(gates(topology, r) for r in rows),
+        worst_by_kind=tuple(worst_of[k] for k in KINDS if k in worst_of),
     )
 
 
@@ -193,7 +222,7 @@ class _Worst:
             if el_id in failed:
                 continue
             x = eng.index[el_id]
-            cap = eng.cap[x]
+            cap = eng.cap_after[x] if load > eng.normal[x] else eng.cap[x]
             if cap == math.inf or load <= 0:
                 continue
             u = load / cap
@@ -260,6 +289,7 @@ def scenarios_to_dict(report: ScenariosReport) -> dict[str, Any]:
         "depth": report.depth,
         "counts": dict(report.counts),
         "depth1_loses_traffic": report.depth1_loses_traffic,
+        "worst_by_kind": {r.kind: r.id for r in report.worst_by_kind},
         "scenarios": [
             {
                 "id": r.id,

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.engine import NO_LOSS, Engine, Outcome
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
+from imsdr.capacity.storm import Storm, registration_storm, storm_to_dict
 from imsdr.capacity.timing import Switchover, access_windows, diameter_detection, switchover
 from imsdr.errors import ImsdrError
+from imsdr.model.risk import RISK_KINDS, Radius, shared_risks
 from imsdr.model.topology import TYPE_LABELS
 
 if TYPE_CHECKING:
@@ -72,39 +74,100 @@ class SimulationReport:
     switchover_s: int
     switchover_from: str | None
     verdict: str
+    storm: Storm | None = None  # the registration storm of the failure
 
 
-def resolve_ids(topology: Topology, ids: list[str]) -> tuple[list[str], set[str]]:
-    """Split ``ids`` into sites and elements; unknown ids are a usage error (exit 2)."""
-    if not ids:
-        raise ImsdrError("nothing to fail: give at least one --fail SITE_OR_ELEMENT")
+_PREFIXES = ("site", "element", "region", "power", "route")
+
+
+def resolve_ids(
+    topology: Topology, ids: list[str], radius: Radius | None = None
+) -> tuple[list[str], set[str]]:
+    """Split what to fail into sites and elements; unknown ids are a usage error (exit 2).
+
+    An id is a site, an element, a service region, a power feed or a transmission route (each
+    of these last three fails every site that depends on it); ``kind:id`` (``region:north``,
+    ``power:grid-a``, ``route:ring-1``, ``site:``, ``element:``) says which when a name is used
+    by several kinds. ``radius`` fails every site inside the circle.
+    """
+    if not ids and radius is None:
+        raise ImsdrError("nothing to fail: give at least one --fail ID or a --radius")
+    risks: dict[str, dict[str, tuple[str, ...]]] = {k: {} for k in RISK_KINDS}
+    for risk in shared_risks(topology):
+        risks[risk.kind][risk.id] = risk.sites
     sites: list[str] = []
     elements: set[str] = set()
     unknown: list[str] = []
+    errors: list[str] = []
+
+    def add_sites(site_ids: tuple[str, ...] | list[str]) -> None:
+        for site_id in site_ids:
+            if site_id not in sites:
+                sites.append(site_id)
+            elements.update(e.id for e in topology.by_site.get(site_id, []))
+
     for ident in ids:
-        if ident in topology.sites:
-            if ident not in sites:
-                sites.append(ident)
-            elements.update(e.id for e in topology.by_site.get(ident, []))
-        elif ident in topology.elements:
-            elements.add(ident)
+        kind, sep, name = ident.partition(":")
+        if sep and kind in _PREFIXES:
+            found = _lookup(topology, risks, name, (kind,))
         else:
+            kind, name = "", ident
+            found = _lookup(topology, risks, name, _PREFIXES)
+        if not found:
             unknown.append(ident)
+        elif len(found) > 1:
+            kinds = ", ".join(f"{k}:{name}" for k, _v in found)
+            errors.append(f"--fail {ident}: ambiguous, it names a {' and a '.join(k for k, _v in found)}; "
+                          f"write one of {kinds}")
+        else:
+            what, value = found[0]
+            if what == "element":
+                elements.add(name)
+            else:
+                add_sites(value)
+    if radius is not None:
+        inside, unplaced = radius.sites(topology)
+        if unplaced and not inside:
+            errors.append(f"--radius: no site has coordinates inside {radius.km:g} km "
+                          f"and {len(unplaced)} site(s) have no lat/lon to place them")
+        add_sites(inside)
     if unknown:
-        known = list(topology.sites) + list(topology.elements)
-        msgs = []
+        known = [*topology.sites, *topology.elements, *(r for by in risks.values() for r in by)]
         for ident in unknown:
-            close = difflib.get_close_matches(ident, known, n=3)
+            close = difflib.get_close_matches(ident.partition(":")[2] or ident, known, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            msgs.append(f"--fail {ident}: not a site or element id of this inventory{hint}")
-        raise ImsdrError("\n".join(msgs))
+            errors.append(f"--fail {ident}: not a site, element, region, power feed or transmission "
+                          f"route of this inventory{hint}")
+    if errors:
+        raise ImsdrError("\n".join(errors))
     return sites, elements
 
 
-def simulate(topology: Topology, failed_ids: list[str], engine: Engine | None = None) -> SimulationReport:
-    """Fail ``failed_ids`` (sites and/or elements) and report takeover, capacity, time and impact."""
+def _lookup(
+    topology: Topology, risks: dict[str, dict[str, tuple[str, ...]]], name: str, kinds: tuple[str, ...]
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(kind, sites) for every kind ``name`` is an id of (elements: no sites)."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for kind in kinds:
+        if kind == "site" and name in topology.sites:
+            out.append((kind, (name,)))
+        elif kind == "element" and name in topology.elements:
+            out.append((kind, ()))
+        elif kind in risks and name in risks[kind]:
+            out.append((kind, risks[kind][name]))
+    # a site id that is also its own region/feed name fails the same thing: no ambiguity
+    if len(out) > 1 and len({v for k, v in out if k != "element"}) == 1 and all(k != "element" for k, _ in out):
+        return out[:1]
+    return out
+
+
+def simulate(
+    topology: Topology, failed_ids: list[str], engine: Engine | None = None, radius: Radius | None = None
+) -> SimulationReport:
+    """Fail ``failed_ids`` (sites, elements, regions, power feeds, transmission routes) and the
+    sites inside ``radius``; report takeover, capacity, time and impact."""
     eng = engine or Engine(topology, exact_numbers=False)
-    sites, elements = resolve_ids(topology, list(failed_ids))
+    sites, elements = resolve_ids(topology, list(failed_ids), radius)
     outcome = eng.evaluate(elements, detail=True)
     failed = tuple(
         _failed_element(topology, eng, outcome, topology.elements[e])
@@ -121,12 +184,13 @@ def simulate(topology: Topology, failed_ids: list[str], engine: Engine | None = 
         if el_id in elements:
             continue
         x = eng.index[el_id]
-        cap = None if eng.cap[x] == math.inf else eng.cap[x]
+        cap_x = eng.cap_after[x] if after > eng.normal[x] else eng.cap[x]
+        cap = None if cap_x == math.inf else cap_x
         util = None if cap is None else after / cap
         status = "ok"
         if util is not None and util > 1 + 1e-9:
             status = "over capacity"
-        elif util is not None and util > eng.max_util + 1e-9:
+        elif util is not None and util > eng.limit[x] + 1e-9:
             status = "over limit"
         loads.append(
             LoadRow(
@@ -154,7 +218,7 @@ def simulate(topology: Topology, failed_ids: list[str], engine: Engine | None = 
         )
     return SimulationReport(
         network=topology.network.name,
-        requested=tuple(failed_ids),
+        requested=tuple(failed_ids) + ((radius.label,) if radius is not None else ()),
         failed_sites=tuple(sites),
         failed=failed,
         survivors=tuple(survivors),
@@ -166,6 +230,7 @@ def simulate(topology: Topology, failed_ids: list[str], engine: Engine | None = 
         switchover_s=outcome.switchover_s,
         switchover_from=outcome.worst_switchover_from,
         verdict=outcome.verdict,
+        storm=registration_storm(topology, eng, outcome),
     )
 
 
@@ -440,6 +505,7 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
         "unserved_users": report.unserved_users,
         "unserved_erlangs": report.unserved_erlangs,
         "unserved_by_service": dict(report.unserved_by_service),
+        "storm": None if report.storm is None else storm_to_dict(report.storm),
         "failed": [
             {
                 "id": f.id,

@@ -1,0 +1,172 @@
+"""Every capacity dimension an element type needs, checked on the loads of the one load model.
+
+The load model routes *users*; the other dimensions follow from the users an element carries:
+
+* **sessions** (SBC, P-CSCF, CSCF, AS) against busy-hour Erlangs: an element carrying ``u`` users
+  carries ``u × E/S`` Erlangs (an AS ``× as_session_share``, the share of calls holding an AS
+  session) (the network's busy-hour Erlangs ``E`` over its subscribers ``S``),
+  i.e. that many simultaneous sessions on average in the busy hour. For the large groups of an
+  IMS core Erlang B needs only a few per cent above the mean (60,000 E at 1% needs 60,000 + ~0.5%),
+  which ``max_utilisation`` covers; so sessions are held to Erlangs ≤ sessions × max_utilisation.
+* **queries per second** (ENUM/DNS): ``u × (BHCA × q_call / 3,600 + q_reg / refresh)`` — busy-hour
+  call attempts per subscriber (``busy_hour_call_attempts``) times the queries one call attempt
+  causes at the servers (``dns_queries_per_call_attempt``), plus one registration refresh per
+  user per refresh period times ``dns_queries_per_registration``.
+
+Each is checked normally and in every site and region loss (the loads the scenarios compute).
+The registration and Diameter rates of a failure are the registration storm (``storm.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from imsdr.capacity.engine import Engine, Outcome
+    from imsdr.model.topology import Topology
+
+#: capacity fields each element type's checks read; any other field given is never checked
+CHECKED: dict[str, frozenset[str]] = {
+    "sbc": frozenset({"registered_users", "sessions", "registrations_per_second"}),
+    "pcscf": frozenset({"registered_users", "sessions", "registrations_per_second"}),
+    "cscf": frozenset({"registered_users", "sessions", "registrations_per_second"}),
+    "hss": frozenset({"subscribers", "registered_users", "transactions_per_second"}),
+    "slf": frozenset({"subscribers", "registered_users", "transactions_per_second"}),
+    "mgcf": frozenset({"circuits", "busy_hour_erlangs"}),
+    "imgw": frozenset({"circuits", "busy_hour_erlangs"}),
+    "as": frozenset({"sessions"}),
+    "enum_dns": frozenset({"queries_per_second"}),
+}
+#: dimensions an element of each type needs to be sized (any one of a tuple will do)
+NEEDED: dict[str, tuple[tuple[str, ...], ...]] = {
+    "sbc": (("registered_users",), ("sessions",), ("registrations_per_second",)),
+    "pcscf": (("registered_users",), ("registrations_per_second",)),
+    "cscf": (("registered_users",), ("sessions",), ("registrations_per_second",)),
+    "hss": (("subscribers", "registered_users"), ("transactions_per_second",)),
+    "slf": (("subscribers", "registered_users"), ("transactions_per_second",)),
+    "mgcf": (("circuits", "busy_hour_erlangs"),),
+    "imgw": (("circuits", "busy_hour_erlangs"),),
+    "as": (("sessions",),),
+    "enum_dns": (("queries_per_second",),),
+}
+SESSION_TYPES = ("sbc", "pcscf", "cscf", "as")
+
+
+@dataclass(frozen=True)
+class DimensionCheck:
+    id: str
+    element_type: str
+    dimension: str  # sessions | queries_per_second
+    per_user: float  # Erlangs or queries per second one user brings
+    normal: float
+    worst: float
+    worst_scenario: str | None  # None: the normal load is the worst
+    capacity: float
+    utilisation: float  # worst / capacity
+    verdict: str  # ok | fail
+    formula: str
+    message: str
+
+
+def erlangs_per_user(eng: Engine) -> float:
+    subs = eng.model.subscribers
+    return float(eng.model.erlangs_total) / subs if subs else 0.0
+
+
+def queries_per_user(topology: Topology) -> float:
+    """ENUM/DNS queries per second one registered user brings in the busy hour."""
+    cm = topology.network.capacity_model
+    refresh = topology.network.timers.registration_refresh
+    return (cm.busy_hour_call_attempts * cm.dns_queries_per_call_attempt / 3600
+            + cm.dns_queries_per_registration / refresh)
+
+
+def dimension_checks(
+    topology: Topology, eng: Engine, scenarios: list[tuple[str, Outcome]]
+) -> list[DimensionCheck]:
+    """Sessions against Erlangs and DNS queries against the query model, normally and in each of
+    ``scenarios`` (label, outcome), for every element that gives the capacity."""
+    from imsdr.capacity.formulas import fmt, pct
+
+    erl = erlangs_per_user(eng)
+    qpu = queries_per_user(topology)
+    cm = topology.network.capacity_model
+    # each element's highest load over the scenarios, first scenario on a tie (one pass over the
+    # elements whose load each scenario changes, not over every element per scenario)
+    peak: dict[str, tuple[float, str]] = {}
+    for label, outcome in scenarios:
+        failed = set(outcome.failed)
+        for el_id, load in outcome.loads.items():
+            if el_id in failed:
+                continue
+            best = peak.get(el_id)
+            if best is None or load > best[0] + 1e-9:
+                peak[el_id] = (load, label)
+    out: list[DimensionCheck] = []
+    for el in topology.elements.values():
+        t = el.type.value
+        if t in SESSION_TYPES and el.capacity.sessions:
+            share = cm.as_session_share if t == "as" else 1.0  # not every call holds an AS session
+            dimension, per_user, capacity, unit = "sessions", erl * share, float(el.capacity.sessions), "E"
+        elif t == "enum_dns" and el.capacity.queries_per_second:
+            dimension, per_user, unit = "queries_per_second", qpu, "qps"
+            capacity = float(el.capacity.queries_per_second)
+        else:
+            continue
+        x = eng.index[el.id]
+        users_per_load = eng.users_per_load.get(x, 1.0)
+        normal = eng.normal[x] * users_per_load * per_user
+        worst, worst_scenario = normal, None
+        if el.id in peak:
+            load, label = peak[el.id]
+            value = load * users_per_load * per_user
+            if value > worst + 1e-9:
+                worst, worst_scenario = value, label
+        limit = eng.max_util
+        ok = worst <= capacity * limit + 1e-9
+        if dimension == "sessions":
+            formula = (f"{fmt(worst / per_user if per_user else 0)} users × {fmt(per_user, 5)} E/user = "
+                       f"{fmt(worst)} E vs {fmt(capacity)} sessions × {pct(limit)}")
+        else:
+            formula = (f"{fmt(worst / per_user if per_user else 0)} users × ({fmt(cm.busy_hour_call_attempts)} "
+                       f"BHCA × {fmt(cm.dns_queries_per_call_attempt)} / 3,600 + "
+                       f"{fmt(cm.dns_queries_per_registration)} / {topology.network.timers.registration_refresh} s)"
+                       f" = {fmt(worst)} qps vs {fmt(capacity)} × {pct(limit)}")
+        when = "in normal operation" if worst_scenario is None else f"when {worst_scenario} is lost"
+        message = (f"{el.id}: {fmt(round(worst, 1))} {unit} {when}, {pct(worst / capacity)} of its "
+                   f"{fmt(capacity)} {dimension.replace('_', ' ')} (limit {pct(limit)})")
+        out.append(DimensionCheck(
+            el.id, t, dimension, round(per_user, 8), round(normal, 3), round(worst, 3), worst_scenario,
+            capacity, round(worst / capacity, 4), "ok" if ok else "fail", formula, message,
+        ))
+    return out
+
+
+def missing_dimensions(topology: Topology, eng: Engine) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(element, type, missing field names) for loaded elements lacking a needed dimension."""
+    out = []
+    for el in topology.elements.values():
+        t = el.type.value
+        x = eng.index[el.id]
+        if eng.normal[x] <= 0 or t not in NEEDED:
+            continue
+        if t == "cscf" and x not in eng.users_per_load:
+            needed = (("sessions",), ("registrations_per_second",))  # I-CSCF/E-CSCF/BGCF only
+        else:
+            needed = NEEDED[t]
+        for options in needed:
+            if not any(getattr(el.capacity, f) for f in options):
+                out.append((el.id, t, options))
+    return out
+
+
+def unchecked_capacities(topology: Topology) -> list[tuple[str, str, str]]:
+    """(element, type, field) for every capacity given that no check of its type reads."""
+    out = []
+    for el in topology.elements.values():
+        t = el.type.value
+        for name in type(el.capacity).model_fields:
+            if getattr(el.capacity, name) is not None and name not in CHECKED.get(t, frozenset()):
+                out.append((el.id, t, name))
+    return out
