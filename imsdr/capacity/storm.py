@@ -15,7 +15,7 @@ an *initial* registration with IMS AKA (3GPP TS 24.229, TS 33.203):
 Users of a failed S-CSCF keep their SBC and P-CSCF: with restoration data the new S-CSCF fetches
 their data with one SAR each (TS 23.380 §4); without it they register again (a full initial
 registration). Moving N users in a window of T seconds adds N/T registrations per second; the
-window is :func:`registration_window` (the refresh period; the restoration work extends it).
+window is :func:`registration_window` (the refresh period, as in the switchover of the failed element).
 At an element the storm comes on top of the refreshes it already serves (users / refresh per
 second); the time to drain at an element is its storm registrations over the capacity left by
 those refreshes; the slowest element is the bottleneck.
@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from imsdr.capacity.engine import Engine, Outcome
+    from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
 
 REGISTERS_PER_REGISTRATION = 2  # IMS AKA: REGISTER → 401 challenge, REGISTER with the answer → 200
@@ -47,14 +50,20 @@ class Window:
     reason: str
 
 
-def registration_window(topology: Topology) -> Window:
+def registration_window(topology: Topology, failed: Iterable[Element] = ()) -> Window:
     """The re-registration window of a failure: UEs notice a lost SBC/P-CSCF at their next
     REGISTER refresh (or a new call), so the moved users arrive spread over the refresh period.
 
-    Restoration procedures that make the UE re-register at once (the 504 restoration body of
-    TS 24.229 §5.2.6.3.2A, HSS-based P-CSCF restoration, an SBC forcing re-registration) shorten
-    this; they extend this function."""
-    refresh = topology.network.timers.registration_refresh
+    The period is the re-registration part of the switchover of each failed SBC/P-CSCF (the same
+    figure ``simulate`` and the runbooks give, with an element's own timer override); the
+    shortest one wins, as the fastest arrival makes the peak. PS (VoLTE) users are moved by the
+    P-CSCF restoration of TS 23.380 on their next terminating request, or at registration expiry:
+    spread at least as wide, so they do not raise the peak above this window's rate."""
+    from imsdr.capacity.timing import reregistration_window
+
+    refreshes = [part.seconds for el in failed if el.type.value in ("sbc", "pcscf")
+                 for part in reregistration_window(topology, el, "fixed").parts if part.name == "re_registration"]
+    refresh = min(refreshes, default=topology.network.timers.registration_refresh)
     return Window(refresh, f"registration refresh period ({refresh} s): UEs notice the failure at "
                            "their next REGISTER refresh or new call")
 
@@ -119,7 +128,7 @@ def registration_storm(
     Moved users are counted per local network, so at national scale a province's storm lands on
     that province's S-CSCFs, HSSs and SLFs (the ones whose flows carry its users)."""
     index = index or StormIndex(eng)
-    window = registration_window(topology)
+    window = registration_window(topology, (topology.elements[e] for e in outcome.failed))
     t = float(window.seconds)
     failed = {eng.index[e] for e in outcome.failed}
     affected = eng.affected_flows(failed)
