@@ -50,13 +50,13 @@ def test_ps_window_without_pcscf_restoration_lasts_until_ue_expiry(tmp_path: Pat
     # 17 s detection + 600000 s until the UE's registration expires = 600017 s (almost 7 days)
     assert windows["ps"].seconds == 600017
     assert switchover(topo, coast).seconds == 600017
-    # sbc-lake serves fixed users (lake) and is coast's DR SBC: both windows, the slower one counts
-    lake = topo.elements["sbc-lake"]
-    both = access_windows(topo, lake)
+    # sbc-river serves fixed users (river) and is coast's DR SBC: both windows, the slower one counts
+    river = topo.elements["sbc-river"]
+    both = access_windows(topo, river)
     assert list(both) == ["fixed", "ps"]
     # fixed: 17 s detection + 1800 s refresh = 1817 s (no DNS record changes, so no TTL part)
     assert both["fixed"].seconds == 1817
-    assert switchover(topo, lake).seconds == 600017
+    assert switchover(topo, river).seconds == 600017
 
 
 def test_fixed_access_timing_is_unchanged(tmp_path: Path) -> None:
@@ -221,9 +221,9 @@ def test_pcscf_lists_per_gateway_follow_the_sbc_view_order(tmp_path: Path) -> No
     assert [g["id"] for g in gateways] == ["pgw-coast"]
     coast = gateways[0]["local_networks"][0]
     assert coast["id"] == "coast"
-    assert [r["sbc"] for r in coast["pcscfs"]] == [s.id for s in topo.sbc_answer("coast")] == ["sbc-coast", "sbc-lake"]
+    assert [r["sbc"] for r in coast["pcscfs"]] == [s.id for s in topo.sbc_answer("coast")] == ["sbc-coast", "sbc-river"]
     assert [r["role"] for r in coast["pcscfs"]] == ["primary", "DR"]
-    assert coast["ipv4"] == ["203.0.113.60", "203.0.113.50"]
+    assert coast["ipv4"] == ["203.0.113.60", "203.0.113.40"]
 
 
 def test_validation_of_new_fields(tmp_path: Path) -> None:

@@ -303,7 +303,7 @@ def lint_problems(issues: list[LintIssue], source: SourceMap | None) -> list[Pro
                 location = source.locate(*o.field)
                 path = format_path(o.field)
         out.append(Problem(location, path, issue.message))
-    return out
+    return list(dict.fromkeys(out))  # one line per problem, however many places repeat it
 
 
 def plan_problems(topology: Topology, plan: DnsPlan | None = None) -> list[Problem]:
