@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from imsdr.dns.names import is_subdomain
 from imsdr.dns.plan import capacity_of, site_tier
 from imsdr.model.selection import same_home_domain, sbc_pcscf_targets
 
