@@ -237,7 +237,9 @@ def _formula(failed: dict[str, Any]) -> str:
     sw = failed.get("switchover")
     if not sw:
         return "nothing takes over"
-    parts = " + ".join(f"{p['seconds']} s {p['name'].replace('_', ' ')}" for p in sw["parts"])
+    from imsdr.capacity.timing import PART_LABEL  # the words of Switchover.formula, as simulate prints
+
+    parts = " + ".join(f"{p['seconds']} s {PART_LABEL.get(p['name'], p['name'])}" for p in sw["parts"])
     return f"{parts} = {sw['seconds']} s" if parts else "0 s"
 
 
