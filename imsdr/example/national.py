@@ -70,6 +70,10 @@ MAX_LOCAL_NETWORKS = 1024  # /26s in 198.19.0.0/16
 MAX_ENUM_NUMBERS = 100_000_000  # validation caps numbers blocks at 100 million in all
 MOBILE_BASE = 86_138_0000_0000  # +86 138 0000 0000, 13 digits
 UTILISATION = 0.75         # highest load/capacity after losing a region
+MAX_ERLANGS_PER_USER = 0.025  # the busiest local network's busy-hour Erlangs per subscriber
+# registrations (or Diameter transactions) per second: the whole capacity re-registering in
+# 5 min, six times the refresh rate of a 30 min period, so a site's registration storm fits
+STORM_SECONDS = 300
 PSTN_SHARE = 0.15          # share of busy-hour voice traffic that interworks with the PSTN/CS
 AS_SESSION_SHARE = 0.6     # share of busy-hour calls that involve an AS session
 CSCF_RESTORATION_LOAD = 1.10  # +10 % S-CSCF load with restoration data (upper end of 4-10 %)
@@ -298,8 +302,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             first, second = pcscf_pairs[chosen]
             order = [first[0], second[0]] if first[1] == s else [second[0], first[0]]
             pair_load[chosen] += load
-            add("sbc", "sbc", n, s, "vendor-x",
-                {"registered_users": _round_up(load / UTILISATION, 10_000)},
+            add("sbc", "sbc", n, s, "vendor-x", _sip_capacity(load, sessions=True),
                 transports=["udp", "tcp", "tls"], serves=[lid], pcscfs=order,
                 features=["virtual_sbc"], options_probing="active")
 
@@ -316,7 +319,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
         pcscf_ids = {eid for eid, _ in made["pcscf"]}
         for el in elements:
             if el["id"] in pcscf_ids:
-                el["capacity"] = {"registered_users": pcscf_users}
+                el["capacity"] = _sip_capacity(pcscf_users * UTILISATION)
         # H.248: each IM-MGW is controlled by the MGCF of its site, backed up by the next site's
         mgcfs = made.get("mgcf", [])
         controllers = {eid: [mgcfs[n % len(mgcfs)][0], mgcfs[(n + 1) % len(mgcfs)][0]]
@@ -367,6 +370,16 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
     }
 
 
+def _sip_capacity(load: float, sessions: bool = False) -> dict[str, Any]:
+    """An SBC's or P-CSCF's capacity for ``load`` registered users (and their sessions)."""
+    users = _round_up(load / UTILISATION, 10_000)
+    capacity: dict[str, Any] = {"registered_users": users}
+    if sessions:
+        capacity["sessions"] = _round_up(load * MAX_ERLANGS_PER_USER / UTILISATION, 1_000)
+    capacity["registrations_per_second"] = _round_up(users / STORM_SECONDS, 100)
+    return capacity
+
+
 def _core_capacity(type_: str, groups: int, survivors: int, subscribers: int, erlangs: int,
                    sites: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """Capacity of one member and the type's other fields, sized for a region loss."""
@@ -379,7 +392,8 @@ def _core_capacity(type_: str, groups: int, survivors: int, subscribers: int, er
         users = subscribers / groups * CSCF_RESTORATION_LOAD / survivors
         sessions = erlangs / groups / survivors
         return ({"registered_users": _round_up(users / u, 10_000),
-                 "sessions": _round_up(sessions / u, 1_000)},
+                 "sessions": _round_up(sessions / u, 1_000),
+                 "registrations_per_second": _round_up(users / u / STORM_SECONDS, 100)},
                 {"roles": ["icscf", "scscf", "ecscf", "bgcf"], "features": ["restoration_data"],
                  "options_probing": "passive"})
     if type_ == "hss":
@@ -388,9 +402,12 @@ def _core_capacity(type_: str, groups: int, survivors: int, subscribers: int, er
         cscf_groups = next(n for t, _, n, _ in PER_SITE if t == "cscf")  # pools of one member per site
         largest_scscf = subscribers / cscf_groups * CSCF_RESTORATION_LOAD / max(1, sites // 2) / u
         need = per_pair * (1 + HSS_RESTORATION_OVERHEAD) + largest_scscf * (HSS_MOVED_USER_COST - 1)
-        return {"subscribers": _round_up(need / u, 10_000)}, {"features": ["passthrough"]}
+        return ({"subscribers": _round_up(need / u, 10_000),
+                 "transactions_per_second": _round_up(need / u / STORM_SECONDS, 100)},
+                {"features": ["passthrough"]})
     if type_ == "slf":
-        return {"subscribers": _round_up(subscribers / u, 100_000)}, {}
+        return {"subscribers": _round_up(subscribers / u, 100_000),
+                "transactions_per_second": _round_up(subscribers / u / STORM_SECONDS, 100)}, {}
     if type_ in ("mgcf", "imgw"):
         traffic = erlangs * PSTN_SHARE / groups
         circuits = circuits_for(traffic, 0.01)
