@@ -307,9 +307,11 @@ def lint_problems(issues: list[LintIssue], source: SourceMap | None) -> list[Pro
 
 
 def plan_problems(topology: Topology, plan: DnsPlan | None = None) -> list[Problem]:
-    """Every error the DNS lint finds in ``topology``'s plan, located in the inventory (what
-    ``render dns`` would refuse); ``check`` reports them as DNS-005."""
+    """The errors of the names the inventory gives to DNS, located in the inventory (what
+    ``render dns`` would refuse); ``check`` reports them as DNS-005. The base zones of a lazy
+    plan are enough: every view repeats those names, and ``render dns`` lints each view too."""
     from imsdr.dns.plan import build_dns_plan
 
-    plan = plan if plan is not None else build_dns_plan(topology)
-    return lint_problems([i for i in lint_plan(plan) if i.severity == "error"], topology.source)
+    plan = plan if plan is not None else build_dns_plan(topology, lazy=True)
+    issues = lint_plan(plan, views=False)
+    return lint_problems([i for i in issues if i.severity == "error"], topology.source)
