@@ -67,7 +67,7 @@ def _load(config_dir: Path, addresses: list[str], timeout: float = 30.0) -> tupl
     return started, "".join(lines)
 
 
-@pytest.mark.parametrize("client", ["cscf-a-1", "as-c-1"])
+@pytest.mark.parametrize("client", ["cscf-a-1", "as-b-1"])
 def test_rendered_config_is_loaded_by_freediameter(tmp_path: Path, client: str) -> None:
     from imsdr.diameter import diameter_configs
     from imsdr.plan import load_topology
@@ -101,7 +101,7 @@ def test_peers_and_routes_follow_the_pair_design(tmp_path: Path) -> None:
 
     data = province_data()
     topo = topology_from_data(data, tmp_path)
-    assert [c.id for c in diameter_clients(topo)] == ["as-a-1", "as-c-1", "cscf-a-1", "cscf-b-1", "cscf-c-1"]
+    assert [c.id for c in diameter_clients(topo)] == ["as-a-1", "as-b-1", "cscf-a-1", "cscf-b-1", "cscf-b-2", "cscf-c-1"]
     conf = next(c for c in diameter_configs(topo) if c.client == "cscf-b-1")
     text = conf.files["freeDiameter.conf"]
     assert 'Identity = "cscf-b-1.ims.example.net";' in text and "TwTimer = 8;" in text
@@ -122,4 +122,4 @@ def test_plan_writes_the_diameter_tree(tmp_path: Path) -> None:
 
     write_plan(PROVINCE, tmp_path / "out")
     written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
-    assert {"diameter/cscf-a-1/freeDiameter.conf", "diameter/as-c-1/rt_default.conf"} <= written
+    assert {"diameter/cscf-a-1/freeDiameter.conf", "diameter/as-b-1/rt_default.conf"} <= written

@@ -130,8 +130,10 @@ def test_core_views_and_the_sbc_core_side(served: tuple[Path, DnsPlan, Path], st
     naptr = server.answer(HOME, "NAPTR", CORE_A)
     best = min(naptr, key=lambda r: (r.order, r.preference))
     assert best.replacement.to_text(omit_final_dot=True) == f"_sip._udp.{HOME}"
-    assert srv_order(server, f"_sip._udp.{HOME}", CORE_A) == [(10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1")]
-    assert srv_order(server, f"_sip._udp.{GPP}", CORE_A) == [(10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1")]
+    assert srv_order(server, f"_sip._udp.{HOME}", CORE_A) == [
+        (10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1"), (30, "cscf-b-2")]
+    assert srv_order(server, f"_sip._udp.{GPP}", CORE_A) == [
+        (10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1"), (30, "cscf-b-2")]
     assert addresses(server, f"hss-a-1.{HOME}", CORE_A) == {"192.0.2.30"}
     # the SBC's core interface is in its site's core view: P-CSCF pair same site first
     assert srv_order(server, f"_sip._udp.pcscf1.{HOME}", SBC_CORE) == [(10, "pcscf-a-1"), (30, "pcscf-b-1")]

@@ -125,7 +125,7 @@ def test_failback_has_checklist_canary_and_storm_figures(rendered: Any) -> None:
     assert "Wait 42 s (the OPTIONS detection time plus one probe interval)" in failback  # 32 s + 10 s
     assert "Owner: dns-on-call (Dana Resolver" in failback and "Owner: core-on-call (Casey Core" in failback
     assert "FLAGS: AP" in failback
-    assert "Returning load on failback: 1,050,000 users" in page and "registrations/s" in page
+    assert "Returning load on failback: 1,500,000 users"  # capital + river in page and "registrations/s" in page
     hss = pages["hss-slf.md"]
     assert "data of hss-a-1 resynchronised with hss-pair" in hss and "placeholder (vendor CLI)" in hss
 
