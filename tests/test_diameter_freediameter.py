@@ -101,7 +101,8 @@ def test_peers_and_routes_follow_the_pair_design(tmp_path: Path) -> None:
 
     data = province_data()
     topo = topology_from_data(data, tmp_path)
-    assert [c.id for c in diameter_clients(topo)] == ["as-a-1", "as-b-1", "cscf-a-1", "cscf-b-1", "cscf-b-2", "cscf-c-1"]
+    assert [c.id for c in diameter_clients(topo)] == [
+        "as-a-1", "as-b-1", "cscf-a-1", "cscf-b-1", "cscf-b-2", "cscf-c-1"]
     conf = next(c for c in diameter_configs(topo) if c.client == "cscf-b-1")
     text = conf.files["freeDiameter.conf"]
     assert 'Identity = "cscf-b-1.ims.example.net";' in text and "TwTimer = 8;" in text
