@@ -74,13 +74,6 @@ def _timer(topology: Topology, el: Element, name: str) -> int:
     return int(value if value is not None else getattr(topology.network.timers, name))
 
 
-def _dns_published(topology: Topology, el: Element) -> bool:
-    for group in topology.groups_of.get(el.id, []):
-        if group.spec.dns_name or (group.kind == "pool" and group.spec.selection == "dns"):  # type: ignore[union-attr]
-            return True
-    return False
-
-
 def diameter_detection(topology: Topology, el: Element) -> Part:
     """How fast a Diameter client notices ``el`` is gone: the faster of the watchdog and the
     declared transport detection."""
