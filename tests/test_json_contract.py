@@ -39,6 +39,7 @@ CASES = [
     ("plan", ["plan", "{lab}", "--out", "{out}"]),
     ("plan-check", ["plan", "{lab}", "--out", "{out}", "--check"]),
     ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns"]),
+    ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns", "--drain", "lab-cscf-1"]),
     ("render-runbook", ["render", "runbook", "{lab}", "--out", "{out}/runbooks"]),
 ]
 # verify needs a live DNS server; its schema is exercised by the named tests' fixtures
@@ -87,7 +88,7 @@ def test_every_json_command_has_a_schema_and_a_case() -> None:
             f"`imsdr {command} --format json` has no case in tests/test_json_contract.py")
 
 
-@pytest.mark.parametrize(("kind", "args"), CASES, ids=[f"{k}:{' '.join(a[:2])}" for k, a in CASES])
+@pytest.mark.parametrize(("kind", "args"), CASES, ids=[f"{k}:{' '.join(a[:2])}{' --drain' if '--drain' in a else ''}" for k, a in CASES])
 def test_output_matches_its_schema(kind: str, args: list[str], tmp_path: Path) -> None:
     shutil.copy(LAB, tmp_path / "lab.yaml")
     shutil.copy(BAD, tmp_path / "bad.yaml")
