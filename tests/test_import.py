@@ -330,3 +330,27 @@ def test_round_trip_of_master_slave_servers_recovers_the_primaries(tmp_path: Pat
     draft = yaml.safe_load((tmp_path / "draft.yaml").read_text())
     assert draft["redundancy"]["enum_dns"]["primaries"] == ["dns-a-1"]
     assert draft["redundancy"]["enum_dns"]["sync"].startswith(PREFIX + "master-slave or backend-db")
+
+
+_PRINTABLE = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=160)
+_DRAFT_VALUES = st.recursive(st.one_of(_PRINTABLE, st.integers(), st.booleans(), st.none()),
+                             lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                     st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True),
+                                                                     inner, max_size=4)), max_leaves=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), _DRAFT_VALUES, min_size=1),
+       st.sampled_from(["", "é", "\U0001f600", "\x1f", "\t"]))
+def test_drafts_are_written_as_pyyaml_writes_them_whichever_emitter_runs(doc: dict[str, object], odd: str) -> None:
+    """libyaml's emitter writes drafts of printable ASCII (a national draft: five times faster);
+    the text is PyYAML's either way, and other characters are left to PyYAML's emitter."""
+    from imsdr.importers.write import _printable_ascii
+
+    doc = {**doc, "odd": f"vendor {odd}"}
+    kwargs = {"sort_keys": False, "allow_unicode": True, "width": 110, "default_flow_style": False}
+    pure = yaml.dump(doc, Dumper=yaml.SafeDumper, **kwargs)
+    if _printable_ascii(doc):
+        assert yaml.dump(doc, Dumper=yaml.CSafeDumper, **kwargs) == pure
+    else:
+        assert odd != ""

@@ -1,7 +1,7 @@
 """Import a BIND configuration and its zone files: what DNS can tell about the IMS core.
 
-From the views, ACLs and zones (``namedconf``) and the zone data (dnspython; ENUM zones are
-streamed), it derives:
+From the views, ACLs and zones (``namedconf``) and the zone data (``zonedata``: imsdr's own form
+line by line, anything else by dnspython; ENUM zones are streamed), it derives:
 
 * home domains: zones whose apex has SIP NAPTR records; the SIP transports they publish;
   the operator domain and hostmaster label from the SOA contact; the TTLs the records carry;
@@ -31,7 +31,7 @@ from typing import Any
 from imsdr.importers.draft import Draft
 from imsdr.importers.enumzone import EnumRun, scan_enum_zone, zone_digits
 from imsdr.importers.errors import ImportProblems
-from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_conf
+from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_confs
 from imsdr.importers.zonedata import LineMemo, Srv, ZoneData, load_home_zone
 from imsdr.inventory.placeholders import placeholder
 
@@ -123,21 +123,23 @@ class _AddressIndex:
     national configuration (hundreds of views, thousands of hosts) is matched in milliseconds."""
 
     def __init__(self, hosts: dict[str, list[str]]) -> None:
-        parsed = [(ipaddress.ip_address(a), fqdn) for fqdn, addrs in hosts.items() for a in addrs]
+        # each (address, host) once: a national network's views repeat the same records hundreds of times
+        unique = dict.fromkeys((a, fqdn) for fqdn, addrs in hosts.items() for a in addrs)
+        parsed = [(ipaddress.ip_address(a), fqdn) for a, fqdn in unique]
         self.by_version = {v: sorted((int(ip), fqdn) for ip, fqdn in parsed if ip.version == v) for v in (4, 6)}
         self.keys = {v: [k for k, _ in self.by_version[v]] for v in (4, 6)}
 
     def inside(self, prefixes: list[str]) -> list[str]:
         import bisect
 
-        found: list[str] = []
+        found: dict[str, None] = {}
         for text in prefixes:
             net = ipaddress.ip_network(text)
             keys = self.keys[net.version]
             lo = bisect.bisect_left(keys, int(net.network_address))
             hi = bisect.bisect_right(keys, int(net.broadcast_address))
-            found.extend(fqdn for _, fqdn in self.by_version[net.version][lo:hi] if fqdn not in found)
-        return found
+            found.update((fqdn, None) for _, fqdn in self.by_version[net.version][lo:hi])
+        return list(found)
 
 
 def _type_from_name(ident: str) -> str | None:
@@ -305,7 +307,7 @@ class _Deriver:
         twins: dict[str, set[tuple[str, ...]]] = {}  # access view -> address lists of its SRV/NS targets
         for view, data in self.zones():
             if self.side.get(view) == "access":
-                twins.setdefault(view, set()).update(tuple(data.a[t]) for t in targets if t in data.a)
+                twins.setdefault(view, set()).update(tuple(addrs) for t, addrs in data.a.items() if t in targets)
         for view, data in self.zones():
             side = self.side.get(view, "other")
             for owner, addresses in data.a.items():
@@ -402,29 +404,33 @@ class _Deriver:
         sbc_label = varying[0] if len(varying) == 1 else ("sbc" if "sbc" in sets else None)
         if sbc_label and sbc_label != "sbc":
             self.draft.network.setdefault("dns", {})["sbc_name"] = sbc_label
+        ported: set[tuple[str, str, int]] = set()  # the views repeat the same SRV records
         for label, views in sets.items():
-            members: list[str] = []
+            members: dict[str, None] = {}  # an ordered set
             # the members' own order is the one a set without per-site tiers keeps (the base zone's)
             flattest = sorted(views.values(), key=lambda per_view: len({srv.priority for _t, srv in per_view}))
             for per_view in flattest:
                 for transport, srv in per_view:
                     ident = self.ident[srv.target]
-                    self.ports(ident, transport, srv.port)
-                    if ident not in members:
-                        members.append(ident)
+                    if (ident, transport, srv.port) not in ported:
+                        ported.add((ident, transport, srv.port))
+                        self.ports(ident, transport, srv.port)
+                    members[ident] = None
             if label == "@":  # the home domain: I-CSCFs for the core; for access clients, their SBCs
+                kinds: dict[tuple[str, str], None] = {}  # (element, type), each once, in view order
                 for view, per_view in views.items():
                     kind = "sbc" if self.side.get(view) == "access" else "cscf"
-                    for ident in dict.fromkeys(self.ident[srv.target] for _t, srv in per_view):
-                        self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
-                        if kind == "cscf":
-                            self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
+                    kinds.update(((self.ident[srv.target], kind), None) for _t, srv in per_view)
+                for ident, kind in kinds:
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
+                    if kind == "cscf":
+                        self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
             elif label == sbc_label:
                 for ident in members:
                     self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc")
                 self.sbc_ring({view: [srv for _t, srv in per_view] for view, per_view in views.items()})
             else:
-                self.group(label, members)
+                self.group(label, list(members))
         for ident, el in self.draft.elements.items():
             accepted = el.pop("_transports", None)
             if accepted and sorted(accepted) != ["tcp", "udp"]:
@@ -574,7 +580,7 @@ def import_bind(named_confs: list[Path], problems: ImportProblems, zones_dir: Pa
                 enum_suffix: str = "e164.arpa") -> Draft:
     """A draft from one or more name servers' configurations: the first one that holds primary
     zones is read for the data; all of them tell how the servers synchronise."""
-    confs = [read_named_conf(path, problems) for path in named_confs]
+    confs = read_named_confs(named_confs, problems)
     if problems.problems:
         return Draft()
     main = next((c for c in confs if any(z.type in ("primary", "master") for v in c.views for z in v.zones)),

@@ -9,10 +9,13 @@ file and line; nothing is guessed.
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from imsdr.importers.errors import ImportProblems
 
@@ -20,8 +23,7 @@ MAX_CONFIG_BYTES = 16 * 1024 * 1024
 MAX_INCLUDE_DEPTH = 16
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):  # a national configuration has half a million: a tuple is the cheapest
     text: str
     quoted: bool
     file: str
@@ -81,52 +83,47 @@ class NamedConf:
     views: list[View]
 
 
+# Between tokens: whitespace and '#', '//' comments. Then one token: a '/*' comment (its end is
+# searched for), a string (a backslash escapes the next character; a string ends at its line), an
+# unclosed string, punctuation, or a word (up to whitespace, punctuation, a quote, '#', '//' or '/*');
+# \Z: the end of the text.
+# Possessive quantifiers: an unclosed string must not backtrack through every way to split it.
+_TOKEN = re.compile(r'(?:\s++|#[^\n]*+|//[^\n]*+)*+(?:(/\*)|"((?:[^"\\\n]++|\\[\s\S])*+)"|(")|([{};])|'
+                    r'((?:[^\s{};"#/]++|/(?![/*]))++)|\Z)')
+_PUNCTUATION = frozenset("{};")
+
+
 def _tokens(text: str, file: str, problems: ImportProblems) -> list[Token]:
+    """The tokens of one file, each with its line and column, by one regular expression per token;
+    the first unclosed comment or string is a problem and ends the file."""
     out: list[Token] = []
-    i, line, line_start, n = 0, 1, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line += 1
-            i += 1
-            line_start = i
-        elif ch.isspace():
-            i += 1
-        elif ch == "#" or text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
+    match = _TOKEN.match
+    count, rfind = text.count, text.rfind
+    pos, line, counted, line_start = 0, 1, 0, 0  # lines are counted up to offset 'counted'
+    while True:
+        found = match(text, pos)
+        kind = found.lastindex  # type: ignore[union-attr]  (the pattern matches at every offset)
+        if kind is None:
+            return out
+        start = found.start(kind) - (kind == 2)  # a string starts at its quote
+        newlines = count("\n", counted, start)
+        if newlines:
+            line += newlines
+            line_start = rfind("\n", counted, start) + 1
+        counted = start
+        column = start - line_start + 1
+        if kind == 1:
+            end = text.find("*/", start + 2)
             if end < 0:
-                problems.add(file, line, i - line_start + 1, "unclosed /* comment")
+                problems.add(file, line, column, "unclosed /* comment")
                 return out
-            line += text.count("\n", i, end)
-            if "\n" in text[i:end]:
-                line_start = text.rfind("\n", i, end) + 1
-            i = end + 2
-        elif ch == '"':
-            end = i + 1
-            while end < n and text[end] != '"':
-                if text[end] == "\n":
-                    break
-                end += 2 if text[end] == "\\" else 1
-            if end >= n or text[end] != '"':
-                problems.add(file, line, i - line_start + 1, "unclosed string")
-                return out
-            out.append(Token(text[i + 1:end], True, file, line, i - line_start + 1))
-            i = end + 1
-        elif ch in "{};":
-            out.append(Token(ch, False, file, line, i - line_start + 1))
-            i += 1
-        else:
-            end = i
-            while end < n and not text[end].isspace() and text[end] not in '{};"#':
-                if text.startswith("//", end) or text.startswith("/*", end):
-                    break
-                end += 1
-            out.append(Token(text[i:end], False, file, line, i - line_start + 1))
-            i = end
-    return out
+            pos = end + 2
+            continue
+        if kind == 3:
+            problems.add(file, line, column, "unclosed string")
+            return out
+        out.append(Token(found[kind], kind == 2, file, line, column))
+        pos = found.end()
 
 
 def _is(tok: Token, punct: str) -> bool:
@@ -139,8 +136,9 @@ class _Stop(Exception):
 
 def _parse(tokens: list[Token], file: str, problems: ImportProblems) -> list[Statement]:
     """Statements of one file; braces must balance and every statement ends with ';'."""
+    marks = [i for i, tok in enumerate(tokens) if tok.text in _PUNCTUATION and not tok.quoted]
     try:
-        statements, pos = _block(tokens, 0, None, file, problems)
+        statements, pos = _block(tokens, marks, 0, None, file, problems)
     except _Stop:
         return []
     if pos < len(tokens):
@@ -148,8 +146,10 @@ def _parse(tokens: list[Token], file: str, problems: ImportProblems) -> list[Sta
     return statements
 
 
-def _block(tokens: list[Token], pos: int, opener: Statement | None, file: str,
+def _block(tokens: list[Token], marks: list[int], pos: int, opener: Statement | None, file: str,
            problems: ImportProblems) -> tuple[list[Statement], int]:
+    """Statements up to the '}' closing ``opener`` (the file's end for the top level); ``marks``:
+    the positions of the punctuation tokens, so the words of a statement are one slice."""
     statements: list[Statement] = []
     n = len(tokens)
     while pos < n:
@@ -157,16 +157,15 @@ def _block(tokens: list[Token], pos: int, opener: Statement | None, file: str,
             if opener is None:
                 return statements, pos
             return statements, pos + 1
-        words: list[Token] = []
-        while pos < n and not any(_is(tokens[pos], p) for p in ";{}"):
-            words.append(tokens[pos])
-            pos += 1
+        mark = _next_mark(marks, pos, n)
+        words = tokens[pos:mark]
+        pos = mark
         if pos < n and _is(tokens[pos], "{"):
             stmt = Statement(words, [], file, words[0].line if words else tokens[pos].line)
-            stmt.block, pos = _block(tokens, pos + 1, stmt, file, problems)
-            while pos < n and not any(_is(tokens[pos], p) for p in ";{}"):
-                stmt.words.append(tokens[pos])
-                pos += 1
+            stmt.block, pos = _block(tokens, marks, pos + 1, stmt, file, problems)
+            mark = _next_mark(marks, pos, n)
+            stmt.words.extend(tokens[pos:mark])
+            pos = mark
             statements.append(stmt)
         elif words:
             statements.append(Statement(words, None, file, words[0].line))
@@ -182,6 +181,12 @@ def _block(tokens: list[Token], pos: int, opener: Statement | None, file: str,
         problems.add(file, opener.line, opener.column, f"'{{' of {opener.keyword!r} is never closed")
         raise _Stop
     return statements, pos
+
+
+def _next_mark(marks: list[int], pos: int, n: int) -> int:
+    """The position of the first punctuation token at or after ``pos`` (``n`` if none)."""
+    at = bisect.bisect_left(marks, pos)
+    return marks[at] if at < len(marks) else n
 
 
 def _within(path: Path, root: Path) -> bool:
@@ -337,3 +342,57 @@ def read_named_conf(path: Path, problems: ImportProblems, root: Path | None = No
     if loose_zones and not views:
         views.append(View("default", ["any"], loose_zones, where=str(path)))
     return NamedConf(path, directory, acls, views)
+
+
+# A '//' comment line that cannot end a '/*' comment: blanking it changes no token of a file
+# without backslashes (no string continues onto the next line, so no line starts inside one).
+_LINE_COMMENT = re.compile(r"^//(?:[^*\n]|\*(?!/))*$", re.MULTILINE)
+
+
+def read_named_confs(paths: list[Path], problems: ImportProblems) -> list[NamedConf]:
+    """Each server's configuration. The servers of one network are often configured alike, their
+    files differing only in a header comment (imsdr writes them so): a file whose statements are
+    token for token those of an earlier one in the same directory is not parsed again; its
+    configuration is the earlier one's, with its own file name in every location."""
+    import hashlib
+
+    parsed: dict[tuple[Path, str], NamedConf] = {}
+    out: list[NamedConf] = []
+    for path in paths:
+        key = None
+        try:
+            data = path.read_bytes() if path.stat().st_size <= MAX_CONFIG_BYTES else b""
+            text = data.decode("utf-8")
+            if text and "\\" not in text:
+                stripped = _LINE_COMMENT.sub("", text)
+                key = (path.parent.resolve(), hashlib.sha256(stripped.encode()).hexdigest())
+        except (OSError, UnicodeDecodeError):
+            key = None  # read_named_conf reports it
+        earlier = parsed.get(key) if key else None
+        if earlier is not None:
+            out.append(_relabelled(earlier, path))
+            continue
+        before = len(problems.problems)
+        conf = read_named_conf(path, problems)
+        if key and len(problems.problems) == before:
+            parsed[key] = conf
+        out.append(conf)
+    return out
+
+
+def _relabelled(conf: NamedConf, path: Path) -> NamedConf:
+    """``conf`` as read from ``path`` (a file with the same statements on the same lines)."""
+    import dataclasses
+
+    old, new = str(conf.path), str(path)
+
+    def where(text: str) -> str:
+        if text == old:
+            return new
+        file, sep, line = text.rpartition(":")
+        return f"{new}:{line}" if sep and file == old else text
+
+    views = [View(v.name, v.match_clients, [dataclasses.replace(z, where=where(z.where)) for z in v.zones],
+                  where(v.where)) for v in conf.views]
+    directory = conf.directory if conf.directory != conf.path.parent else path.parent
+    return NamedConf(path, directory, conf.acls, views)

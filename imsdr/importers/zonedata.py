@@ -135,7 +135,7 @@ def imsdr_form_rrsets(raw: bytes, origin: str, memo: LineMemo) -> list[RRset] | 
     if not raw.isascii() or b"\r" in raw or not _ORIGIN.fullmatch(origin) or len(origin) > 253:
         return None
     apex = origin + "."
-    rrsets: dict[tuple[str, str], tuple[int, list[Rdata]]] = {}
+    rrsets: dict[tuple[str, str], tuple[int, dict[Rdata, None]]] = {}  # an ordered set of rdatas per rrset
     owners: dict[str, list[str]] = {}  # owner -> its kinds, in file order
     last: tuple[str, str] | None = None
     for line in raw.decode("ascii").split("\n"):
@@ -156,13 +156,13 @@ def imsdr_form_rrsets(raw: bytes, origin: str, memo: LineMemo) -> list[RRset] | 
         if key != last:
             if key in rrsets or len(owner) > 253:
                 return None  # an rrset split by another: dnspython would reorder its node
-            rrsets[key] = (ttl, [])
+            rrsets[key] = (ttl, {})
             owners.setdefault(owner, []).append(kind)
             last = key
         set_ttl, rdatas = rrsets[key]
         if ttl != set_ttl or rdata in rdatas:
             return None  # dnspython keeps the smallest TTL and drops duplicates
-        rdatas.append(rdata)
+        rdatas[rdata] = None
     soa = rrsets.get((origin, "SOA"))
     if soa is None or len(soa[1]) != 1 or (origin, "NS") not in rrsets \
             or any(kind == "SOA" and owner != origin for owner, kind in rrsets):
@@ -170,7 +170,7 @@ def imsdr_form_rrsets(raw: bytes, origin: str, memo: LineMemo) -> list[RRset] | 
     return [RRset(owner, kind, *_frozen(rrsets[owner, kind])) for owner, kinds in owners.items() for kind in kinds]
 
 
-def _frozen(entry: tuple[int, list[Rdata]]) -> tuple[int, tuple[Rdata, ...]]:
+def _frozen(entry: tuple[int, dict[Rdata, None]]) -> tuple[int, tuple[Rdata, ...]]:
     return entry[0], tuple(entry[1])
 
 
