@@ -88,7 +88,11 @@ def test_every_json_command_has_a_schema_and_a_case() -> None:
             f"`imsdr {command} --format json` has no case in tests/test_json_contract.py")
 
 
-@pytest.mark.parametrize(("kind", "args"), CASES, ids=[f"{k}:{' '.join(a[:2])}{' --drain' if '--drain' in a else ''}" for k, a in CASES])
+def _case_id(kind: str, args: list[str]) -> str:
+    return f"{kind}:{' '.join(args[:2])}" + (" --drain" if "--drain" in args else "")
+
+
+@pytest.mark.parametrize(("kind", "args"), CASES, ids=[_case_id(k, a) for k, a in CASES])
 def test_output_matches_its_schema(kind: str, args: list[str], tmp_path: Path) -> None:
     shutil.copy(LAB, tmp_path / "lab.yaml")
     shutil.copy(BAD, tmp_path / "bad.yaml")
