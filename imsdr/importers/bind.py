@@ -409,7 +409,12 @@ class _Deriver:
             members: dict[str, None] = {}  # an ordered set
             # the members' own order is the one a set without per-site tiers keeps (the base zone's)
             flattest = sorted(views.values(), key=lambda per_view: len({srv.priority for _t, srv in per_view}))
+            walked: set[tuple[tuple[str, Srv], ...]] = set()  # a set two views publish alike adds nothing
             for per_view in flattest:
+                key = tuple(per_view)
+                if key in walked:
+                    continue
+                walked.add(key)
                 for transport, srv in per_view:
                     ident = self.ident[srv.target]
                     if (ident, transport, srv.port) not in ported:
@@ -445,8 +450,13 @@ class _Deriver:
 
         after: dict[str, set[str]] = {}
         indegree: dict[str, int] = dict.fromkeys(self.draft.elements, 0)
+        done: set[tuple[Srv, ...]] = set()  # the views repeat the same SRV sets: each says it once
         for _view, data in self.zones():
             for srvs in data.srv.values():
+                key = tuple(srvs)
+                if key in done:
+                    continue
+                done.add(key)
                 tiers: dict[int, list[str]] = {}
                 for srv in srvs:
                     if srv.target in self.ident:
