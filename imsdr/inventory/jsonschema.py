@@ -26,8 +26,21 @@ class _EditorSchema(GenerateJsonSchema):
         return json_schema
 
 
+def _show_default(field: dict[str, Any]) -> None:
+    """Editors show a field's description on hover, not always its ``default``: a plain default
+    (a number, text, true/false) is added to the description, from the model's own default."""
+    default = field.get("default")
+    description = field.get("description")
+    if description and isinstance(default, bool | int | float | str) and "default" not in description:
+        shown = str(default).lower() if isinstance(default, bool) else default
+        field["description"] = f"{description} (default: {shown})"
+
+
 def inventory_json_schema() -> dict[str, Any]:
     schema = Inventory.model_json_schema(mode="validation", schema_generator=_EditorSchema)
+    for model in (schema, *schema.get("$defs", {}).values()):
+        for field in model.get("properties", {}).values():
+            _show_default(field)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "urn:imsdr:schema:inventory:1"  # a name, not an address: imsdr publishes none
     return schema

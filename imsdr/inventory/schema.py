@@ -233,8 +233,10 @@ class Probing(str, Enum):
 class Bfd(_Strict):
     """BFD on the Diameter links (RFC 5880 §6.8.4: detection = multiplier × interval)."""
 
-    interval_ms: Annotated[int, Field(ge=10, le=60000)] = 300
-    multiplier: Annotated[int, Field(ge=1, le=255)] = 3
+    interval_ms: Annotated[int, Field(ge=10, le=60000)] = Field(300, description=(
+            "BFD transmit and receive interval, milliseconds"))
+    multiplier: Annotated[int, Field(ge=1, le=255)] = Field(3, description=(
+            "missed BFD packets before the link is declared down (detection = multiplier x interval)"))
 
 
 class SctpHeartbeat(_Strict):
@@ -247,20 +249,22 @@ class SctpHeartbeat(_Strict):
 
 
 class DiameterTransport(_Strict):
-    bfd: Bfd | None = None
-    sctp_heartbeat: SctpHeartbeat | None = None
+    bfd: Bfd | None = Field(None, description=(
+            "BFD on the Diameter links (detection = multiplier x interval); unset: no BFD"))
+    sctp_heartbeat: SctpHeartbeat | None = Field(None, description=(
+            "SCTP path heartbeats on the Diameter links; unset: none declared"))
 
 
 class Timers(_Strict):
     """Detection and refresh timers, in seconds."""
 
-    options_interval: Seconds = Field(10, description="SIP OPTIONS probe interval")
+    options_interval: Seconds = Field(10, description="SIP OPTIONS probe interval, seconds")
     options_failure_threshold: Annotated[int, Field(ge=1, le=100)] = Field(
         3, description="consecutive failed probes before a peer is marked down")
-    options_timeout: Seconds = Field(2, description="time to wait for one OPTIONS response")
-    diameter_watchdog: Seconds = Field(8, description="Diameter Tw (RFC 3539); the operator wants 6-10 s")
-    registration_refresh: Seconds = Field(1800, description="UE registration refresh (recommended 600-3600 s)")
-    session_timer: Seconds = Field(1800, description="SIP session timer releasing calls lost in a failure")
+    options_timeout: Seconds = Field(2, description="time to wait for one OPTIONS response, seconds")
+    diameter_watchdog: Seconds = Field(8, description="Diameter watchdog Tw, seconds (RFC 3539; 6-10 s wanted)")
+    registration_refresh: Seconds = Field(1800, description="UE registration refresh, seconds (recommended 600-3600 s)")
+    session_timer: Seconds = Field(1800, description="SIP session timer releasing calls lost in a failure, seconds")
     ps_registration_expiry: Annotated[int, Field(ge=1, le=2_000_000)] = Field(
         600000, description="PS access (VoLTE): registration expiry UEs propose (TS 24.229 default 600000 s)")
     diameter_detection_target: Seconds = Field(
@@ -269,32 +273,39 @@ class Timers(_Strict):
         default_factory=lambda: DiameterTransport(),
         description="transport-level failure detection declared on the Diameter links")
     h248_inactivity: Seconds = Field(
-        10, description="H.248.14 inactivity timer (MGC<->IM-MGW keepalive) before the link is suspect")
+        10, description="H.248.14 inactivity timer (MGC<->IM-MGW keepalive) before the link is suspect, seconds")
     h248_transaction_timeout: Seconds = Field(
-        6, description="H.248 transaction retransmission time before the peer is declared lost")
+        6, description="H.248 transaction retransmission time before the peer is declared lost, seconds")
 
 
 class TimerOverrides(_Strict):
     """Per-element timer overrides; unset fields take the network default."""
 
-    options_interval: Seconds | None = None
-    options_failure_threshold: Annotated[int, Field(ge=1, le=100)] | None = None
-    options_timeout: Seconds | None = None
-    diameter_watchdog: Seconds | None = None
-    registration_refresh: Seconds | None = None
+    options_interval: Seconds | None = Field(None, description=(
+            "this element's SIP OPTIONS probe interval, seconds (unset: network value)"))
+    options_failure_threshold: Annotated[int, Field(ge=1, le=100)] | None = Field(None, description=(
+            "this element's failed probes before a peer is marked down (unset: network value)"))
+    options_timeout: Seconds | None = Field(None, description=(
+            "this element's wait for one OPTIONS response, seconds (unset: network value)"))
+    diameter_watchdog: Seconds | None = Field(None, description=(
+            "this element's Diameter Tw, seconds (unset: network value)"))
+    registration_refresh: Seconds | None = Field(None, description=(
+            "this element's UE registration refresh, seconds (unset: network value)"))
 
 
 class DnsTtls(_Strict):
     """TTLs in seconds per record kind; clients see a DNS change only after the TTL."""
 
-    soa: Ttl = 3600
-    ns: Ttl = 86400
-    naptr: Ttl = 300
-    srv: Ttl = 60
-    a: Ttl = 60
-    aaaa: Ttl = 60
-    enum: Ttl = 3600
-    negative: Ttl = 300
+    soa: Ttl = Field(3600, description="TTL of the SOA record, seconds")
+    ns: Ttl = Field(86400, description="TTL of NS records (and their glue), seconds")
+    naptr: Ttl = Field(300, description="TTL of the home domain's NAPTR records, seconds")
+    srv: Ttl = Field(60, description=(
+            "TTL of SRV records (pools, pairs, SBC discovery), seconds; clients see an SRV change after it"))
+    a: Ttl = Field(60, description="TTL of A records, seconds")
+    aaaa: Ttl = Field(60, description="TTL of AAAA records, seconds")
+    enum: Ttl = Field(3600, description="TTL of ENUM NAPTR records, seconds")
+    negative: Ttl = Field(300, description=(
+            "negative-caching TTL (SOA minimum: how long 'no such name' is cached), seconds"))
 
 
 class CapacityModel(_Strict):
@@ -369,20 +380,28 @@ class Restoration(_Strict):
 
 
 class Network(_Strict):
-    name: Text
-    operator_domain: DnsName
+    name: Text = Field(description="network name shown in tables and runbooks")
+    operator_domain: DnsName = Field(description="operator DNS domain (the SOA contact hostmaster.<operator_domain>)")
     home_domains: Annotated[list[DnsName], Field(min_length=1)] = Field(
         description="IMS home domain(s); the first is primary"
     )
-    mcc: Annotated[str, Field(pattern=r"^[0-9]{3}$")] | None = None
-    mnc: Annotated[str, Field(pattern=r"^[0-9]{2,3}$")] | None = None
-    country_code: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")]
-    enum_suffix: DnsName = "e164.arpa"
-    deployment: Literal["production", "lab"] = "production"
-    timers: Timers = Field(default_factory=Timers)
-    ttl: DnsTtls = Field(default_factory=DnsTtls)
-    capacity_model: CapacityModel = Field(default_factory=CapacityModel)
-    dns: DnsSettings = Field(default_factory=DnsSettings)
+    mcc: Annotated[str, Field(pattern=r"^[0-9]{3}$")] | None = Field(None, description=(
+            "mobile country code, three digits in quotes; with mnc gives the 3GPP home domain "
+            "ims.mncXXX.mccYYY.3gppnetwork.org (unset: none)"))
+    mnc: Annotated[str, Field(pattern=r"^[0-9]{2,3}$")] | None = Field(None, description=(
+            "mobile network code, two or three digits in quotes (padded to three in the 3GPP home domain)"))
+    country_code: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,2}$")] = Field(description=(
+            "E.164 country code of the numbers, 1-3 digits in quotes (e.g. \"86\")"))
+    enum_suffix: DnsName = Field("e164.arpa", description="ENUM tree the number blocks are published under")
+    deployment: Literal["production", "lab"] = Field("production", description=(
+            "production (two active-active regions; every rule applies) or lab (one site; production-only rules "
+            "skipped)"))
+    timers: Timers = Field(default_factory=Timers, description=(
+            "detection and refresh timers, seconds; elements may override some"))
+    ttl: DnsTtls = Field(default_factory=DnsTtls, description="DNS TTLs per record kind, seconds")
+    capacity_model: CapacityModel = Field(default_factory=CapacityModel, description=(
+            "parameters of the capacity formulas"))
+    dns: DnsSettings = Field(default_factory=DnsSettings, description="names and options of the rendered DNS")
     restoration: Restoration = Field(default_factory=lambda: Restoration(),
                                      description="IMS restoration procedures (TS 23.380)")
     retry_responses: list[Annotated[int, Field(ge=400, le=699)]] = Field(
@@ -404,16 +423,19 @@ class Network(_Strict):
 # --- sites and local networks --------------------------------------------------------------
 
 class Site(_Strict):
-    id: Id
-    name: Text
+    id: Id = Field(description="unique id of the site (a DNS label; names its core DNS view)")
+    name: Text = Field(description="site name shown in tables and runbooks")
     region: Id = Field(description="service region (active-active regions must each carry 100%)")
-    province: Id | None = None
+    province: Id | None = Field(None, description=(
+            "the provincial IMS core the site belongs to: signalling, Diameter and DNS adjacencies are drawn only "
+            "inside one (unset: one core)"))
     power: Annotated[list[Id], Field(min_length=1)] = Field(description="power feeds the site depends on")
     transmission: Annotated[list[Id], Field(min_length=1)] = Field(
         description="transmission routes the site depends on"
     )
-    lat: Annotated[float, Field(ge=-90, le=90)] | None = None
-    lon: Annotated[float, Field(ge=-180, le=180)] | None = None
+    lat: Annotated[float, Field(ge=-90, le=90)] | None = Field(None, description=(
+            "latitude, decimal degrees (with lon: checks the distance between sites of one pair or pool)"))
+    lon: Annotated[float, Field(ge=-180, le=180)] | None = Field(None, description="longitude, decimal degrees")
     core_subnets: list[IpPrefix] = Field(
         default_factory=list, description="core signalling subnets (per-site DNS views)"
     )
@@ -449,8 +471,8 @@ PhoneContext = Annotated[str, AfterValidator(_check_phone_context),
 class PacketGateway(_Strict):
     """The P-GW (EPC) or SMF (5GC) of a PS local network."""
 
-    id: Id
-    kind: Literal["pgw", "smf"] = "pgw"
+    id: Id = Field(description="id of the P-GW or SMF (a DNS label)")
+    kind: Literal["pgw", "smf"] = Field("pgw", description="pgw (EPC) or smf (5GC)")
     apn: DnsLabel = Field("ims", description="APN/DNN of the IMS PDN connection")
 
 
@@ -463,15 +485,17 @@ class Emergency(_Strict):
 
 
 class LocalNetwork(_Strict):
-    id: Id
-    name: Text
+    id: Id = Field(description="unique id of the local network (a DNS label; names its DNS view)")
+    name: Text = Field(description="name shown in tables and runbooks")
     prefixes: Annotated[list[IpPrefix], Field(min_length=1)] = Field(description="user source prefixes (IPv4 and IPv6)")
     resolvers: list[IpAddress] = Field(
         default_factory=list, description="access resolvers the users of this network query (matched by "
                                           "their user view, as UEs reach DNS through them)")
-    home_sites: Annotated[list[Id], Field(min_length=1)]
+    home_sites: Annotated[list[Id], Field(min_length=1)] = Field(description=(
+            "ids of the sites whose SBCs normally serve these users"))
     subscribers: Annotated[int, Field(ge=0, le=10**10)] = Field(0, description="registered users in the busy hour")
-    busy_hour_erlangs: Annotated[float, Field(ge=0, le=1e9)] = Field(0.0, description="busy-hour voice traffic")
+    busy_hour_erlangs: Annotated[float, Field(ge=0, le=1e9)] = Field(
+        0.0, description="busy-hour voice traffic, Erlangs")
     access: Literal["fixed", "ps", "both"] = Field(
         "fixed", description="fixed access, PS (VoLTE over EPC/5GC) or both")
     packet_gateway: PacketGateway | None = Field(
@@ -485,12 +509,13 @@ class LocalNetwork(_Strict):
 class Capacity(_Strict):
     """Capacity in the unit each element type needs."""
 
-    registered_users: Positive | None = None
+    registered_users: Positive | None = Field(None, description="SBC, P-CSCF, CSCF: registered users it can hold")
     subscribers: Positive | None = Field(None, description="HSS/SLF: subscriber records")
-    sessions: Positive | None = None
-    busy_hour_erlangs: PositiveFloat | None = None
+    sessions: Positive | None = Field(None, description="CSCF, AS: simultaneous sessions it can hold")
+    busy_hour_erlangs: PositiveFloat | None = Field(None, description=(
+            "MGCF/IM-MGW: busy-hour voice traffic it can carry, Erlangs"))
     circuits: Positive | None = Field(None, description="MGCF/IM-MGW trunk circuits")
-    queries_per_second: Positive | None = None
+    queries_per_second: Positive | None = Field(None, description="ENUM/DNS: queries per second it can answer")
     registrations_per_second: Positive | None = Field(
         None, description="SBC, P-CSCF, CSCF: initial registrations per second it can process")
     transactions_per_second: Positive | None = Field(
@@ -498,23 +523,33 @@ class Capacity(_Strict):
 
 
 class Element(_Strict):
-    id: Id
-    type: ElementType
-    site: Id
-    vendor: Vendor
+    id: Id = Field(description=(
+            "unique id: a DNS label, used in host names, file names and every reference to the element"))
+    type: ElementType = Field(description="element type: enum_dns, sbc, pcscf, cscf, hss, slf, mgcf, imgw or as")
+    site: Id = Field(description="id of the site the element is in")
+    vendor: Vendor = Field(description=(
+            "vendor or product, shown in runbooks (master-slave ENUM/DNS across vendors is reported)"))
     roles: list[CscfRole] = Field(default_factory=list, description="cscf only: icscf, scscf, ecscf, bgcf")
-    addresses: Annotated[list[IpAddress], Field(min_length=1)] = Field(description="signalling addresses")
+    addresses: Annotated[list[IpAddress], Field(min_length=1)] = Field(
+        description="signalling addresses: where SIP and Diameter peers reach it (its A/AAAA records)")
     access_addresses: list[IpAddress] = Field(
         default_factory=list, description="sbc only: access-side (UE-facing) addresses (default: addresses)")
     core_addresses: list[IpAddress] = Field(
         default_factory=list, description="sbc only: core-side addresses, matched by its site's core view "
                                           "(default: addresses)")
-    port: Port = 5060
-    tls_port: Port = 5061
-    transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP])
-    fqdn: DnsName | None = Field(None, description="default: <id>.<primary home domain>")
-    capacity: Capacity = Field(default_factory=Capacity)
-    features: list[Feature] = Field(default_factory=list)
+    port: Port = Field(5060, description="SIP port for UDP and TCP")
+    tls_port: Port = Field(5061, description="SIP port for TLS")
+    transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP], description=(
+            "SIP transports the element accepts (published in its SRV records)"))
+    fqdn: DnsName | None = Field(
+        None, description="host name of the element, its A/AAAA records (default: <id>.<primary home domain>)")
+    capacity: Capacity = Field(default_factory=Capacity, description=(
+            "what the element can carry, each in its own unit: users, subscribers, sessions, circuits, Erlangs, "
+            "queries, registrations or transactions per second (the ones its type is sized by)"))
+    features: list[Feature] = Field(default_factory=list, description=(
+            "DR features the element has: virtual_sbc (hosts a DR SBC per local network), restoration_data (CSCF "
+            "keeps registration data for failover), sticky_clients (clients that must keep one server), passthrough "
+            "(HSS: calls continue on cached data)"))
     answers_options: bool = Field(True, description="false for elements that do not answer SIP OPTIONS")
     options_probing: Probing | None = Field(
         None, description="how this element watches its next hops (default: active from an SBC, MGCF or AS, "
@@ -523,7 +558,8 @@ class Element(_Strict):
     pcscfs: list[Id] = Field(default_factory=list, description="sbc only: P-CSCF list in order of preference")
     controlled_by: list[Id] = Field(
         default_factory=list, description="imgw only: controlling MGCFs over H.248, primary first, then backups")
-    timers: TimerOverrides = Field(default_factory=TimerOverrides)
+    timers: TimerOverrides = Field(default_factory=TimerOverrides, description=(
+            "timer overrides for this element; unset fields take network.timers"))
     platform: Id | None = Field(None, description="platforms key (or bind, kamailio, vendor) giving the "
                                                   "commands of the runbooks; default by type")
 
@@ -545,10 +581,12 @@ class Element(_Strict):
 # --- redundancy --------------------------------------------------------------------------------
 
 class Pair(_Strict):
-    id: Id
-    members: Annotated[list[Id], Field(min_length=1)]
-    mode: Literal["active-active", "active-standby"] = "active-active"
-    sync: Literal["realtime", "periodic", "none"] = "realtime"
+    id: Id = Field(description="unique id of the pair (a DNS label)")
+    members: Annotated[list[Id], Field(min_length=1)] = Field(description="the ids of the two elements of the pair")
+    mode: Literal["active-active", "active-standby"] = Field("active-active", description=(
+            "active-active (both serve) or active-standby (the backup serves only after a failure)"))
+    sync: Literal["realtime", "periodic", "none"] = Field("realtime", description=(
+            "how the backup gets the primary's data: realtime, periodic (states backup_interval) or none"))
     backup_interval: Seconds | None = Field(
         None, description="periodic sync: seconds between copies (data-loss window)"
     )
@@ -558,63 +596,82 @@ class Pair(_Strict):
 
 
 class Pool(_Strict):
-    id: Id
-    members: Annotated[list[Id], Field(min_length=1)]
+    id: Id = Field(description="unique id of the pool (a DNS label)")
+    members: Annotated[list[Id], Field(min_length=1)] = Field(description="element ids of the pool (N + K members)")
     spare: Annotated[int, Field(ge=0, le=100)] = Field(1, description="K of N+K: simultaneous losses to survive")
-    selection: Literal["static", "dns", "weighted", "capabilities", "fixed"] = "dns"
+    selection: Literal["static", "dns", "weighted", "capabilities", "fixed"] = Field("dns", description=(
+            "how a failed member's load is taken over: static (the next member in list order), dns (SRV load sharing: "
+            "the others share it), weighted (configured weights), capabilities (the S-CSCF the HSS capabilities "
+            "select) or fixed (no takeover: each client keeps its member)"))
     role: CscfRole | None = Field(None, description="cscf pools: which role the pool serves")
     dns_name: DnsLabel | None = Field(None, description="pool name under the home domain (SRV published)")
-    sync: Literal["realtime", "periodic", "none"] = "realtime"
-    backup_interval: Seconds | None = None
+    sync: Literal["realtime", "periodic", "none"] = Field("realtime", description=(
+            "how members share data: realtime, periodic (states backup_interval) or none"))
+    backup_interval: Seconds | None = Field(None, description=(
+            "periodic sync: seconds between copies (data-loss window)"))
     restore_time: Seconds | None = Field(
         None, description="periodic sync: seconds to load the latest copy on the backup before it serves")
-    busy_hour_erlangs: PositiveFloat | None = Field(None, description="mgcf/imgw pools: busy-hour trunk traffic")
-    grade_of_service: Annotated[float, Field(gt=0, lt=1)] | None = None
+    busy_hour_erlangs: PositiveFloat | None = Field(
+        None, description="mgcf/imgw pools: busy-hour trunk traffic, Erlangs")
+    grade_of_service: Annotated[float, Field(gt=0, lt=1)] | None = Field(None, description=(
+            "mgcf/imgw pools: Erlang B blocking target (default: network.capacity_model.grade_of_service)"))
 
 
 class SbcDr(_Strict):
-    layout: Literal["ring", "hub", "none"]
+    layout: Literal["ring", "hub", "none"] = Field(description=(
+            "SBC DR between local networks: ring (the SBC of each backs up the next one in order), hub (one SBC "
+            "backs up every other local network) or none"))
     order: list[Id] = Field(default_factory=list, description=(
         "ring: local networks in ring order; the SBC of each backs up the next one (the last backs up the first)"))
     hub: Id | None = Field(None, description="hub: the SBC that backs up every other local network")
 
 
 class EnumDnsDesign(_Strict):
-    sync: Literal["master-slave", "provisioning", "backend-db"] | None = None
-    load_sharing: Literal["regional", "rtt", "anycast"] | None = None
+    sync: Literal["master-slave", "provisioning", "backend-db"] | None = Field(None, description=(
+            "how the ENUM/DNS sets keep the same data: master-slave (zone transfers from the primaries), provisioning "
+            "(the provisioning system writes every set) or backend-db (front-ends transfer from a back-end); unset: "
+            "reported when there are two or more sets, rendered as provisioning"))
+    load_sharing: Literal["regional", "rtt", "anycast"] | None = Field(None, description=(
+            "how queries are shared between the ENUM/DNS sets: regional (each region its own), rtt (resolvers prefer "
+            "the closer set) or anycast; unset: reported when there are two or more sets"))
     primaries: list[Id] = Field(
         default_factory=list, description="master-slave: the master set; backend-db: the back-end server(s) "
                                           "the front-ends transfer from (default: the first name server)")
 
 
 class Redundancy(_Strict):
-    pairs: list[Pair] = Field(default_factory=list)
-    pools: list[Pool] = Field(default_factory=list)
-    sbc_dr: SbcDr | None = None
-    enum_dns: EnumDnsDesign = Field(default_factory=EnumDnsDesign)
+    pairs: list[Pair] = Field(default_factory=list, description="1+1 pairs: two elements, one backs up the other")
+    pools: list[Pool] = Field(default_factory=list, description=(
+            "N+K pools: members share load and survive the loss of K of them"))
+    sbc_dr: SbcDr | None = Field(None, description="SBC DR between local networks (ring or hub); unset: none")
+    enum_dns: EnumDnsDesign = Field(default_factory=EnumDnsDesign, description=(
+            "how the ENUM/DNS server sets share data and load"))
 
 
 # --- ENUM, waivers, rules ---------------------------------------------------------------------
 
 class EnumBlock(_Strict):
-    id: Id
+    id: Id = Field(description="unique id of the block (a DNS label)")
     prefix: E164Digits = Field(description="E.164 digits including country code ('+8610555')")
     length: Annotated[int, Field(ge=2, le=15)] | None = Field(
         None, description="total digits of a number (needed for style: numbers)"
     )
-    style: Literal["wildcard", "numbers"] = "wildcard"
+    style: Literal["wildcard", "numbers"] = Field("wildcard", description=(
+            "wildcard: one NAPTR for the whole prefix; numbers: one NAPTR per number (needs length)"))
     domain: DnsName = Field(description="SIP domain in the NAPTR regexp")
     first: E164Digits | None = Field(None, description="numbers style: first number (default: all under prefix)")
-    last: E164Digits | None = None
+    last: E164Digits | None = Field(None, description=(
+            "numbers style: last number (default: the last number under the prefix)"))
 
 
 class Waiver(_Strict):
-    rule: RuleId
+    rule: RuleId = Field(description="id of the rule whose findings are waived (e.g. HSS-004)")
     scope: list[Id] = Field(
         default_factory=list, description="ids of elements/sites/groups/local networks (empty: all)"
     )
-    reason: Text
-    expires: dt.date
+    reason: Text = Field(description="why the finding is accepted (shown with every waived finding)")
+    expires: dt.date = Field(description=(
+            "last day the waiver applies (YYYY-MM-DD); afterwards it is reported itself (WAIVER-001)"))
 
 
 # --- operations: who to call, recovery targets, how each element is operated ------------------
@@ -637,8 +694,8 @@ Phone = Annotated[str, Field(pattern=r"^\+?[0-9][0-9 -]{2,30}[0-9]$")]
 
 class Contact(_Strict):
     role: Id = Field(description="who this is, e.g. noc, dns-on-call, dr-manager")
-    name: Text
-    phone: Phone
+    name: Text = Field(description="the person or team to call, as the runbooks show it")
+    phone: Phone = Field(description="phone number to call: digits, spaces and '-', optionally starting with '+'")
     services: list[ElementType] = Field(default_factory=list,
                                         description="element types this contact is called for (empty: all)")
     escalate_to: Id | None = Field(None, description="role to call when this one does not resolve it in time")
@@ -652,7 +709,8 @@ class RecoveryTarget(_Strict):
 
 
 class Platform(_Strict):
-    kind: Literal["bind", "kamailio", "vendor"]
+    kind: Literal["bind", "kamailio", "vendor"] = Field(description=(
+            "bind, kamailio or vendor: which commands the runbooks write for it"))
     control: Command | None = Field(None, description="how to run the control tool: rndc for bind, kamcmd for "
                                                       "kamailio (with socket/key options); vendor: its CLI")
     dig: Command = Field("dig", description="bind: how to query this server (e.g. 'dig -p 5353')")
@@ -676,14 +734,20 @@ class Inventory(_Strict):
                            "title": "imsdr inventory v1"},
     )
 
-    version: Literal[1]
-    network: Network
-    sites: Annotated[list[Site], Field(min_length=1)]
-    local_networks: list[LocalNetwork] = Field(default_factory=list)
-    elements: list[Element] = Field(default_factory=list)
-    redundancy: Redundancy = Field(default_factory=Redundancy)
-    enum_blocks: list[EnumBlock] = Field(default_factory=list)
-    waivers: list[Waiver] = Field(default_factory=list)
+    version: Literal[1] = Field(description="inventory format version: always 1")
+    network: Network = Field(description=(
+            "network-wide identity, numbering, timers, TTLs, capacity model and DNS settings"))
+    sites: Annotated[list[Site], Field(min_length=1)] = Field(description=(
+            "the data centres that hold the elements, with what each depends on"))
+    local_networks: list[LocalNetwork] = Field(default_factory=list, description=(
+            "user access areas: source prefixes, load, home sites"))
+    elements: list[Element] = Field(default_factory=list, description=(
+            "every network element (SBC, P-CSCF, CSCF, HSS, SLF, ENUM/DNS, MGCF, IM-MGW, AS)"))
+    redundancy: Redundancy = Field(default_factory=Redundancy, description=(
+            "the DR design: 1+1 pairs, N+K pools, SBC DR between local networks, ENUM/DNS sets"))
+    enum_blocks: list[EnumBlock] = Field(default_factory=list, description="E.164 number blocks published in ENUM")
+    waivers: list[Waiver] = Field(default_factory=list, description=(
+            "accepted findings: rule, scope, reason and expiry date"))
     contacts: list[Contact] = Field(default_factory=list, description="who the runbooks tell you to call")
     recovery_targets: dict[ElementType, RecoveryTarget] = Field(
         default_factory=dict, description="RTO/RPO per service (element type)")
