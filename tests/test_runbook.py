@@ -328,3 +328,33 @@ def test_pages_with_many_checks_and_elements_lint_clean(tmp_path: Path) -> None:
     assert max(page.read_text().count("**Check ") for page in pages) >= 10
     problems = {page.name: lint(page.read_text()) for page in pages}
     assert {name: found for name, found in problems.items() if found} == {}
+
+
+def test_every_named_sip_group_gets_its_dns_checks_in_every_province(tmp_path: Path) -> None:
+    """A pool or pair is published under the home domain of its members (a province's own
+    domain at national scale): the runbook asks for that name, so every named SIP group of every
+    province has a check, and each asks a name the plan answers."""
+    from imsdr.dns.plan import build_dns_plan
+    from imsdr.example.national import NationalParams, write_yaml
+    from imsdr.runbook.verification import dns_checks
+
+    path = tmp_path / "national3.yaml"
+    params = NationalParams(provinces=3, sites_per_province=4, local_networks_per_province=3, seed=7,
+                            enum_numbers=0, enum_block_size=1000, wildcard_blocks=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        write_yaml(params, fh)
+    from imsdr.plan import load_topology
+
+    topo = load_topology(path)
+    assert len(topo.network.home_domains) == 3  # one home domain per province
+    plan = build_dns_plan(topo)
+    checks = [c for items in dns_checks(topo, plan).values() for c in items]
+    asked = {c["qname"] for c in checks if c["rdtype"] == "SRV"}
+    sip_groups = [g for g in topo.groups.values() if g.spec.dns_name
+                  and topo.elements[g.members[0]].type.value in ("pcscf", "cscf", "as")]
+    assert sip_groups
+    for group in sip_groups:
+        assert any(f".{group.spec.dns_name}." in q for q in asked), f"{group.id}: no DNS check"
+    for check in checks:
+        view = next(v for v in plan.views if v.name == check["view"])
+        assert plan.lookup(view, check["qname"], check["rdtype"]), check["command"]

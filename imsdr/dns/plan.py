@@ -518,14 +518,7 @@ class _Builder:
     # --- services: (name, members, origin) that get NAPTR + SRV --------------------------------------
 
     def home_domain_of(self, elements: list[Element]) -> str:
-        """The home domain every element's FQDN is under (most specific), else the primary one."""
-        best = None
-        for domain in self.plan.home_domains:
-            if all(is_subdomain(self.topo.fqdn(e), domain) for e in elements) and (
-                best is None or len(domain) > len(best)
-            ):
-                best = domain
-        return best if best is not None and elements else self.primary
+        return home_domain_of(self.topo, self.plan.home_domains, elements)
 
     def services(self) -> list[tuple[str, list[Element], Origin]]:
         """(name, members, origin) of every NAPTR+SRV service name.
@@ -883,6 +876,18 @@ class _Builder:
 def _host_prefix(address: str) -> str:
     """An address as the one-address prefix a view's match list holds (/32 or /128)."""
     return str(ipaddress.ip_network(address))
+
+
+def home_domain_of(topology: Topology, home_domains: Iterable[str], elements: list[Element]) -> str:
+    """The home domain every element's FQDN is under (most specific), else the primary one: where
+    a pair's or pool's ``dns_name`` is published (the runbook's checks ask for the same name)."""
+    best = None
+    for domain in home_domains:
+        if all(is_subdomain(topology.fqdn(e), domain) for e in elements) and (
+            best is None or len(domain) > len(best)
+        ):
+            best = domain
+    return best if best is not None and elements else topology.network.primary_domain
 
 
 def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[str] = ()) -> DnsPlan:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from imsdr.dns.drain import platform_of
+from imsdr.dns.plan import home_domain_of
 from imsdr.runbook.context import sample_source
 
 if TYPE_CHECKING:
@@ -109,7 +110,8 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
         key = {"pcscf": "pcscf", "cscf": "cscf", "as": "as", "mgcf": "mgcf", "sbc": "sbc"}.get(
             members[0].type.value)
         if key is not None:
-            group_names.append((group, key, f"{srv_label}.{group.spec.dns_name}.{primary}"))
+            domain = home_domain_of(topo, plan.home_domains, members)  # where the plan publishes it
+            group_names.append((group, key, f"{srv_label}.{group.spec.dns_name}.{domain}"))
     for view in site_views:
         site = topo.sites[view.subject]
         add("cscf", _check(plan, server, view, f"{srv_label}.{primary}", "SRV",
