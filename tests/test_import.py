@@ -185,6 +185,30 @@ def test_includes_outside_the_tree_are_not_followed(tmp_path: Path) -> None:
         assert f"{conf}:1:" in stderr
 
 
+def test_zone_file_includes_are_refused_at_their_line(tmp_path: Path) -> None:
+    """A zone's $INCLUDE could pull any readable file into the draft (and its text into error
+    messages): import reads only the files it was given, so $INCLUDE is refused where it stands."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("$TTL 60\nsecret-host IN A 192.0.2.99\n")
+    tree = tmp_path / "handwritten"
+    shutil.copytree(HANDWRITTEN, tree)
+    zone = tree / "zones" / "db.ims.example.com"
+    lines = zone.read_text().splitlines(keepends=True)
+    lines.insert(2, f"$INCLUDE {outside}\n")
+    zone.write_text("".join(lines))
+    for kind in ("home", "enum"):
+        if kind == "enum":  # the same in an ENUM zone (read by its own streaming reader)
+            zone = tree / "zones" / "db.enum.8620155"
+            lines = zone.read_text().splitlines(keepends=True)
+            lines.insert(2, f"$INCLUDE {outside}\n")
+            zone.write_text("".join(lines))
+        draft = tmp_path / f"draft-{kind}.yaml"
+        stderr = refused("import", "bind", tree / "named.conf", "--out", draft)
+        assert f"{zone}:3:" in stderr and "$INCLUDE" in stderr, stderr
+        assert "secret-host" not in stderr and not draft.exists()
+        zone.write_text("".join(line for line in lines if not line.startswith("$INCLUDE")))
+
+
 def test_an_existing_file_imsdr_did_not_write_is_never_replaced(tmp_path: Path) -> None:
     mine = tmp_path / "notes.yaml"
     mine.write_text("my own notes\n")

@@ -84,7 +84,8 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems) -> Itera
     import dns.zone
 
     try:
-        loaded = dns.zone.from_file(str(path), origin=zone, relativize=True, check_origin=False)
+        loaded = dns.zone.from_file(str(path), origin=zone, relativize=True, check_origin=False,
+                                    allow_include=False)  # never read files the import was not given
     except (OSError, dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"ENUM zone {zone} does not parse: {exc}")
         return

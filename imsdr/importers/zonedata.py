@@ -244,7 +244,8 @@ def _dnspython_rrsets(path: Path, origin: str, problems: ImportProblems) -> list
     import dns.zone
 
     try:
-        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True)
+        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True,
+                                  allow_include=False)  # never read files the import was not given
     except dns.exception.SyntaxError as exc:
         match = re.search(r":(\d+): ", str(exc))
         problems.add(str(path), int(match[1]) if match else 1, 1, f"zone does not parse: {exc}")
