@@ -203,11 +203,13 @@ def _scenarios(pipe: Pipeline) -> None:
         pipe.analyses.verdicts["scenarios"] = (
             f"{worst['failed'][0]}: {worst['verdict']}, switchover up to {seconds(worst['switchover_s'])}")
     from imsdr.capacity.storm import StormIndex
+    from imsdr.scenarios.simulate import risk_sites
 
     storms = StormIndex(eng)  # read by every simulation's storm: built once, not per failure
+    risks = risk_sites(topo)
     capacity_sites = (pipe.raw.get("capacity") or {}).get("sites", [])
     for site_id in sorted(topo.sites):
-        sim = simulation_to_dict(simulate(topo, [site_id], eng, storm_index=storms))
+        sim = simulation_to_dict(simulate(topo, [site_id], eng, storm_index=storms, risks=risks))
         pipe.analyses.site_failures[site_id] = site_failure(
             topo, sim, [c for c in capacity_sites if c["site"] == site_id])
     for row in raw["scenarios"]:
@@ -215,7 +217,7 @@ def _scenarios(pipe: Pipeline) -> None:
             pipe.analyses.element_rows[row["failed"][0]] = {
                 "verdict": row["verdict"], "switchover_s": row["switchover_s"]}
     for el_id in simulated_elements(topo):
-        sim = simulation_to_dict(simulate(topo, [el_id], eng, storm_index=storms))
+        sim = simulation_to_dict(simulate(topo, [el_id], eng, storm_index=storms, risks=risks))
         pipe.analyses.element_failures[el_id] = element_failure(sim)
 
 

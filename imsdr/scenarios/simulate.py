@@ -80,8 +80,17 @@ class SimulationReport:
 _PREFIXES = ("site", "element", "region", "power", "route")
 
 
+def risk_sites(topology: Topology) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Kind (region, power, route) -> risk id -> the sites that depend on it."""
+    risks: dict[str, dict[str, tuple[str, ...]]] = {k: {} for k in RISK_KINDS}
+    for risk in shared_risks(topology):
+        risks[risk.kind][risk.id] = risk.sites
+    return risks
+
+
 def resolve_ids(
-    topology: Topology, ids: list[str], radius: Radius | None = None
+    topology: Topology, ids: list[str], radius: Radius | None = None,
+    risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
 ) -> tuple[list[str], set[str]]:
     """Split what to fail into sites and elements; unknown ids are a usage error (exit 2).
 
@@ -92,9 +101,7 @@ def resolve_ids(
     """
     if not ids and radius is None:
         raise ImsdrError("nothing to fail: give at least one --fail ID or a --radius")
-    risks: dict[str, dict[str, tuple[str, ...]]] = {k: {} for k in RISK_KINDS}
-    for risk in shared_risks(topology):
-        risks[risk.kind][risk.id] = risk.sites
+    risks = risks if risks is not None else risk_sites(topology)  # (given: one map for many calls)
     sites: list[str] = []
     elements: set[str] = set()
     unknown: list[str] = []
@@ -163,15 +170,16 @@ def _lookup(
 
 def simulate(
     topology: Topology, failed_ids: list[str], engine: Engine | None = None, radius: Radius | None = None,
-    storm_index: StormIndex | None = None,
+    storm_index: StormIndex | None = None, risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
 ) -> SimulationReport:
     """Fail ``failed_ids`` (sites, elements, regions, power feeds, transmission routes) and the
     sites inside ``radius``; report takeover, capacity, time and impact.
 
     ``storm_index``: the engine's :class:`StormIndex`, when the caller simulates many failures with
-    one engine (the plan simulates every element: building it for each costs ~30 ms nationally)."""
+    one engine (the plan simulates every element: building it for each costs ~30 ms nationally);
+    ``risks``: :func:`risk_sites` of the topology, likewise."""
     eng = engine or Engine(topology, exact_numbers=False)
-    sites, elements = resolve_ids(topology, list(failed_ids), radius)
+    sites, elements = resolve_ids(topology, list(failed_ids), radius, risks)
     outcome = eng.evaluate(elements, detail=True)
     failed = tuple(
         _failed_element(topology, eng, outcome, topology.elements[e])
