@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dns.exception
+import dns.flags
 import dns.message
 import dns.query
 import dns.rdatatype
@@ -141,6 +142,8 @@ class NamedServer:
         request.use_tsig(dns.tsigkeyring.from_text({key_name: ("hmac-sha256", found[key_name])}),
                          keyname=key_name, algorithm="hmac-sha256")
         response = dns.query.udp(request, self.address, port=self.port, timeout=2.0)
+        if response.flags & dns.flags.TC:  # too large for UDP: ask again over TCP, as a client would
+            response = dns.query.tcp(request, self.address, port=self.port, timeout=5.0)
         for rrset in response.answer:
             if rrset.rdtype == dns.rdatatype.from_text(rdtype):
                 return rrset

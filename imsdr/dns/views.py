@@ -49,6 +49,9 @@ class ZoneFileRef:
     side: Side = "core"
 
 
+BIND_MAX_RECORDS_PER_TYPE = 100  # BIND's default max-records-per-type (9.18.28 and later)
+
+
 def zone_file_path(view: ViewPlan, zone: str, plan: DnsPlan) -> ZoneFileRef:
     """Where the zone as served in ``view`` is written."""
     if view.overrides.get(zone):
@@ -201,6 +204,17 @@ class NamedConfParts:
         self.secondary_directory = secondary_directory
         self.refs = [view_zone_refs(plan, view) for view in plan.views]  # in plan.views order
         self.bodies: dict[tuple[object, ...], str] = {}
+        self.base_largest: dict[tuple[str, str], int] = {}  # (side, zone) -> its largest rrset
+
+    def largest_rrset(self, view: ViewPlan, zone: str) -> int:
+        """Records in the largest rrset of ``zone`` as ``view`` serves it (base or override)."""
+        key = (view.side, zone)
+        base = self.base_largest.get(key)
+        if base is None:
+            rrsets = self.plan.zones_of(view.side)[zone].rrsets.values()
+            base = self.base_largest[key] = max((len(r.rdatas) for r in rrsets), default=0)
+        override = max((len(r.rdatas) for r in view.overrides.get(zone, {}).values()), default=0)
+        return max(base, override)
 
     def body(self, server: Server) -> str:
         layout = self.layout
@@ -270,6 +284,11 @@ class NamedConfParts:
                     body.append(f"type secondary; file {_q(secondary_file(secondary_directory, view.name, zone))};")
                     body.append("primaries { " + " ".join(
                         f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " };")
+                largest = self.largest_rrset(view, zone)
+                if largest > BIND_MAX_RECORDS_PER_TYPE:
+                    # BIND 9.18.28+ refuses to load (or transfer) a zone with a larger rrset than
+                    # max-records-per-type (100 by default): raise it for this zone only
+                    body.append(f"max-records-per-type {largest};")
                 if len(sharing) > 1:  # shared with in-view: zone options apply to every sharing view
                     acls = " ".join(
                         ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
