@@ -288,6 +288,12 @@ def test_load_is_conserved_for_any_failure_set(province_engine: Engine, data: st
             surge = eng.moved_scscf_users({eng.index[f] for f in failed}) * eng.surge_per_user
         assert after + stranded == pytest.approx(before + surge), (t, sorted(failed))
         assert all(outcome.loads.get(f, 0.0) == 0 for f in failed if eng.type_of[eng.index[f]] == t)
-    assert (outcome.verdict == "no loss") == (
-        not outcome.no_takeover and not outcome.overflow and outcome.users == 0
-    )
+    # outage: load nothing takes over or a survivor past its capacity; degraded: every load taken
+    # over, but a survivor whose load grew runs above max_utilisation (0.85 by default)
+    assert (outcome.verdict == "outage") == bool(outcome.no_takeover or outcome.overflow)
+    above_limit = [x for x in range(len(eng.ids)) if eng.ids[x] in outcome.loads and eng.ids[x] not in failed
+                   and outcome.loads[eng.ids[x]] > eng.normal[x] + 1e-9
+                   and outcome.loads[eng.ids[x]] > eng.cap_after[x] * eng.limit[x] + 1e-9]
+    if outcome.verdict != "outage":
+        assert (outcome.verdict == "degraded") == bool(above_limit), (sorted(failed), above_limit)
+        assert outcome.users == 0
