@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 from named_harness import key_names, start_named
@@ -34,6 +35,15 @@ def big_pool_inventory(path: Path) -> Path:
     return path
 
 
+def ask_named(out: Path, conf: Path, key: str, qname: str) -> tuple[Any, str]:
+    """Start a real named with the rendered ``conf``, ask ``qname`` SRV of the view of ``key``."""
+    server = start_named(out, include=f"named/{conf.name}", probe=("ims.lab.example.org", "SOA"))
+    try:
+        return server.answer_as(key, qname, "SRV"), server.log()
+    finally:
+        server.stop()
+
+
 def test_a_zone_with_a_large_rrset_loads_in_named_and_answers_every_record(tmp_path: Path) -> None:
     inventory = big_pool_inventory(tmp_path / "big.yaml")
     out = tmp_path / "out"
@@ -46,21 +56,11 @@ def test_a_zone_with_a_large_rrset_loads_in_named_and_answers_every_record(tmp_p
     core_key = next(k for k in key_names(conf) if k.startswith("imsdr-core-"))
     qname = "_sip._udp.mmtel.ims.lab.example.org"
 
-    server = start_named(out, include=f"named/{conf.name}", probe=("ims.lab.example.org", "SOA"))
-    try:
-        answer = server.answer_as(core_key, qname, "SRV")
-        log = server.log()
-    finally:
-        server.stop()
+    answer, log = ask_named(out, conf, core_key, qname)
     assert answer is not None and len(answer) == MEMBERS, log[-2000:]
     assert "too many records" not in log
 
     # without the raised limit the same zone is refused by this named: the option is what loads it
     conf.write_text(re.sub(r"\s*max-records-per-type \d+;", "", text))
-    server = start_named(out, include=f"named/{conf.name}", probe=("ims.lab.example.org", "SOA"))
-    try:
-        refused = server.answer_as(core_key, qname, "SRV")
-        log = server.log()
-    finally:
-        server.stop()
+    refused, log = ask_named(out, conf, core_key, qname)
     assert refused is None and "too many records" in log, log[-2000:]
