@@ -27,6 +27,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from imsdr.capacity.timing import reregistration_window
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -59,8 +61,6 @@ def registration_window(topology: Topology, failed: Iterable[Element] = ()) -> W
     shortest one wins, as the fastest arrival makes the peak. PS (VoLTE) users are moved by the
     P-CSCF restoration of TS 23.380 on their next terminating request, or at registration expiry:
     spread at least as wide, so they do not raise the peak above this window's rate."""
-    from imsdr.capacity.timing import reregistration_window
-
     refreshes = [part.seconds for el in failed if el.type.value in ("sbc", "pcscf")
                  for part in reregistration_window(topology, el, "fixed").parts if part.name == "re_registration"]
     refresh = min(refreshes, default=topology.network.timers.registration_refresh)

@@ -88,6 +88,10 @@ def resolve_drain(topo: Topology, ids: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def _diff_lines(removed: tuple[str, ...], added: tuple[str, ...]) -> list[str]:
+    return [f"- {line}" for line in removed] + [f"+ {line}" for line in added]
+
+
 @dataclass(frozen=True)
 class RecordChange:
     """One rrset that answers differently in the drained state, in the views listed."""
@@ -100,7 +104,7 @@ class RecordChange:
     added: tuple[str, ...]
 
     def diff_lines(self) -> list[str]:
-        return [f"- {line}" for line in self.removed] + [f"+ {line}" for line in self.added]
+        return _diff_lines(self.removed, self.added)
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ class DispatcherChange:
     added: tuple[str, ...]
 
     def diff_lines(self) -> list[str]:
-        return [f"- {line}" for line in self.removed] + [f"+ {line}" for line in self.added]
+        return _diff_lines(self.removed, self.added)
 
 
 @dataclass(frozen=True)
