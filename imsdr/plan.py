@@ -83,15 +83,20 @@ def _capacity(pipe: Pipeline) -> None:
     pipe.raw["capacity"] = raw
     pipe.analyses.capacity_appendix = capacity_appendix(raw)
     passed = raw["verdict"] == "ok"
-    pipe.analyses.verdicts["capacity"] = ("pass" if passed else "fail") + f" ({raw['failures']} shortfalls)"
+    shortfalls = _counted(raw["failures"], "shortfall")
+    pipe.analyses.verdicts["capacity"] = ("pass" if passed else "fail") + f" ({shortfalls})"
     pipe.raw["capacity_summary"] = {
         "passed": passed,
         "verdict": raw["verdict"],
         "failures": raw["failures"],
-        "details": (f"{raw['failures']} shortfalls; {len(raw['pools'])} pools, {len(raw['pairs'])} pairs, "
-                    f"{len(raw['hss'])} HSS, {len(raw['trunks'])} trunk groups, "
-                    f"{len(raw['sites'])} site checks"),
+        "details": (f"{shortfalls}; {_counted(len(raw['pools']), 'pool')}, {_counted(len(raw['pairs']), 'pair')}, "
+                    f"{len(raw['hss'])} HSS, {_counted(len(raw['trunks']), 'trunk group')}, "
+                    f"{_counted(len(raw['sites']), 'site check')}"),
     }
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 _ALWAYS = ("N+K pools", "1+1 pairs", "HSS sizing with dynamic restoration data", "CSCF load with restoration data",

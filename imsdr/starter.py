@@ -207,6 +207,9 @@ def _redundancy(site_ids: list[str], ln_ids: list[str], lab: bool) -> list[str]:
 PRE_COMMIT_CONFIG = """\
 # pre-commit (https://pre-commit.com): `pre-commit install`, then every commit that touches an
 # inventory is validated and checked. Remove the hooks you do not want.
+# `language: system` runs the imsdr found on PATH when you commit: install it with pipx, or
+# activate the virtual environment that has it before `git commit` (else: "Executable `imsdr`
+# not found").
 repos:
   - repo: local
     hooks:

@@ -231,3 +231,10 @@ def test_plan_does_not_depend_on_hash_seed(planned, tmp_path: Path) -> None:
     first, second = tree(out), tree(other)
     same = [p for p in first if not p.endswith(".zone") and p != "plan.json"]
     assert {p: first[p] for p in same} == {p: second[p] for p in same}
+
+
+def test_capacity_details_count_in_the_singular_and_plural(tmp_path: Path) -> None:
+    result = run("plan", str(ROOT / "inventories" / "lab.yaml"), "--out", str(tmp_path / "out"), "--format", "json")
+    details = json.loads(result.stdout)["capacity"]["details"]
+    # the lab has one pool, no pairs, one HSS, no trunk groups and four site checks
+    assert details == "0 shortfalls; 1 pool, 0 pairs, 1 HSS, 0 trunk groups, 4 site checks"

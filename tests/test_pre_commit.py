@@ -120,3 +120,28 @@ def test_the_pre_commit_config_init_writes_runs_with_real_pre_commit(tmp_path: P
     out = broken.stdout + broken.stderr
     assert broken.returncode == 1 and out.count("Failed") == 2, out
     assert "inventory.yaml:" in out and "did you mean 'transmission'?" in out
+
+
+def test_init_hooks_run_the_imsdr_on_path_and_say_so_when_it_is_missing(tmp_path: Path) -> None:
+    """`imsdr init`'s hooks are `language: system`: they run the imsdr on PATH, as its comment says."""
+    repo = tmp_path / "mynet"
+    done = subprocess.run([sys.executable, "-m", "imsdr", "init", str(repo)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    assert "runs the imsdr found on PATH" in config
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    home = tmp_path / "pre-commit-home"
+    with_imsdr = pre_commit(repo, "run", "--all-files", home=home)
+    assert with_imsdr.returncode == 0, with_imsdr.stdout + with_imsdr.stderr
+    assert "imsdr validate" in with_imsdr.stdout and "imsdr check" in with_imsdr.stdout
+
+    # without imsdr on PATH (git and the system tools only): the failure the comment names
+    system_path = os.pathsep.join(p for p in ("/usr/local/bin", "/usr/bin", "/bin")
+                                  if not (Path(p) / "imsdr").exists())
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1", "PATH": system_path}
+    without = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo,
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert without.returncode == 1
+    assert "Executable `imsdr` not found" in without.stdout + without.stderr

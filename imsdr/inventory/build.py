@@ -120,7 +120,7 @@ def validate_document(doc: LoadedDocument) -> tuple[Inventory, SourceMap]:
     try:
         inventory = Inventory.model_validate(doc.data)
     except ValidationError as exc:
-        for err in exc.errors(include_url=False):
+        for err in _without_misspelt_required(exc.errors(include_url=False)):
             if fresh(tuple(p for p in err["loc"] if p != "[key]")):
                 problems.append(_problem_from_pydantic(doc, err))
     for path, message in _cross_check(doc):
@@ -325,6 +325,33 @@ _PATTERNS = {
 MAX_MESSAGE = 400
 
 
+def _misspelling_of(err: Any) -> str | None:
+    """The known field an unknown field's name is closest to (its did-you-mean), if any."""
+    if err["type"] != "extra_forbidden":
+        return None
+    loc = tuple(p for p in err["loc"] if p != "[key]")
+    model = _model_at(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), sorted(model.model_fields), n=1) if model else []
+    return close[0] if close else None
+
+
+def _without_misspelt_required(errors: list[Any]) -> list[Any]:
+    """pydantic reports a misspelt required field twice: the field missing and the misspelling
+    unknown. Keep one problem, at the misspelt key (where the fix is), saying both."""
+    misspelt = {}
+    for err in errors:
+        close = _misspelling_of(err)
+        if close is not None:
+            misspelt[(*tuple(p for p in err["loc"] if p != "[key]")[:-1], close)] = err
+    kept = []
+    for err in errors:
+        if err["type"] == "missing" and tuple(err["loc"]) in misspelt:
+            misspelt[tuple(err["loc"])]["required_missing"] = True
+        else:
+            kept.append(err)
+    return kept
+
+
 def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
     raw_loc = tuple(err["loc"])
     loc: YamlPath = tuple(p for p in raw_loc if p != "[key]")
@@ -347,6 +374,8 @@ def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
         known = sorted(model.model_fields) if model else []
         close = difflib.get_close_matches(field, known, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
+        if err.get("required_missing"):
+            hint += f" ('{close[0]}' is required)"
         expected = f" (expected one of: {', '.join(known)})" if known else ""
         message = f"unknown field {shorten(field)}{hint}{expected}"
     elif kind in _EXPECTED:

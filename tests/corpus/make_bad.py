@@ -170,8 +170,8 @@ mutate("schema-missing-vendor", ("{id: hss-b, type: hss, site: site-b, vendor: v
 mutate("schema-missing-sites", ("sites:\n", "places:\n"),
        expect=[((1, 1), "required field 'sites' is missing"), ("places:", "unknown field 'places'")])
 mutate("schema-unknown-field-typo", ("transmission: [ring-a]", "transmision: [ring-a]"),
-       expect=[("transmision", "unknown field 'transmision'; did you mean 'transmission'?"),
-               ("{id: site-a", "required field 'transmission' is missing")])
+       expect=[("transmision", "unknown field 'transmision'; did you mean 'transmission'? "
+                                "('transmission' is required)")])
 mutate("schema-unknown-top-level", ("elements:\n", "element:\n"),
        expect=[("element:", "unknown field 'element'; did you mean 'elements'?")])
 mutate("schema-unknown-nested-field", ("capacity: {circuits: 120}", "capacity: {circuits: 120, erlangs: 5}"),
