@@ -282,6 +282,7 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
         "impact": list(f["impact"]),
         "failback": list(f["failback"]),
         "load": f["load"],
+        "storm": sim.get("storm"),  # the traffic model's storm (imsdr.capacity.storm.storm_to_dict)
     }
 
 

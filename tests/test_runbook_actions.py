@@ -125,7 +125,9 @@ def test_failback_has_checklist_canary_and_storm_figures(rendered: Any) -> None:
     assert "Wait 42 s (the OPTIONS detection time plus one probe interval)" in failback  # 32 s + 10 s
     assert "Owner: dns-on-call (Dana Resolver" in failback and "Owner: core-on-call (Casey Core" in failback
     assert "FLAGS: AP" in failback
-    assert "Returning load on failback: 1,500,000 users"  # capital + river in page and "registrations/s" in page
+    # the users of capital + river, over the 30 min re-registration window of simulate's storm
+    assert "Returning load on failback: 1,500,000 users; left to the UEs they re-register over one refresh " \
+           "(30 min), about 833.33 registrations/s." in page
     hss = pages["hss-slf.md"]
     assert "data of hss-a-1 resynchronised with hss-pair" in hss and "placeholder (vendor CLI)" in hss
 
@@ -187,3 +189,14 @@ def test_unknown_platform_is_a_precise_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "unknown platform 'bnid'" in result.stderr and "did you mean 'bind'?" in result.stderr
     assert "no shell metacharacters" in result.stderr and "Traceback" not in result.output
+
+
+def test_returning_load_on_failback_is_the_traffic_models_storm(rendered: Any) -> None:
+    """A failed S-CSCF's 750,000 users are restored from the HSS (simulate's storm), so that is what
+    comes back on failback, not the element's whole load of 825,000 (its I-CSCF share included)."""
+    pipe, pages = rendered
+    storm = pipe.analyses.element_failures["cscf-a-1"]["storm"]
+    assert storm["moved_users"] + storm["restored_users"] == 750_000 and storm["window_s"] == 1800
+    failback = _between(pages["cscf.md"], "\n### cscf-a-1: time budget, drain and failback\n", r"\n### ")
+    assert "Returning load on failback: 750,000 users; left to the UEs they re-register over one refresh " \
+           "(30 min), about 416.67 registrations/s." in failback

@@ -449,16 +449,22 @@ class ActionBuilder:
         return int(interval * threshold + timeout)
 
 
-def storm(topo: Topology, el: Element, returning_users: float) -> dict[str, Any]:
-    """Registrations when ``el``'s users come back: spread over one refresh when left to the UEs."""
-    refresh = el.timers.registration_refresh or topo.network.timers.registration_refresh
+def storm(topo: Topology, el: Element, failure_storm: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Registrations when ``el``'s users come back on failback: the users its failure moved (or
+    restored), arriving over the same window as the traffic model's storm of that failure."""
+    if not failure_storm:
+        return None
+    users = failure_storm["moved_users"] + failure_storm["restored_users"]
+    window = failure_storm["window_s"]
+    if not users:
+        return None
     capacity = el.capacity.registered_users
     limit = topo.network.capacity_model.max_utilisation
-    return {"users": returning_users, "refresh_s": refresh,
-            "per_second": returning_users / refresh if refresh else None,
+    return {"users": users, "refresh_s": window,
+            "per_second": users / window if window else None,
             "capacity": capacity,
-            "headroom_ok": capacity is None or returning_users <= capacity * limit,
-            "utilisation": returning_users / capacity if capacity else None}
+            "headroom_ok": capacity is None or users <= capacity * limit,
+            "utilisation": users / capacity if capacity else None}
 
 
 def _budget(topo: Topology, target: Mapping[str, Any] | None, detection_s: float | None,
@@ -491,7 +497,6 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
         failure = element_failures.get(el.id) or {}
         proc = builder.procedure([el.id], el.id, t, subject=el)
         target = recovery_target(topo, t)
-        load = failure.get("load") or 0
         elements[el.id] = {
             "id": el.id,
             "type": t,
@@ -503,7 +508,7 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
             "budget": _budget(topo, target, failure.get("detection_s"), failure.get("switchover_s"),
                               proc["ttl_s"]),
             "procedure": proc,
-            "storm": storm(topo, el, load) if t in ("sbc", "pcscf", "cscf") and load else None,
+            "storm": storm(topo, el, failure.get("storm")) if t in ("sbc", "pcscf", "cscf") else None,
         }
     sites: dict[str, Any] = {}
     for site_id in sorted(topo.sites):
