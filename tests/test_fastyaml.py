@@ -19,16 +19,13 @@ from hypothesis import strategies as st
 
 from imsdr.errors import InventoryError
 from imsdr.inventory import loader
-from imsdr.inventory.fastyaml import fast_data
 
 ROOT = Path(__file__).resolve().parent.parent
 PROVINCE = (ROOT / "inventories" / "province.yaml").read_text(encoding="utf-8")
 
 
 def fast(text: str) -> Any:
-    return fast_data(text, max_nodes=loader.MAX_NODES, max_depth=loader.MAX_DEPTH,
-                     max_int_digits=loader.MAX_INT_DIGITS, plain_reading=loader.plain_reading,
-                     number_problem=loader.number_problem)
+    return loader.read_fast(text)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -39,6 +36,13 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
+
+
+def _nested(depth: int) -> str:
+    """A document nesting flow lists and mappings alternately ``depth`` deep under its root."""
+    opening = "".join("[" if i % 2 == 0 else "{k: " for i in range(depth))
+    closing = "".join("]" if i % 2 == 0 else "}" for i in reversed(range(depth)))
+    return f"a: {opening}1{closing}\n"
 
 
 def agrees(text: str) -> Any:
@@ -170,14 +174,25 @@ def test_locations_are_read_only_when_asked_for() -> None:
     assert later._doc is not None and later._text is None
 
 
-def test_parse_errors_print_nothing(tmp_path: Path) -> None:
-    """rapidyaml reports its own parse errors on stderr; imsdr shows only its own message."""
+@pytest.mark.parametrize(("text", "message"), [
+    ("version: 1\nnetwork: [1, 2\n", "YAML syntax error"),
+    ("version: 1\n" + _nested(loader.MAX_DEPTH), "nesting deeper than"),  # rapidyaml's emitter refuses it
+])
+def test_parse_and_emit_errors_print_nothing(tmp_path: Path, text: str, message: str) -> None:
+    """rapidyaml reports its own errors on stderr; imsdr shows only its own message."""
     path = tmp_path / "bad.yaml"
-    path.write_text("version: 1\nnetwork: [1, 2\n", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     run = subprocess.run([sys.executable, "-m", "imsdr", "validate", str(path)], capture_output=True, text=True)
     assert run.returncode == 2
-    assert "ERROR" not in run.stderr and "parse_engine" not in run.stderr
-    assert run.stderr.startswith(f"{path}:") and "YAML syntax error" in run.stderr
+    assert "ERROR" not in run.stderr and "parse_engine" not in run.stderr and ".hpp" not in run.stderr
+    assert run.stderr.startswith(f"{path}:") and message in run.stderr
+
+
+@pytest.mark.parametrize(("brackets", "depth"), [("", 0), ("[]", 1), ("[{}]", 2), ("{[]}[[{}]]", 3), ("[][]{}", 1)])
+def test_bracket_depth(brackets: str, depth: int) -> None:
+    from imsdr.inventory.fastyaml import _depth_over
+
+    assert not _depth_over(brackets, depth) and (depth == 0 or _depth_over(brackets, depth - 1))
 
 
 def test_emitted_json_strings_have_no_escapes() -> None:
@@ -188,3 +203,15 @@ def test_emitted_json_strings_have_no_escapes() -> None:
     assert fast(text) == {"a": "x/y, z: [1]", "b": ["c", "d e"], "f": {"g": "1"}}
     assert "\\" not in ryml.emit_json(ryml.parse_in_arena(text.encode()))
     assert json.loads(ryml.emit_json(ryml.parse_in_arena(text.encode()))) == fast(text)
+
+
+@pytest.mark.parametrize("depth", [loader.MAX_DEPTH - 2, loader.MAX_DEPTH - 1, loader.MAX_DEPTH, loader.MAX_DEPTH + 1])
+def test_nesting_at_the_depth_limit_is_read_alike_or_declined(depth: int) -> None:
+    agrees(_nested(depth))
+
+
+def test_a_text_of_the_same_spelling_quoted_here_and_typed_there_is_declined() -> None:
+    """The shortcut for values that can only be text must not skip one that starts like a type."""
+    assert fast('a: "true"\nb: [true]\n') is None and fast('a: "~"\nb: ~\n') is None
+    assert fast('a: "2026-01-01"\nb: 2026-01-01\n') is None and fast('a: "null"\nb: null\n') is None
+    assert fast('a: "site-a"\nb: site-a\n') == {"a": "site-a", "b": "site-a"}

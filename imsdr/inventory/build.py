@@ -181,17 +181,25 @@ def _strict_types(value: Any, annotation: Any, path: YamlPath) -> Iterator[tuple
     """Walk raw data beside the model's annotations; yield (path, message) for scalars whose
     YAML type is not the one expected. Everything else is left to pydantic."""
     out: list[tuple[YamlPath, str]] = []
-    _strict_walk(value, annotation, path, out)
+    plans: dict[int, tuple[Any, tuple[Any, ...]]] = {}  # what to check per annotation, for this walk
+    if value is not None:
+        plan = _plan(annotation, plans)
+        if plan[0] in _CONTAINERS:
+            _strict_walk(value, plan, path, out, plans)
+        else:
+            problem = _scalar_problem(value, plan)
+            if problem:
+                out.append((path, problem))
     return iter(out)
 
 
-# What to check for each annotation, worked out once per annotation object (the walk visits
-# ~150,000 values of a national inventory; typing introspection per value cost seconds).
-_PLANS: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+_CONTAINERS = frozenset(("model", "list", "dict"))
 
 
-def _plan(annotation: Any) -> tuple[Any, ...]:
-    entry = _PLANS.get(id(annotation))
+def _plan(annotation: Any, plans: dict[int, tuple[Any, tuple[Any, ...]]]) -> tuple[Any, ...]:
+    """What to check for ``annotation``, worked out once per walk (the walk visits ~100,000
+    values of a national inventory; typing introspection per value cost seconds)."""
+    entry = plans.get(id(annotation))
     if entry is not None and entry[0] is annotation:
         return entry[1]
     tp = _unwrap(annotation)
@@ -216,45 +224,59 @@ def _plan(annotation: Any) -> tuple[Any, ...]:
             plan = ("text",)
         else:
             plan = ("other",)
-    _PLANS[id(annotation)] = (annotation, plan)
+    plans[id(annotation)] = (annotation, plan)
     return plan
 
 
-def _strict_walk(value: Any, annotation: Any, path: YamlPath, out: list[tuple[YamlPath, str]]) -> None:
-    if value is None:
-        return
-    plan = _plan(annotation)
+def _strict_walk(value: Any, plan: tuple[Any, ...], path: YamlPath, out: list[tuple[YamlPath, str]],
+                 plans: dict[int, tuple[Any, tuple[Any, ...]]]) -> None:
+    """Check the children of the container ``value`` described by ``plan``; a path is built only
+    for a child container or a problem."""
     kind = plan[0]
     if kind == "model":
-        if isinstance(value, dict):
-            for name, field_annotation in plan[1]:
-                if name in value:
-                    _strict_walk(value[name], field_annotation, (*path, name), out)
+        if not isinstance(value, dict):
+            return
+        children = ((name, value[name], field_annotation) for name, field_annotation in plan[1] if name in value)
     elif kind == "list":
-        if isinstance(value, list):
-            item = plan[1]
-            for i, entry in enumerate(value):
-                _strict_walk(entry, item, (*path, i), out)
+        if not isinstance(value, list):
+            return
+        children = ((i, entry, plan[1]) for i, entry in enumerate(value))
     elif kind == "dict":
-        if isinstance(value, dict):
-            item = plan[1]
-            for name, entry in value.items():
-                _strict_walk(entry, item, (*path, name), out)
-    elif kind == "literal":
+        if not isinstance(value, dict):
+            return
+        children = ((name, entry, plan[1]) for name, entry in value.items())
+    else:
+        return
+    for key, child, annotation in children:
+        if child is None:
+            continue
+        child_plan = _plan(annotation, plans)
+        if child_plan[0] in _CONTAINERS:
+            _strict_walk(child, child_plan, (*path, key), out, plans)
+        else:
+            problem = _scalar_problem(child, child_plan)
+            if problem:
+                out.append(((*path, key), problem))
+
+
+def _scalar_problem(value: Any, plan: tuple[Any, ...]) -> str | None:
+    kind = plan[0]
+    if kind == "literal":
         allowed = plan[1]
         if isinstance(value, bool) and not any(isinstance(a, bool) for a in allowed):
             shown = ", ".join(repr(a) for a in allowed)
-            out.append((path, f"got {_describe(value)}, expected {shown}"))
+            return f"got {_describe(value)}, expected {shown}"
     elif kind == "bool":
         if not isinstance(value, bool):
-            out.append((path, f"got {_describe(value)}, expected true or false"))
+            return f"got {_describe(value)}, expected true or false"
     elif kind == "number":
         if isinstance(value, bool | str):
             spelling = decimal_spelling(value.strip()) if isinstance(value, str) else None
             hint = f" (write it without quotes: {spelling})" if spelling else ""
-            out.append((path, f"got {_describe(value)}, expected {plan[1]}{hint}"))
+            return f"got {_describe(value)}, expected {plan[1]}{hint}"
     elif kind == "text" and isinstance(value, str) and len(value) > MAX_TEXT:
-        out.append((path, f"got text of {len(value):,} characters, expected at most a few hundred"))
+        return f"got text of {len(value):,} characters, expected at most a few hundred"
+    return None
 
 
 # --- pydantic errors → problems ---------------------------------------------------------------

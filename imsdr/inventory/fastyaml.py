@@ -34,7 +34,6 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from itertools import accumulate
 from typing import Any
 
 # Characters whose YAML meaning the fast path does not reproduce: escapes, anchors, aliases, tags,
@@ -44,14 +43,13 @@ _UNSUPPORTED = "\\&*!|>?@`"
 _BOUNDARY = " [{,:"  # what may stand before a scalar on its line (after the indentation)
 # what stands around every plain scalar (and inside some: more tokens than scalars, never fewer)
 _SPACES = str.maketrans("[]{},:", "      ")
-_JSON_STRING = re.compile(r'"([^"]*)"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 # "a:b" is one plain scalar for rapidyaml (YAML 1.2) everywhere; libyaml refuses it in flow style
 _GLUED_COLON = re.compile(r":[^ \n]")
 # after a quoted scalar or a flow collection only a separator may follow (rapidyaml skips a stray
 # "- x" there; libyaml refuses it)
 _AFTER_FLOW = re.compile(r'(?:""|[\]}]) *[^ ,\]}:\n]')
-_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_INNERMOST_PAIR = re.compile(r"\[\]|\{\}")
 _DECIMAL_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 _NUMBER_START = frozenset("+-.0123456789")
@@ -62,11 +60,14 @@ class _NotCertain(Exception):
 
 
 def fast_data(text: str, *, max_nodes: int, max_depth: int, max_int_digits: int,
-              plain_reading: Callable[[str], str], number_problem: Callable[[str], str | None]) -> Any:
+              plain_reading: Callable[[str], str], number_problem: Callable[[str], str | None],
+              typed_starts: frozenset[str] | None = None) -> Any:
     """The data of ``text`` as the libyaml path reads it, or None when that is not certain.
 
     ``plain_reading(text)`` is the YAML tag the loader gives a plain scalar ``text``;
-    ``number_problem(text)`` the loader's check of plain scalars that look like numbers."""
+    ``number_problem(text)`` the loader's check of plain scalars that look like numbers;
+    ``typed_starts``, when known, the characters a plain scalar must start with for
+    ``plain_reading`` to read it as anything but text."""
     if not text.isascii() or not text.replace("\n", "").isprintable() or any(ch in text for ch in _UNSUPPORTED) \
             or text.startswith(("%", "---", "...")) or "\n%" in text or "\n---" in text or "\n..." in text:
         return None  # (the last ones: directives and document markers)
@@ -75,14 +76,16 @@ def fast_data(text: str, *, max_nodes: int, max_depth: int, max_int_digits: int,
     except ImportError:  # pragma: no cover - a declared dependency; the libyaml path still works
         return None
     try:
-        with _quiet_stderr():  # rapidyaml reports parse errors on stderr itself; the libyaml path words them
+        # rapidyaml reports parse and emit errors (too deep) on stderr itself; the libyaml path words them
+        with _quiet_stderr():
             tree = ryml.parse_in_arena(text.encode("ascii"))
-        if tree.size() > max_nodes:
-            return None
-        emitted = ryml.emit_json(tree)
+            if tree.size() > max_nodes:
+                return None
+            emitted = ryml.emit_json(tree)
         data = json.loads(emitted, object_pairs_hook=_mapping, parse_int=_integer(max_int_digits),
                           parse_float=_decimal, parse_constant=_refuse)
-        if not isinstance(data, dict) or not _certain(text, emitted, max_depth, plain_reading, number_problem):
+        if not isinstance(data, dict) or not _certain(text, emitted, max_depth, plain_reading, number_problem,
+                                                       typed_starts):
             return None
     except (_NotCertain, ValueError, RecursionError, ryml.ExceptionBasic):
         return None
@@ -135,7 +138,7 @@ def _refuse(token: str) -> Any:
 
 
 def _certain(text: str, emitted: str, max_depth: int, plain_reading: Callable[[str], str],
-             number_problem: Callable[[str], str | None]) -> bool:
+             number_problem: Callable[[str], str | None], typed_starts: frozenset[str] | None) -> bool:
     """Whether the data of ``emitted`` (rapidyaml's JSON of ``text``) is what the libyaml path reads."""
     unquoted = _plain_parts(text)
     if unquoted is None or "'" in unquoted or not _balanced(unquoted) or _GLUED_COLON.search(unquoted) \
@@ -143,9 +146,9 @@ def _certain(text: str, emitted: str, max_depth: int, plain_reading: Callable[[s
         return False  # (a single quote left: single-quoted text, or an apostrophe in plain text)
     # The JSON has no escapes (the text has no backslash, and a quote inside a scalar was refused
     # by _plain_parts), so its strings are exactly the runs between double quotes.
-    strings = set(_JSON_STRING.findall(emitted))
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", emitted))
-    if max(accumulate(_DEPTH_STEP[ch] for ch in brackets), default=0) > max_depth:
+    parts = emitted.split('"')
+    strings = set(parts[1::2])
+    if _depth_over(_NOT_BRACKET.sub("", "".join(parts[0::2])), max_depth):
         return False
     tokens = set(unquoted.translate(_SPACES).split())
     # numbers: every token that starts like a number is a plain decimal, or text either way, so
@@ -155,7 +158,11 @@ def _certain(text: str, emitted: str, max_depth: int, plain_reading: Callable[[s
                 plain_reading(token) != "str" or number_problem(token)):
             return False
     # text that YAML would read as something else unquoted must be quoted wherever it is written
+    # a value that cannot start anything but text (most ids and names) needs no closer look
+    may_be_typed = None if typed_starts is None else typed_starts | _NUMBER_START | {""}
     for value in strings:
+        if may_be_typed is not None and value[:1] not in may_be_typed:
+            continue
         if plain_reading(value) == "str" and not (value[:1] in _NUMBER_START and number_problem(value)):
             continue
         if not value or any(ch.isspace() for ch in value):
@@ -163,6 +170,17 @@ def _certain(text: str, emitted: str, max_depth: int, plain_reading: Callable[[s
         if value in tokens or (value.translate(_SPACES) != value and _plain_somewhere(unquoted, value)):
             return False
     return True
+
+
+def _depth_over(brackets: str, max_depth: int) -> bool:
+    """Whether the balanced flow brackets ``brackets`` nest deeper than ``max_depth``: each pass
+    removes the innermost pairs (the scan does not revisit what a removal joins), so the number
+    of passes that empty the string is the depth."""
+    for _ in range(max_depth):
+        if not brackets:
+            return False
+        brackets = _INNERMOST_PAIR.sub("", brackets)
+    return bool(brackets)
 
 
 def _plain_parts(text: str) -> str | None:

@@ -468,15 +468,23 @@ def load_yaml_text(text: str, file: str, *, tolerant: bool = False) -> LoadedDoc
     if "\x00" in text:
         line, col = _line_col(text, text.index("\x00"))
         raise _fatal(file, line, col, (), "the file contains a NUL byte (is it a binary file?)", "NUL byte")
-    from imsdr.inventory.fastyaml import fast_data
-
-    data = fast_data(text, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_int_digits=MAX_INT_DIGITS,
-                     plain_reading=plain_reading, number_problem=number_problem)
+    data = read_fast(text)
     if data is not None:
         later = _LaterLocations(text, file)
         return LoadedDocument(data, file, later.view("locations"), later.view("key_locations"),  # type: ignore[arg-type]
                               scalar_text=later.view("scalar_text"))  # type: ignore[arg-type]
     return _load_with_locations(text, file, tolerant=tolerant)
+
+
+def read_fast(text: str) -> Any:
+    """The data of ``text`` by the fast path (:func:`imsdr.inventory.fastyaml.fast_data`) with
+    this loader's limits and readings, or None when its reading is not certain to be this one's."""
+    from imsdr.inventory.fastyaml import fast_data
+
+    resolvers = _RESOLVER.yaml_implicit_resolvers
+    return fast_data(text, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_int_digits=MAX_INT_DIGITS,
+                     plain_reading=plain_reading, number_problem=number_problem,
+                     typed_starts=None if None in resolvers else frozenset(resolvers))
 
 
 _RESOLVER = yaml.resolver.Resolver()  # PyYAML's implicit types, as the libyaml path resolves them

@@ -30,12 +30,20 @@ def is_placeholder(value: Any) -> bool:
 
 
 def find_placeholders(data: Any, path: YamlPath = ()) -> Iterator[tuple[YamlPath, str]]:
-    """Every placeholder in a loaded document: its path and what it asks for."""
+    """Every placeholder in a loaded document, in document order: its path and what it asks for."""
+    found: list[tuple[YamlPath, str]] = []
     if is_placeholder(data):
-        yield path, data[len(PREFIX):]
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from find_placeholders(value, (*path, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from find_placeholders(value, (*path, index))
+        found.append((path, data[len(PREFIX):]))
+    elif isinstance(data, dict | list):
+        _collect(data, path, found)
+    return iter(found)
+
+
+def _collect(node: dict[str, Any] | list[Any], path: YamlPath, found: list[tuple[YamlPath, str]]) -> None:
+    # a path is built only for containers and placeholders: a national inventory has ~100,000 values
+    for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+        if isinstance(value, str):
+            if value.startswith(PREFIX) and _PLACEHOLDER_RE.fullmatch(value):
+                found.append(((*path, key), value[len(PREFIX):]))
+        elif isinstance(value, dict | list):
+            _collect(value, (*path, key), found)
