@@ -7,7 +7,7 @@ import ipaddress
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from imsdr.inventory.schema import _PLAIN_ADDRESS, parse_address
+from imsdr.inventory.schema import _PLAIN_ADDRESS, canonical_address, parse_address
 
 
 def _ipaddress_reading(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -53,3 +53,16 @@ def test_parse_address_agrees_with_ipaddress(text: str) -> None:
         assert ours == theirs and type(ours) is type(theirs)
     else:  # the schema's own rule: plain notation only
         assert ours is None
+
+
+@settings(max_examples=600)
+@given(st.one_of(_V6, st.builds(lambda n: ipaddress.IPv6Address(n), st.integers(0, 2**48)),
+                 st.builds(lambda n: ipaddress.IPv6Address((0xFFFF << 32) | n), st.integers(0, 2**32 - 1)),
+                 st.builds(lambda hi, lo: ipaddress.IPv6Address((hi << 64) | lo), st.sampled_from([0, 1, 2**63]),
+                           st.sampled_from([0, 1, 2**32, 2**48 - 1])),
+                 st.builds(lambda n: ipaddress.IPv4Address(n), st.integers(0, 2**32 - 1))))
+@example(ipaddress.IPv6Address("1:0:0:1:0:0:0:1"))
+@example(ipaddress.IPv6Address("1:0:1:0:1:0:1:0"))
+@example(ipaddress.IPv6Address("::ffff:0:0"))
+def test_canonical_address_is_ipaddress_text(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    assert canonical_address(address) == str(address)
