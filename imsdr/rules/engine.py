@@ -151,6 +151,8 @@ def rule_id_problems(inv: Any, source: Any, rules: Sequence[Rule] | None = None,
     ``validate`` and every command that checks call this one function, so an inventory that
     validates is never refused by ``check`` or ``plan`` for its rule ids (nor the other way round).
     """
+    if not inv.rules and not inv.waivers and (settings is None or not settings.settings):
+        return []  # no rule id to look up: `validate` need not import every rule family
     from imsdr.rules.registry import all_rules, suggest
 
     known = {rule.id for rule in (rules if rules is not None else all_rules())}
