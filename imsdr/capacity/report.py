@@ -233,9 +233,18 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
 
     model = eng.model
     u = exact(model.cm.max_utilisation)
-    # every site, region, power feed and transmission route lost, evaluated once for all checks
-    losses: dict[str, Outcome] = {f"site:{site}": eng.evaluate_sites([site]) for site in sorted(topology.sites)}
-    losses.update((risk.label, eng.evaluate_sites(risk.sites)) for risk in shared_risks(topology))
+    # every site, region, power feed and transmission route lost, evaluated once for all checks;
+    # most power feeds and routes fail exactly one site: the same sites give the same outcome
+    by_sites: dict[tuple[str, ...], Outcome] = {}
+
+    def lose(sites: Iterable[str]) -> Outcome:
+        key = tuple(dict.fromkeys(sites))  # in evaluation order: it is the order loads are summed in
+        if key not in by_sites:
+            by_sites[key] = eng.evaluate_sites(key)
+        return by_sites[key]
+
+    losses: dict[str, Outcome] = {f"site:{site}": lose([site]) for site in sorted(topology.sites)}
+    losses.update((risk.label, lose(risk.sites)) for risk in shared_risks(topology))
     pools: list[GroupCheck] = []
     pairs: list[GroupCheck] = []
     for group in topology.groups.values():

@@ -107,17 +107,18 @@ class StormIndex:
     def __init__(self, eng: Engine) -> None:
         self.flows: dict[str, dict[str, list[tuple[int, float]]]] = {}  # service → ln → (flow, weight)
         self.total: dict[str, dict[str, float]] = {}  # service → ln → Σ amount × weight
-        self.diameter_flows: list[int] = []  # HSS and SLF flows
+        diameter: list[int] = []
         for i, service in enumerate(eng.f_service):
             if service not in ("scscf", "hss", "slf"):
                 continue
             if service != "scscf":
-                self.diameter_flows.append(i)
+                diameter.append(i)
             by_ln = self.flows.setdefault(service, {})
             totals = self.total.setdefault(service, {})
             for ln, w in eng.weight_sets[eng.f_wkey[i]]:
                 by_ln.setdefault(ln, []).append((i, w))
                 totals[ln] = totals.get(ln, 0.0) + eng.f_amount[i] * w
+        self.diameter_set = frozenset(diameter)  # HSS and SLF flows
 
 
 def registration_storm(
@@ -208,10 +209,17 @@ def registration_storm(
     def load_of(x: int) -> float:
         return outcome.loads.get(eng.ids[x], eng.normal[x])
 
-    subscribers_now: dict[int, float] = defaultdict(float)  # HSS/SLF → subscribers it serves now
-    for i in index.diameter_flows:
-        for x, a in parts(i):
-            subscribers_now[x] += a * eng.f_upu[i]
+    def subscribers_now(x: int) -> float:
+        """The subscribers the HSS/SLF ``x`` serves now: its part of every HSS/SLF flow, added up
+        in flow order (only the elements with a row need it, not every HSS and SLF)."""
+        total = 0.0
+        for i in eng.flows_of[x]:  # ascending: the flows that can reach x, in flow order
+            if i in index.diameter_set:
+                upu = eng.f_upu[i]
+                for y, a in parts(i):
+                    if y == x:
+                        total += a * upu
+        return total
 
     rows: list[StormLoad] = []
     refresh = t
@@ -226,7 +234,7 @@ def registration_storm(
             unit = "Diameter/s"
             storm_rate = transactions / t
             # normally: one transaction per subscriber per refresh period (re-registration)
-            background = subscribers_now.get(x, 0.0) / refresh
+            background = subscribers_now(x) / refresh
             capacity = el.capacity.transactions_per_second
         else:
             if eng.type_of[x] not in SIP_TYPES or sip_gain[x] <= 1e-9:

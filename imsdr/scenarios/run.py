@@ -99,15 +99,25 @@ def run_scenarios(
 
     site_rows: dict[str, ScenarioRow] = {}
     site_outcomes: dict[str, Outcome] = {}
+    # most power feeds and routes fail exactly one site, a region two: the same sites (in the same
+    # order, the order loads are summed in) give the same outcome, evaluated once
+    by_sites: dict[tuple[str, ...], Outcome] = {}
+
+    def lose(failed_sites: tuple[str, ...]) -> Outcome:
+        key = tuple(dict.fromkeys(failed_sites))
+        if key not in by_sites:
+            by_sites[key] = eng.evaluate_sites(key)
+        return by_sites[key]
+
     for site in sites:
         sid = f"site:{site}"
-        outcome = eng.evaluate_sites([site])
+        outcome = lose((site,))
         site_outcomes[site] = outcome
         site_rows[site] = _row(eng, sid, "site", 1, (site,), outcome, tracker)
         rows.append(site_rows[site])
         tick()
     for risk in risks:
-        outcome = eng.evaluate_sites(risk.sites)
+        outcome = lose(risk.sites)
         rows.append(_row(eng, risk.label, risk.kind, 1, risk.sites, outcome, tracker))
         tick()
     for el_id in sorted(eng.ids):
@@ -120,7 +130,7 @@ def run_scenarios(
         if independent(eng, site_outcomes[a], site_outcomes[b], a, b):
             rows.append(_combined_row(sid, (a, b), site_rows[a], site_rows[b]))
         else:
-            outcome = eng.evaluate_sites([a, b])
+            outcome = lose((a, b))
             rows.append(_row(eng, sid, "site-pair", 2, (a, b), outcome, tracker))
         tick()
     counts: dict[str, int] = {}
