@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=_default) + "\n"
+    """``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)`` plus a newline, byte for byte.
+
+    The standard library writes indented JSON with its pure-Python encoder (its C encoder knows no
+    indent), one nested generator per level; the national capacity and scenarios reports are
+    several megabytes of it. :class:`_Writer` writes the same text with one list of chunks; a
+    document it does not handle the same way (a key that is not a string) goes to ``json.dumps``."""
+    try:
+        return _Writer().text(data)
+    except _NotPlain:
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=_default) + "\n"
 
 
 def _default(value: Any) -> Any:
@@ -33,3 +44,135 @@ def envelope(kind: str, payload: dict[str, Any], inventory: Any = None, version:
     return {"format": payload.get("format", f"imsdr.{kind}/{version}"), "imsdr": __version__,
             "inventory": inventory,
             **{k: v for k, v in payload.items() if k not in ENVELOPE_KEYS}}
+
+
+class _NotPlain(Exception):
+    """The document has a dict key that is not a string: json.dumps writes it."""
+
+
+_FLOAT_SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # json's allow_nan spellings
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_STR = frozenset({str})
+
+
+def _float_text(value: float) -> str:
+    text = float.__repr__(value)
+    return _FLOAT_SPECIAL.get(text, text)
+
+
+class _Writer:
+    """json's ``_make_iterencode`` with indent "  ", separators (",", ": "), sorted keys and no
+    ASCII escaping, writing into one list: the same dispatch order (str, None, True, False, int,
+    float, list/tuple, dict, else ``_default``), the same text for every value."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.flat_encoders: dict[str, Callable[[Any, int], list[str]]] = {}
+
+    def flat(self, container: Any, opening: str, inner: str, newline: str) -> bool:
+        """Write a list or dict of scalars only with json's C encoder (when there is one): with
+        ",\n" + indent between items it writes the very items json's indented encoder writes;
+        only the breaks after the opening and before the closing bracket are added here."""
+        if c_make_encoder is None:
+            return False
+        encoder = self.flat_encoders.get(inner)
+        if encoder is None:
+            encoder = self.flat_encoders[inner] = c_make_encoder(
+                None, _default, encode_basestring, None, ": ", "," + inner, True, False, True
+            )
+        text = "".join(encoder(container, 0))
+        self.out.append(opening + inner + text[1:-1] + newline + text[-1])
+        return True
+
+    def text(self, data: Any) -> str:
+        self.value(data, "\n")
+        self.out.append("\n")
+        return "".join(self.out)
+
+    def value(self, value: Any, newline: str) -> None:
+        """Write ``value`` whose first line is already indented; ``newline`` = "\\n" + its indent."""
+        out = self.out
+        while True:
+            if isinstance(value, str):
+                out.append(encode_basestring(value))
+            elif value is None:
+                out.append("null")
+            elif value is True:
+                out.append("true")
+            elif value is False:
+                out.append("false")
+            elif isinstance(value, int):
+                out.append(int.__repr__(value))
+            elif isinstance(value, float):
+                out.append(_float_text(value))
+            elif isinstance(value, (list, tuple)):
+                self.array(value, newline)
+            elif isinstance(value, dict):
+                self.object(value, newline)
+            else:
+                value = _default(value)
+                continue
+            return
+
+    def array(self, items: list[Any] | tuple[Any, ...], newline: str) -> None:
+        out = self.out
+        if not items:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        if _SCALARS.issuperset(map(type, items)) and self.flat(items, "[", inner, newline):
+            return
+        lead = "[" + inner
+        separator = "," + inner
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                out.append(lead + encode_basestring(item))
+            elif kind is float:
+                out.append(lead + _float_text(item))
+            elif kind is int:
+                out.append(lead + int.__repr__(item))
+            else:
+                out.append(lead)
+                if kind is dict:
+                    self.object(item, inner)
+                elif kind is list:
+                    self.array(item, inner)
+                else:
+                    self.value(item, inner)
+            lead = separator
+        out.append(newline + "]")
+
+    def object(self, mapping: dict[Any, Any], newline: str) -> None:
+        out = self.out
+        if not mapping:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        lead = "{" + inner
+        separator = "," + inner
+        if not _STR.issuperset(map(type, mapping)):
+            raise _NotPlain
+        if _SCALARS.issuperset(map(type, mapping.values())) and self.flat(mapping, "{", inner, newline):
+            return
+        for key, item in sorted(mapping.items()):
+            head = lead + encode_basestring(key) + ": "
+            kind = type(item)
+            if kind is str:
+                out.append(head + encode_basestring(item))
+            elif kind is float:
+                out.append(head + _float_text(item))
+            elif kind is int:
+                out.append(head + int.__repr__(item))
+            elif item is None:
+                out.append(head + "null")
+            else:
+                out.append(head)
+                if kind is dict:
+                    self.object(item, inner)
+                elif kind is list:
+                    self.array(item, inner)
+                else:
+                    self.value(item, inner)
+            lead = separator
+        out.append(newline + "}")
