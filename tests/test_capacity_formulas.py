@@ -157,3 +157,35 @@ def test_circuits_needed_is_the_smallest_meeting_the_grade(traffic: float, gos: 
     assert erlang_b(traffic, n) <= gos
     assert erlang_b(traffic, n - 1) > gos
     assert erlang_b(traffic, n + 1) < erlang_b(traffic, n)  # more circuits, less blocking
+
+
+# --- printed numbers ------------------------------------------------------------------------------------
+
+
+def _pct_through_fractions(value: float | int | Fraction, digits: int = 1) -> str:
+    """Version one's pct: the value made a Fraction, × 100 exactly, then printed."""
+    v = float(Fraction(value) * 100)
+    text = f"{int(v):,}" if v == int(v) and abs(v) < 1e15 else f"{v:,.{digits}f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+@given(
+    st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
+    | st.integers(min_value=-10**14, max_value=10**14)
+    | st.fractions(max_denominator=10**40).filter(lambda f: abs(f) < 10**12),
+    st.integers(min_value=0, max_value=4),
+)
+@settings(max_examples=2000, deadline=None)
+def test_pct_prints_what_exact_arithmetic_prints(value: float | int | Fraction, digits: int) -> None:
+    from imsdr.capacity.formulas import pct
+
+    assert pct(value, digits) == _pct_through_fractions(value, digits)
+
+
+def test_pct_of_values_next_to_a_rounding_edge() -> None:
+    from imsdr.capacity.formulas import pct
+
+    for value in (0.85, 0.0005, 0.00049999999999999, 1 / 3, 2 / 3, 0.1 + 0.2, 1.005, Fraction(17, 20),
+                  Fraction(1, 2000), Fraction(10**30 + 1, 3 * 10**30), 5, 10**20 + 1):
+        for digits in (1, 2):
+            assert pct(value, digits) == _pct_through_fractions(value, digits)

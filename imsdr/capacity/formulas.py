@@ -25,7 +25,7 @@ def exact(value: Number) -> Fraction:
 
 def fmt(value: Number, digits: int = 2) -> str:
     """A human number: thousands separators, at most ``digits`` decimals, no trailing zeros."""
-    v = float(value)
+    v = value.numerator / value.denominator if type(value) is Fraction else float(value)  # as float(Fraction)
     if v == int(v) and abs(v) < 1e15:
         return f"{int(v):,}"
     text = f"{v:,.{digits}f}".rstrip("0").rstrip(".")
@@ -33,7 +33,19 @@ def fmt(value: Number, digits: int = 2) -> str:
 
 
 def pct(value: Number, digits: int = 1) -> str:
-    return f"{fmt(Fraction(value) * 100, digits)}%"
+    """``value`` as a percentage: ``fmt`` of the float nearest to value × 100 exactly.
+
+    A float × 100 in floats is that very float (IEEE multiplication rounds the exact product
+    once, as converting the exact product does), and so is a Fraction's numerator × 100 over its
+    denominator (Python's int division is correctly rounded): no Fraction needs to be built."""
+    kind = type(value)
+    if kind is float or kind is int:
+        scaled: Number = value * 100
+    elif kind is Fraction:
+        scaled = value.numerator * 100 / value.denominator  # type: ignore[union-attr]
+    else:
+        scaled = Fraction(value) * 100
+    return f"{fmt(scaled, digits)}%"
 
 
 # --- N+K pools ------------------------------------------------------------------------------------
