@@ -111,6 +111,10 @@ class Engine:
                 self.weight_sets.append(tuple((ln, float(w)) for ln, w in f.ln_weights))
             self.f_wkey.append(key)
         self._site_cache: dict[str, _SiteState] = {}
+        #: members → ((member, capacity) pairs, total capacity), None when one has no capacity
+        self._splits: dict[tuple[int, ...], tuple[list[tuple[int, float]], float] | None] = {}
+        #: (surviving records, their SRV weights) → (record, RFC 2782 first-try probability)
+        self._srv_shares: dict[tuple[tuple[int, ...], tuple[int, ...]], list[tuple[int, float]]] = {}
         self.f_tiers = [tuple(tuple(ix[x] for x in tier) for tier in f.tiers) for f in flows]
         self.f_stage2 = [f.stage2 for f in flows]
         self.f_srv = [f.srv for f in flows]
@@ -160,10 +164,15 @@ class Engine:
     def _spread(self, members: tuple[int, ...], amount: float) -> list[tuple[int, float]]:
         if len(members) == 1:
             return [(members[0], amount)]
-        caps = [self.cap[x] for x in members]
-        if all(c != math.inf for c in caps):
-            total = sum(caps)
-            return [(x, amount * c / total) for x, c in zip(members, caps, strict=True)]
+        split = self._splits.get(members)
+        if split is None:  # capacities are fixed: each member set's split is worked out once
+            caps = [self.cap[x] for x in members]
+            split = self._splits[members] = (
+                (list(zip(members, caps, strict=True)), sum(caps)) if all(c != math.inf for c in caps) else None
+            )
+        if split is not None:
+            pairs, total = split
+            return [(x, amount * c / total) for x, c in pairs]
         share = amount / len(members)
         return [(x, share) for x in members]
 
@@ -172,14 +181,22 @@ class Engine:
         srv = self.f_srv[i]
         if srv is not None:  # DNS-selected: RFC 2782 first-try split of the surviving records
             for tier, weights in zip(self.f_tiers[i], srv, strict=True):
-                alive = [(x, w) for x, w in zip(tier, weights, strict=True) if x not in failed]
-                if alive:
-                    split = srv_split(tuple(w for _x, w in alive))
-                    return [(x, amount * float(p)) for (x, _w), p in zip(alive, split, strict=True)], 0.0
+                if failed.isdisjoint(tier):
+                    key = (tier, weights)
+                else:
+                    alive = [(x, w) for x, w in zip(tier, weights, strict=True) if x not in failed]
+                    key = (tuple(x for x, _w in alive), tuple(w for _x, w in alive))
+                if not key[0]:
+                    continue
+                shares = self._srv_shares.get(key)
+                if shares is None:  # each set of surviving records is split once
+                    split = srv_split(key[1])
+                    shares = self._srv_shares[key] = [(x, float(p)) for x, p in zip(key[0], split, strict=True)]
+                return [(x, amount * p) for x, p in shares], 0.0
             return [], amount
         first = None
         for tier in self.f_tiers[i]:
-            alive = tuple(x for x in tier if x not in failed)
+            alive = tier if failed.isdisjoint(tier) else tuple(x for x in tier if x not in failed)
             if alive:
                 first = alive
                 break
@@ -196,7 +213,7 @@ class Engine:
                 continue
             second = None
             for tier in tiers:
-                alive = tuple(y for y in tier if y not in failed)
+                alive = tier if failed.isdisjoint(tier) else tuple(y for y in tier if y not in failed)
                 if alive:
                     second = alive
                     break
@@ -329,19 +346,19 @@ class Engine:
         self._hss_surge(failed, delta)
         # overload of the survivors whose load changed
         loads = outcome.loads
-        ids = self.ids
+        ids, normal, cap_after, limit = self.ids, self.normal, self.cap_after, self.limit
         for x in sorted(delta):  # inventory order: ties among survivors never follow set order
             d = delta[x]
-            if -1e-9 < d < 1e-9 and (x not in failed or self.normal[x] == 0):
+            if -1e-9 < d < 1e-9 and (x not in failed or normal[x] == 0):
                 continue
-            load = self.normal[x] + d
+            load = normal[x] + d
             if load < 1e-6:
                 load = 0.0
             loads[ids[x]] = load
-            cap = self.cap_after[x]
+            cap = cap_after[x]
             if d <= 1e-9 or cap == math.inf or x in failed:
                 continue
-            if load > cap * self.limit[x] + 1e-9:
+            if load > cap * limit[x] + 1e-9:
                 verdict = worse(verdict, DEGRADED)
             if load > cap + 1e-9:
                 verdict = OUTAGE
@@ -373,16 +390,27 @@ class Engine:
         move)."""
         if self.surge_per_user <= 0:
             return
+        normal, per_user, users_per_load = self.normal, self.surge_per_user, self.users_per_load
         surge: dict[int, float] = {}
+        # the S-CSCFs of one province share their HSSs: their loads after the failure (``delta``
+        # is not changed in this loop) and total are read once per set of HSSs
+        loaded_of: dict[tuple[int, ...], tuple[list[tuple[int, float]], float]] = {}
         for x in failed:
-            users = self.normal[x] * self.users_per_load.get(x, 0.0)
+            upl = users_per_load.get(x)
+            if upl is None:
+                continue  # not an S-CSCF: no users of its own move
+            users = normal[x] * upl
             if users <= 0:
                 continue
-            after = {h: self.normal[h] + delta.get(h, 0.0) for h in self.hss_of_scscf.get(x, ()) if h not in failed}
-            total = sum(v for v in after.values() if v > 0)
-            for h, load in after.items():
-                if load > 0:
-                    surge[h] = surge.get(h, 0.0) + users * self.surge_per_user * load / total
+            hss = self.hss_of_scscf.get(x, ())
+            known = loaded_of.get(hss)
+            if known is None:
+                after = [(h, normal[h] + delta.get(h, 0.0)) for h in hss if h not in failed]
+                loaded = [(h, load) for h, load in after if load > 0]
+                known = loaded_of[hss] = (loaded, sum(load for _h, load in loaded))
+            loaded, total = known
+            for h, load in loaded:
+                surge[h] = surge.get(h, 0.0) + users * per_user * load / total
         for h, extra in surge.items():
             delta[h] = delta.get(h, 0.0) + extra
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,9 +125,10 @@ def run_scenarios(
         outcome = eng.evaluate({eng.index[el_id]})
         rows.append(_row(eng, sid, "element", 1, (el_id,), outcome, tracker))
         tick()
+    footprint = _Footprints(eng, site_outcomes) if pairs else None
     for a, b in pairs:
         sid = f"sites:{a}+{b}"
-        if independent(eng, site_outcomes[a], site_outcomes[b], a, b):
+        if footprint.independent(a, b):  # type: ignore[union-attr]
             rows.append(_combined_row(sid, (a, b), site_rows[a], site_rows[b]))
         else:
             outcome = lose((a, b))
@@ -170,18 +171,37 @@ def _row(
     )
 
 
-def independent(eng: Engine, oa: Outcome, ob: Outcome, a: str, b: str) -> bool:
-    """True when losing ``a`` and ``b`` together is just both single-site losses side by side: no flow
-    reaches both sites, no element's load is changed by both, no local network loses traffic to both.
-    Then the pair's verdict, switchover and unserved traffic follow from the two single-site results
-    and every survivor's utilisation equals one already observed."""
-    sa, sb = eng.site_state(a), eng.site_state(b)
-    return (
-        sa.results.keys().isdisjoint(sb.results)
-        and sa.delta.keys().isdisjoint(sb.delta)
-        and oa.unserved_users.keys().isdisjoint(ob.unserved_users)
-        and oa.unserved_erlangs.keys().isdisjoint(ob.unserved_erlangs)
-    )
+class _Footprints:
+    """What each single-site loss touches, as bit sets: the flows it re-routes, the elements whose
+    load it changes, the local networks that lose users and Erlangs (one bit per flow, element or
+    local network). Two sites are independent when no bit is in both."""
+
+    def __init__(self, eng: Engine, site_outcomes: dict[str, Outcome]) -> None:
+        self.bits: dict[str, tuple[int, int, int, int]] = {}
+        ln_bit: dict[str, int] = {}
+        for site, outcome in site_outcomes.items():
+            state = eng.site_state(site)
+            self.bits[site] = (
+                _bitset(state.results),
+                _bitset(state.delta),
+                _bitset(ln_bit.setdefault(ln, len(ln_bit)) for ln in outcome.unserved_users),
+                _bitset(ln_bit.setdefault(ln, len(ln_bit)) for ln in outcome.unserved_erlangs),
+            )
+
+    def independent(self, a: str, b: str) -> bool:
+        """True when losing ``a`` and ``b`` together is just both single-site losses side by side:
+        no flow reaches both sites, no element's load is changed by both, no local network loses
+        traffic to both. Then the pair's verdict, switchover and unserved traffic follow from the
+        two single-site results and every survivor's utilisation equals one already observed."""
+        fa, fb = self.bits[a], self.bits[b]
+        return not (fa[0] & fb[0] or fa[1] & fb[1] or fa[2] & fb[2] or fa[3] & fb[3])
+
+
+def _bitset(positions: Iterable[int]) -> int:
+    bits = 0
+    for p in positions:
+        bits |= 1 << p
+    return bits
 
 
 def _combined_row(sid: str, failed: tuple[str, ...], ra: ScenarioRow, rb: ScenarioRow) -> ScenarioRow:
@@ -216,9 +236,11 @@ class _Worst:
         for t in sorted({eng.type_of[x] for x in range(len(eng.ids))}):
             self.subjects[f"type:{t}"] = (t, "type")
         self.groups_of = [[f"group:{g}" for g in gs] for gs in eng.groups_of_idx]
+        #: per element, the subjects it counts for: its groups, then its type
+        self.keys_of = [(*self.groups_of[x], f"type:{eng.type_of[x]}") for x in range(len(eng.ids))]
         self.members: dict[str, list[int]] = {}
         for x in range(len(eng.ids)):
-            for key in (*self.groups_of[x], f"type:{eng.type_of[x]}"):
+            for key in self.keys_of[x]:
                 self.members.setdefault(key, []).append(x)
         self.best: dict[str, tuple[float, str, str]] = {}
         self.unserved: dict[str, tuple[float, str]] = {}
@@ -228,17 +250,18 @@ class _Worst:
         failed = set(outcome.failed)
         top: tuple[float, str] | None = None
         best = self.best
+        index, normal, cap_after, cap_normal, keys_of = eng.index, eng.normal, eng.cap_after, eng.cap, self.keys_of
         for el_id, load in outcome.loads.items():
             if el_id in failed:
                 continue
-            x = eng.index[el_id]
-            cap = eng.cap_after[x] if load > eng.normal[x] else eng.cap[x]
+            x = index[el_id]
+            cap = cap_after[x] if load > normal[x] else cap_normal[x]
             if cap == math.inf or load <= 0:
                 continue
             u = load / cap
             if top is None or u > top[0]:
                 top = (u, el_id)
-            for key in (*self.groups_of[x], f"type:{eng.type_of[x]}"):
+            for key in keys_of[x]:
                 cur = best.get(key)
                 if cur is None or u > cur[0] + 1e-12:
                     best[key] = (u, el_id, sid)
