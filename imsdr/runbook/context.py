@@ -234,13 +234,45 @@ def _site_diagrams(topo: Topology, sites: list[dict[str, Any]]) -> dict[str, Any
 
 def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "") -> dict[str, Any]:
     """Everything the templates may read."""
-    net = topo.network
     elements = {el.id: _element(topo, el) for el in sorted(topo.elements.values(), key=lambda e: e.id)}
     groups = [_group(topo, g) for g in sorted(topo.groups.values(), key=lambda g: g.id)]
-    group_by_id = {g["id"]: g for g in groups}
+    regions = sorted({s.region for s in topo.sites.values()})
+    sites = _sites(topo, analyses, elements)
+    action_of = analyses.actions.get("elements") or {}
+    return {
+        "context_version": CONTEXT_VERSION,
+        "inventory": inventory_name,
+        "network": _network(topo, regions),
+        "counts": _counts(topo, groups, regions),
+        "elements_by_type": _elements_by_type(topo),
+        "elements": elements,
+        "groups": groups,
+        "groups_by_id": {g["id"]: g for g in groups},
+        "local_networks": _local_networks(topo),
+        "sites": sites,
+        "types": _type_sections(topo, analyses, elements, groups),
+        "type_pages": [{"key": p.key, "title": p.title, "page": p.path} for p in _present_pages(topo)],
+        "sbc_dr": _sbc_dr(topo),
+        "enum_dns_design": _enum_design(topo),
+        "enum_blocks": [
+            {"id": b.id, "prefix": b.prefix, "style": b.style, "domain": b.domain, "length": b.length,
+             "first": b.first, "last": b.last}
+            for b in sorted(topo.inventory.enum_blocks, key=lambda b: b.id)
+        ],
+        "dns_servers": analyses.dns_servers,
+        "findings": analyses.findings or {"available": False},
+        "capacity_appendix": analyses.capacity_appendix or {"available": False},
+        "verdicts": analyses.verdicts,
+        "diagrams": {"topology": topology_diagram(topo), "sites": _site_diagrams(topo, sites)},
+        "restoration_procedures": restoration_context(topo),
+        "toc": _toc(topo, sites),
+        "element_actions": action_of,
+        "operations": _operations(topo, analyses, action_of),
+    }
 
-    local_networks = _local_networks(topo)
 
+def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each site with its elements, local networks, simulated failure, actions and DNS checks."""
     sites = []
     for site in sorted(topo.sites.values(), key=lambda s: s.id):
         site_els = sorted(topo.by_site.get(site.id, []), key=lambda e: (e.type.value, e.id))
@@ -261,14 +293,17 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
             "actions": (analyses.actions.get("sites") or {}).get(site.id),
             **_site_dns_checks(topo, analyses, site.id),
         })
+    return sites
 
-    regions = sorted({s.region for s in topo.sites.values()})
+
+def _type_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
+                   groups: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One section per type page: its elements, groups, simulated failures and worst switchover."""
     action_of = analyses.actions.get("elements") or {}
-    type_sections = {}
+    sections = {}
     for page in TYPE_PAGES:
         els = [elements[e.id] for t in page.types
                for e in sorted(topo.by_type.get(t, []), key=lambda e: e.id)]
-        grp = [g for g in groups if set(g["types"]) & set(page.types)]
         failures = [
             {"element": e["id"], **analyses.element_failures[e["id"]]}
             for e in els if e["id"] in analyses.element_failures
@@ -276,24 +311,47 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         rows = analyses.element_rows
         times = [rows[e["id"]]["switchover_s"] for e in els if e["id"] in rows]
         times += [f["switchover_s"] for f in failures if f.get("switchover_s") is not None]
-        worst = max(times, default=None)
-        type_sections[page.key] = {
+        sections[page.key] = {
             "key": page.key,
             "title": page.title,
             "page": page.path,
             "types": list(page.types),
             "elements": els,
-            "groups": grp,
+            "groups": [g for g in groups if set(g["types"]) & set(page.types)],
             "failures": failures,
             "not_detailed": len(els) - len(failures),
-            "worst_switchover_s": worst,
+            "worst_switchover_s": max(times, default=None),
             "dns_checks": analyses.dns_checks.get(page.key, []),
             "features_all": sorted(set.intersection(*(set(e["features"]) for e in els))) if els else [],
             "features_any": sorted({f for e in els for f in e["features"]}),
             "actions": [action_of[e["id"]] for e in els if e["id"] in action_of],
         }
+    return sections
 
-    counts = {
+
+def _network(topo: Topology, regions: list[str]) -> dict[str, Any]:
+    net = topo.network
+    return {
+        "name": net.name,
+        "operator_domain": net.operator_domain,
+        "home_domains": list(net.home_domains),
+        "primary_domain": net.primary_domain,
+        "threegpp_domain": net.threegpp_domain,
+        "country_code": net.country_code,
+        "enum_suffix": net.enum_suffix,
+        "deployment": net.deployment,
+        "timers": net.timers.model_dump(),
+        "ttl": net.ttl.model_dump(),
+        "retry_responses": list(net.retry_responses),
+        "sbc_name": net.dns.sbc_name,
+        "sbc_fqdn": f"{net.dns.sbc_name}.{net.primary_domain}",
+        "transports": [t.value for t in net.dns.transports],
+        "regions": regions,
+    }
+
+
+def _counts(topo: Topology, groups: list[dict[str, Any]], regions: list[str]) -> dict[str, int]:
+    return {
         "sites": len(topo.sites),
         "regions": len(regions),
         "local_networks": len(topo.local_networks),
@@ -303,81 +361,49 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "subscribers": sum(ln.subscribers for ln in topo.local_networks.values()),
         "busy_hour_erlangs": sum(ln.busy_hour_erlangs for ln in topo.local_networks.values()),
     }
-    by_type = [
+
+
+def _elements_by_type(topo: Topology) -> list[dict[str, Any]]:
+    return [
         {"type": t, "label": TYPE_LABELS[t], "count": len(topo.by_type.get(t, [])),
          "page": PAGE_OF_TYPE[t].path}
         for t in TYPE_LABELS if topo.by_type.get(t)
     ]
+
+
+def _present_pages(topo: Topology) -> list[TypePage]:
+    """The type pages that have elements in this network."""
+    return [p for p in TYPE_PAGES if any(topo.by_type.get(t) for t in p.types)]
+
+
+def _sbc_dr(topo: Topology) -> dict[str, Any]:
     sbc_dr = topo.inventory.redundancy.sbc_dr
+    return {
+        "layout": sbc_dr.layout if sbc_dr else "none",
+        "order": list(sbc_dr.order) if sbc_dr else [],
+        "hub": sbc_dr.hub if sbc_dr else None,
+    }
 
-    site_diagrams = _site_diagrams(topo, sites)
 
+def _toc(topo: Topology, sites: list[dict[str, Any]]) -> list[dict[str, str]]:
     toc = [{"title": "Overview", "page": "README.md"}]
-    toc += [{"title": f"{p.title} DR", "page": p.path} for p in TYPE_PAGES
-            if any(topo.by_type.get(t) for t in p.types)]
+    toc += [{"title": f"{p.title} DR", "page": p.path} for p in _present_pages(topo)]
     toc += [{"title": f"Site failure: {s['name']} ({s['id']})", "page": s["page"]} for s in sites]
     toc += [{"title": "DR drill", "page": "drill.md"},
             {"title": "Open findings and waivers", "page": "findings.md"},
             {"title": "Capacity appendix", "page": "capacity.md"}]
+    return toc
 
+
+def _operations(topo: Topology, analyses: Analyses, action_of: dict[str, Any]) -> dict[str, Any]:
     return {
-        "context_version": CONTEXT_VERSION,
-        "inventory": inventory_name,
-        "network": {
-            "name": net.name,
-            "operator_domain": net.operator_domain,
-            "home_domains": list(net.home_domains),
-            "primary_domain": net.primary_domain,
-            "threegpp_domain": net.threegpp_domain,
-            "country_code": net.country_code,
-            "enum_suffix": net.enum_suffix,
-            "deployment": net.deployment,
-            "timers": net.timers.model_dump(),
-            "ttl": net.ttl.model_dump(),
-            "retry_responses": list(net.retry_responses),
-            "sbc_name": net.dns.sbc_name,
-            "sbc_fqdn": f"{net.dns.sbc_name}.{net.primary_domain}",
-            "transports": [t.value for t in net.dns.transports],
-            "regions": regions,
-        },
-        "counts": counts,
-        "elements_by_type": by_type,
-        "elements": elements,
-        "groups": groups,
-        "groups_by_id": group_by_id,
-        "local_networks": local_networks,
-        "sites": sites,
-        "types": type_sections,
-        "type_pages": [{"key": p.key, "title": p.title, "page": p.path} for p in TYPE_PAGES
-                       if any(topo.by_type.get(t) for t in p.types)],
-        "sbc_dr": {
-            "layout": sbc_dr.layout if sbc_dr else "none",
-            "order": list(sbc_dr.order) if sbc_dr else [],
-            "hub": sbc_dr.hub if sbc_dr else None,
-        },
-        "enum_dns_design": _enum_design(topo),
-        "enum_blocks": [
-            {"id": b.id, "prefix": b.prefix, "style": b.style, "domain": b.domain, "length": b.length,
-             "first": b.first, "last": b.last}
-            for b in sorted(topo.inventory.enum_blocks, key=lambda b: b.id)
-        ],
-        "dns_servers": analyses.dns_servers,
-        "findings": analyses.findings or {"available": False},
-        "capacity_appendix": analyses.capacity_appendix or {"available": False},
-        "verdicts": analyses.verdicts,
-        "diagrams": {"topology": topology_diagram(topo), "sites": site_diagrams},
-        "restoration_procedures": restoration_context(topo),
-        "toc": toc,
-        "element_actions": action_of,
-        "operations": {
-            "available": bool(analyses.actions),
-            "detailed": analyses.actions.get("detailed", False),
-            "render_dir": analyses.actions.get("render_dir"),
-            "contacts": analyses.actions.get("contacts", []),
-            "recovery_targets": [{"service": k.value, "label": TYPE_LABELS[k.value], "rto": v.rto, "rpo": v.rpo}
-                                 for k, v in sorted(topo.inventory.recovery_targets.items(),
-                                                    key=lambda kv: kv[0].value)],
-        },
+        "available": bool(analyses.actions),
+        "detailed": analyses.actions.get("detailed", False),
+        "render_dir": analyses.actions.get("render_dir"),
+        "contacts": analyses.actions.get("contacts", []),
+        "recovery_targets": [{"service": k.value, "label": TYPE_LABELS[k.value], "rto": v.rto, "rpo": v.rpo}
+                             for k, v in sorted(topo.inventory.recovery_targets.items(),
+                                                key=lambda kv: kv[0].value)],
     }
 
 
