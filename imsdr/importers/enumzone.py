@@ -3,9 +3,15 @@
 A zone of ten million numbers is read line by line, never held in memory: each record's number
 is compared with the run being built, consecutive numbers with the same SIP domain extend the
 run, anything else starts a new one. A ``*`` record is a wildcard block for the zone's prefix.
-Lines in the plain one-record-per-line form are read by a regular expression; a zone that uses
-other master-file syntax (parentheses, ``$INCLUDE``, ``$GENERATE``...) is read by dnspython
-instead, which is exact but keeps the zone in memory.
+Three readers give the same runs, the first that is certain decides:
+
+* a zone exactly as ``imsdr render dns`` writes it (one run of consecutive numbers, one canonical
+  record per line) is compared, as bytes read into one reused buffer, with the text such a run
+  has (``_Canonical``): no Python work per record, no decoding;
+* lines in the plain one-record-per-line form are read by a regular expression, line by line;
+* a zone that uses other master-file syntax (parentheses, ``$INCLUDE``, ``$GENERATE``, an
+  ``$ORIGIN`` elsewhere...) is read by dnspython, which is exact but keeps the zone in memory,
+  and never follows ``$INCLUDE``.
 """
 
 from __future__ import annotations
@@ -59,17 +65,30 @@ class _Record:
     domain: str
 
 
-def _regex_records(path: Path, problems: ImportProblems) -> Iterator[_Record | None]:
+def _no_record(text: str, zone: str, ttl: int) -> int | None:
+    """The default TTL after a line that holds no number (blank, a comment, ``$TTL``, the zone's
+    own ``$ORIGIN``, the apex SOA or NS); None when the line needs the full parser (a record, a
+    ``$TTL`` in units, an ``$ORIGIN`` that moves the names elsewhere, any other directive)."""
+    if not _SKIP.fullmatch(text):
+        return None
+    words = text.split()
+    directive = words[0].upper() if words else ""
+    if directive == "$TTL":
+        return int(words[1]) if words[1].isdigit() else None
+    if directive == "$ORIGIN" and words[1].lower() != zone + ".":
+        return None
+    return ttl
+
+
+def _regex_records(path: Path, zone: str, problems: ImportProblems) -> Iterator[_Record | None]:
     """Records of a zone in the one-per-line form; None when a line needs the full parser."""
-    default_ttl = 3600
+    default_ttl: int | None = 3600
     for lineno, line in _lines(path, problems):
         text = line.rstrip("\n")
         match = _RECORD.fullmatch(text)
         if match is None:
-            words = text.split()
-            if len(words) >= 2 and words[0] == "$TTL" and words[1].isdigit():
-                default_ttl = int(words[1])
-            if not _SKIP.fullmatch(text):
+            default_ttl = _no_record(text, zone, default_ttl)
+            if default_ttl is None:
                 yield None
                 return
             continue
@@ -106,119 +125,121 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems) -> Itera
     yield from sorted(records, key=lambda r: (r.owner != "*", r.owner))
 
 
-_FAST_RECORD = re.compile(r'^([0-9](?:\.[0-9])*)[ \t]+IN[ \t]+NAPTR[ \t]+100 10 "u" "E2U\+sip" '
-                          r'"!\^\.\*\$!sip:\+([0-9]{1,15})@([a-z0-9.-]+)!" \.$', re.MULTILINE)
-_FIRST_RECORD = re.compile(r"^[0-9](?:\.[0-9])*[ \t]", re.MULTILINE)
+_FAST_RECORD = re.compile(rb'([0-9](?:\.[0-9])*)[ \t]+IN[ \t]+NAPTR[ \t]+100 10 "u" "E2U\+sip" '
+                          rb'"!\^\.\*\$!sip:\+([0-9]{1,15})@([a-z0-9.-]+)!" \.')
+_FIRST_RECORD = re.compile(rb"^[0-9](?:\.[0-9])*[ \t]", re.MULTILINE)
 CHUNK_BYTES = 8 * 1024 * 1024
+_BLOCK_DIGITS = 3  # records are compared in blocks of up to 10**3 numbers that share all higher digits
 
 
-def _fast_scan(path: Path, prefix: str) -> list[EnumRun] | None:
-    """Runs of a zone written one canonical record per line (as imsdr writes them), at C speed.
+@dataclass
+class _Canonical:
+    """The text imsdr writes for consecutive numbers, built from the first record line.
 
-    Each chunk of lines is matched by one regular expression; whether every line is such a record,
-    the numbers are consecutive and each owner name is its number's digits reversed is decided on
-    whole lists and joined strings, not per record. None: the zone needs the line-by-line reader.
+    A number's line is LOW_OWNER + MIDDLE + LOW_DIGITS + TAIL, where LOW_OWNER/LOW_DIGITS are its
+    last ``k`` digits (reversed and dotted / as they are) and MIDDLE (the higher owner labels, the
+    fixed fields and the higher digits of the number) is the same for every number of a block of
+    10**k. So a block's text is ``MIDDLE.join([LOW_OWNER, *pieces])``: one C-level join, compared with the file's
+    bytes by memcmp; nothing runs in Python per record.
     """
-    runs: list[EnumRun] = []
-    ttl = 3600
-    carry = ""
-    header_done = False
+
+    prefix: bytes
+    digits: int  # of every number
+    k: int
+    fields: bytes  # between the owner name and the number: ``\tIN\tNAPTR\t100 10 ... sip:+``
+    tail: bytes  # after the number: ``@domain!" .\n``
+    pieces: list[bytes]  # pieces[L]: LOW_DIGITS(L) + TAIL + LOW_OWNER(L + 1); the last: LOW_DIGITS + TAIL
+
+    @classmethod
+    def of(cls, line: re.Match[bytes], prefix: str) -> _Canonical | None:
+        number = line[2]
+        suffix = len(number) - len(prefix)
+        if suffix < 1 or not number.startswith(prefix.encode()) or len(line[1]) != 2 * suffix - 1:
+            return None
+        k = min(_BLOCK_DIGITS, suffix)
+        text, at = line[0], line.start(0)
+        fields, tail = text[line.end(1) - at: line.start(2) - at], text[line.end(2) - at:] + b"\n"
+        low = [f"{n:0{k}d}" for n in range(10**k)]
+        owners = [".".join(reversed(digits)).encode() for digits in low]
+        pieces = [low[n].encode() + tail + owners[n + 1] for n in range(10**k - 1)] + [low[-1].encode() + tail]
+        return cls(prefix.encode(), len(number), k, fields, tail, pieces)
+
+    def block(self, first: int, last: int) -> bytes:
+        """The lines of the numbers first..last (all digits but the last k the same)."""
+        text = f"{first:0{self.digits}d}"
+        high, low = text[: self.digits - self.k], text[self.digits - self.k:]
+        higher_owner = "".join("." + digit for digit in reversed(high[len(self.prefix):]))
+        middle = higher_owner.encode() + self.fields + high.encode()
+        start, end = int(low), last % 10**self.k
+        owner = ".".join(reversed(low)).encode()
+        return middle.join([owner, *self.pieces[start:end], self.pieces[end][: self.k] + self.tail])
+
+
+def _fast_scan(path: Path, zone: str, prefix: str) -> list[EnumRun] | None:
+    """The run of a zone written as imsdr writes it (a header, then one canonical record per line
+    for consecutive numbers of one domain), read as bytes into one buffer and compared with the
+    exact text such a run has; None when the zone is anything else (the line-by-line reader
+    decides then)."""
+    ttl: int | None = 3600
+    buf = bytearray(CHUNK_BYTES)
     try:
-        with open(path, encoding="utf-8", newline="\n") as fh:
-            while True:
-                block = fh.read(CHUNK_BYTES)
-                text = carry + block
-                cut = text.rfind("\n") + 1 if block else len(text)
-                body, carry = text[:cut], text[cut:]
-                if not header_done:
-                    first = _FIRST_RECORD.search(body)
-                    head = body[: first.start()] if first else body
-                    for line in head.splitlines():
-                        words = line.split()
-                        if words[:1] == ["$TTL"] and len(words) > 1 and words[1].isdigit():
-                            ttl = int(words[1])
-                        elif not _SKIP.fullmatch(line):
-                            return None
-                    if first is None and block:
-                        carry = body + carry
-                        continue
-                    body = body[first.start():] if first else ""
-                    header_done = True
-                if body and not _fast_chunk(body, prefix, ttl, runs):
+        with open(path, "rb") as fh, memoryview(buf) as view:
+            valid = fh.readinto(buf)
+            first = _FIRST_RECORD.search(buf, 0, valid)
+            if first is None:
+                return None
+            try:
+                head = buf[: first.start()].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            for line in head.split("\n")[:-1]:
+                ttl = _no_record(line, zone, ttl)
+                if ttl is None:
                     return None
-                if not block:
-                    return runs
-    except (OSError, UnicodeDecodeError):
+            record = _FAST_RECORD.match(buf, first.start(), valid)
+            canonical = _Canonical.of(record, prefix) if record else None
+            if record is None or canonical is None or buf[record.end(): record.end() + 1] != b"\n":
+                return None
+            width = record.end() + 1 - record.start()
+            if width > CHUNK_BYTES // 2:
+                return None
+            start = number = int(record[2])
+            pos = first.start()
+            while True:
+                lines = (valid - pos) // width
+                end = number + lines - 1
+                if not f"{end:0{canonical.digits}d}".startswith(prefix):
+                    return None  # past the zone's numbers: the owner names would not say the number
+                while number <= end:
+                    last = min(end, number - number % 10**canonical.k + 10**canonical.k - 1)
+                    if not buf.startswith(canonical.block(number, last), pos):
+                        return None
+                    pos += (last - number + 1) * width
+                    number = last + 1
+                rest = valid - pos  # less than a line: moved to the front, the file read on after it
+                buf[:rest] = buf[pos:valid]
+                read = fh.readinto(view[rest:])
+                if not read:
+                    if rest:
+                        return None  # a last line that is not a whole record
+                    break
+                pos, valid = 0, rest + read
+    except OSError:
         return None
-
-
-def _digit_column(start: int, count: int, power: int) -> str:
-    """The digit at 10**power of start, start+1, ... (count numbers), as one string."""
-    step = 10 ** power
-    if step * 10 <= 10 * count:  # a repeating pattern no longer than ten times the column
-        period = "".join(digit * step for digit in "0123456789")
-        offset = start % (step * 10)
-        return (period * (count // len(period) + 2))[offset: offset + count]
-    out = []
-    value = start
-    while value < start + count:  # at most a few runs of one digit
-        run = min(step - value % step, start + count - value)
-        out.append(str(value // step % 10) * run)
-        value += run
-    return "".join(out)
-
-
-def _fast_chunk(body: str, prefix: str, ttl: int, runs: list[EnumRun]) -> bool:
-    """One chunk of whole lines: true (and its run recorded) when it is exactly the canonical
-    records of consecutive numbers.
-
-    Such lines all have the same length, so the text is a grid: each column (every L-th
-    character, a C-level slice) must be one repeated character, or the digit its number has at
-    that place. Only the first and last lines are parsed; nothing runs in Python per record.
-    """
-    head = _FAST_RECORD.match(body)
-    if head is None or not body.endswith("\n"):
-        return False
-    width = len(head[0]) + 1
-    count = len(body) // width
-    first, domain = head[2], head[3]
-    digits = len(first)
-    start = int(first)
-    tail = _FAST_RECORD.match(body, len(body) - width)
-    if len(body) != count * width or tail is None or int(tail[2]) != start + count - 1 \
-            or len(tail[2]) != digits or not tail[2].startswith(prefix) or len(head[1]) != tail.end(1) - tail.start(1):
-        return False
-    power_at: dict[int, int] = {}  # column -> the power of ten of the digit it holds
-    suffix_len = digits - len(prefix)
-    if len(head[1]) != 2 * suffix_len - 1:
-        return False
-    for k in range(suffix_len):  # owner label k is the k-th digit from the right of the number
-        power_at[2 * k] = k
-    at = head.start(2)
-    for m in range(digits):
-        power_at[at + m] = digits - 1 - m
-    line = head[0] + "\n"
-    for column in range(width):
-        power = power_at.get(column)
-        expected = line[column] * count if power is None else _digit_column(start, count, power)
-        if body[column::width] != expected:
-            return False
-    last = tail[2]
-    if runs and runs[-1].domain == domain and int(runs[-1].last) + 1 == start and len(runs[-1].last) == digits:
-        runs[-1].last = last
-        runs[-1].count += count
-    else:
-        runs.append(EnumRun(prefix, "numbers", domain, first, last, count, ttl))
-    return True
+    if number == start:
+        return None
+    domain = canonical.tail[1: canonical.tail.index(b"!")].decode()
+    first_number, last_number = (f"{n:0{canonical.digits}d}" for n in (start, number - 1))
+    return [EnumRun(prefix, "numbers", domain, first_number, last_number, number - start, ttl)]
 
 
 def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems) -> list[EnumRun]:
     """The blocks an ENUM zone publishes: its wildcard, and runs of consecutive numbers."""
     prefix = zone_digits(zone, suffix)
-    fast = _fast_scan(path, prefix)
+    fast = _fast_scan(path, zone, prefix)
     if fast:
         return _finish(prefix, fast)
-    runs = _build(prefix, _regex_records(path, problems), path, problems)
+    runs = _build(prefix, _regex_records(path, zone, problems), path, problems)
     if runs is None:  # syntax the line reader does not know: read it again with the full parser
         runs = _build(prefix, _dnspython_records(path, zone, problems), path, problems)
     return _finish(prefix, runs or [])
