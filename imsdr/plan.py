@@ -24,7 +24,7 @@ from imsdr.runbook.context import Analyses, build_context
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
-    from imsdr.output.atomic import OutputTarget
+    from imsdr.output.atomic import OutputTarget, WrittenDigests
     from imsdr.runbook.sandbox import TemplateLimits
 
 PLAN_JSON_VERSION = 1
@@ -294,6 +294,9 @@ def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[s
     slowest = _slowest(failed)
     failed_sbcs = {f["id"] for f in failed if f["type"] == "sbc"}
     lost_lns = sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if {s.id for s in sbcs} & failed_sbcs)
+    switchover_of: dict[str, Any] = {}  # failed element -> its switchover (the first row of it)
+    for f in failed:
+        switchover_of.setdefault(f["id"], f["switchover"]["seconds"] if f.get("switchover") else None)
     return {
         "verdict": sim["verdict"],
         "switchover_s": sim["switchover_s"],
@@ -305,6 +308,7 @@ def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[s
              "formula": _formula(f), "unserved": f["unserved"], "unit": f["unit"]}
             for f in failed
         ],
+        "switchover_of": switchover_of,
         "timeline": _timeline(slowest),
         "loads": [
             {**row, "type_label": TYPE_LABELS.get(row["type"], row["type"])} for row in sim["loads"]
@@ -328,7 +332,8 @@ def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[s
     }
 
 
-def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
+def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None,
+               digests: WrittenDigests | None = None) -> None:
     """Zones, views and dispatcher lists into ``directory`` (``imsdr render dns``'s writer).
 
     The plan is linted first (a lint error raises, nothing is written). ``previous`` is the DNS
@@ -348,7 +353,7 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None) -> None:
     lint_dns_plan(pipe.topology, plan)
     directory.mkdir(parents=True, exist_ok=True)
     report = write_dns_files(pipe.topology, plan, directory, previous,
-                             Path(pipe.inventory_path).name, drain=changes)
+                             Path(pipe.inventory_path).name, drain=changes, digests=digests)
     zones = [f for f in report.files if f.kind == "zone"]
     pipe.raw["dns_summary"] = {
         "views": list(report.views),
@@ -454,35 +459,41 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     """
+    from imsdr.output.atomic import WrittenDigests
     from imsdr.runbook.render import write_pages
 
     pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
-    _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None)
-    write_pages(root / "runbooks", pages)
-    _write_diameter(pipe, root / "diameter")
-    summary = plan_summary(pipe, root)
+    digests = WrittenDigests()  # every file hashed as it is written, for plan.json
+    _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
+    write_pages(root / "runbooks", pages, digests)
+    _write_diameter(pipe, root / "diameter", digests)
+    summary = plan_summary(pipe, root, digests)
     (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
 
 
-def _write_diameter(pipe: Pipeline, directory: Path) -> None:
+def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | None = None) -> None:
     """diameter/<client>/freeDiameter.conf and rt_default.conf for every Diameter client."""
     from imsdr.diameter import iter_diameter_configs
-    from imsdr.output.atomic import safe_join
+    from imsdr.output.atomic import safe_join, write_text
 
     for config in iter_diameter_configs(pipe.topology):
         for name, text in config.files.items():
             path = safe_join(directory, f"{config.client}/{name}")
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
+            write_text(path, text, digests)
 
 
-def plan_summary(pipe: Pipeline, root: Path) -> dict[str, Any]:
-    """plan.json: verdicts, counts and every file written with its SHA-256 (keys documented)."""
+def plan_summary(pipe: Pipeline, root: Path, digests: WrittenDigests | None = None) -> dict[str, Any]:
+    """plan.json: verdicts, counts and every file written with its SHA-256 (keys documented).
+
+    ``digests``: the files' SHA-256 taken while they were written; a file not in it (or changed
+    since) is read and hashed."""
     topo = pipe.topology
     check = pipe.raw.get("check", {})
-    files = [{"path": rel, "bytes": size, "sha256": _sha256(Path(full))}
-             for rel, full, size in _tree_files(root) if rel != "plan.json"]
+    files = [{"path": rel, "bytes": info.st_size,
+              "sha256": (digests.digest_of(info) if digests is not None else None) or _sha256(Path(full))}
+             for rel, full, info in _tree_files(root) if rel != "plan.json"]
     return {
         "format": f"imsdr.plan/{PLAN_JSON_VERSION}",
         "inventory": Path(pipe.inventory_path).name,
@@ -519,12 +530,12 @@ def plan_passed(pipe: Pipeline) -> bool:
     return bool(pipe.raw.get("check", {}).get("passed", True))
 
 
-def _tree_files(root: Path) -> list[tuple[str, str, int]]:
-    """(relative posix path, path, size) of every regular file under ``root``, in path order (as
+def _tree_files(root: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(relative posix path, path, stat) of every regular file under ``root``, in path order (as
     sorted Paths: part by part), with one stat per file."""
     import stat
 
-    found: list[tuple[list[str], str, str, int]] = []
+    found: list[tuple[list[str], str, str, os.stat_result]] = []
     for dirpath, _dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         for name in filenames:
@@ -532,9 +543,9 @@ def _tree_files(root: Path) -> list[tuple[str, str, int]]:
             info = os.stat(full)
             if stat.S_ISREG(info.st_mode):
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                found.append((rel.split("/"), rel, full, info.st_size))
-    found.sort()
-    return [(rel, full, size) for _, rel, full, size in found]
+                found.append((rel.split("/"), rel, full, info))
+    found.sort(key=lambda f: f[0])
+    return [(rel, full, info) for _, rel, full, info in found]
 
 
 def _sha256(path: Path) -> str:

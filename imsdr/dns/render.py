@@ -41,6 +41,7 @@ from imsdr.dns.views import (
 )
 from imsdr.dns.zonefile import (
     LayoutCache,
+    RdataTexts,
     RenderCache,
     choose_serial,
     header_lines,
@@ -49,7 +50,15 @@ from imsdr.dns.zonefile import (
     write_prepared,
 )
 from imsdr.errors import RenderError
-from imsdr.output.atomic import OutputTarget, as_target, atomic_directory, safe_join
+from imsdr.output.atomic import (
+    HashingFile,
+    OutputTarget,
+    WrittenDigests,
+    as_target,
+    atomic_directory,
+    safe_join,
+    write_text,
+)
 from imsdr.output.markdown import markdown_code, markdown_text
 
 if TYPE_CHECKING:
@@ -143,17 +152,19 @@ def write_dns_files(
     inventory: str,
     serial: int | None = None,
     drain: DrainChanges | None = None,
+    digests: WrittenDigests | None = None,
 ) -> RenderReport:
     """Write the files of a linted ``plan`` into an existing (staging) ``directory``.
 
     ``previous`` is where the last output lives (for the SOA serial rule); None for a fresh start.
     Callers that build their own atomic tree (``imsdr plan``) use this; others use ``render_dns``.
+    ``digests``: record the SHA-256 of every file written (``plan`` lists them in plan.json).
     """
     directory = Path(directory)
     inventory = printable(inventory)
     report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views], drain=drain)
     exclude = frozenset(drain.drained) if drain else frozenset()
-    run = _ZoneRun(previous if previous is not None and previous.is_dir() else None)
+    run = _ZoneRun(previous if previous is not None and previous.is_dir() else None, digests)
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, run.previous, directory, inventory, serial, run))
     del run
@@ -163,26 +174,27 @@ def write_dns_files(
     parts = NamedConfParts(plan, layout, secondary_directory)
     for server in layout.servers:
         path = server_conf_path(server)
-        _write_text(directory, path, render_named_conf(plan, inventory, layout, server, secondary_directory, parts))
+        text = render_named_conf(plan, inventory, layout, server, secondary_directory, parts)
+        _write_text(digests, directory, path, text)
         report.files.append(WrittenFile(path, "named.conf", view=server.role, records=len(plan.views)))
     for ln_id in topology.local_networks:
         path = f"resolvers/{ln_id}.conf"
-        _write_text(directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
+        _write_text(digests, directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
         report.files.append(WrittenFile(path, "resolver", records=len(plan.access_zones)))
     for path, sets, title in (
         (SBC_PCSCF_LIST, sbc_pcscf_sets(topology, exclude), "SBC -> P-CSCF"),
         (PCSCF_ICSCF_LIST, pcscf_icscf_sets(topology, exclude), "P-CSCF -> I-CSCF"),
     ):
-        _write_text(directory, path, render_dispatcher_list(sets, title, inventory))
+        _write_text(digests, directory, path, render_dispatcher_list(sets, title, inventory))
         count = sum(len(s.destinations) for s in sets)
         report.files.append(WrittenFile(path, "dispatcher", records=count))
-    _write_text(directory, PROBING_CFG, render_probing_cfg(topology, inventory))
+    _write_text(digests, directory, PROBING_CFG, render_probing_cfg(topology, inventory))
     report.files.append(WrittenFile(PROBING_CFG, "kamailio"))
     if drain is not None:
-        _write_text(directory, DRAIN_NOTE, render_drain_note(drain, inventory))
+        _write_text(digests, directory, DRAIN_NOTE, render_drain_note(drain, inventory))
         report.files.append(WrittenFile(DRAIN_NOTE, "drain"))
     report.files.append(WrittenFile("README.md", "readme"))
-    _write_text(directory, "README.md", render_readme(plan, report, inventory, topology, layout))
+    _write_text(digests, directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
 
 
@@ -220,11 +232,10 @@ def printable(label: str) -> str:
     return "".join(ch if ch.isprintable() and ch not in "\r\n" else "?" for ch in label)[:200]
 
 
-def _write_text(staging: Path, relative: str, text: str) -> None:
+def _write_text(digests: WrittenDigests | None, staging: Path, relative: str, text: str) -> None:
     path = safe_join(staging, relative)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text if text.endswith("\n") else text + "\n")
+    write_text(path, text if text.endswith("\n") else text + "\n", digests)
 
 
 @dataclass
@@ -232,8 +243,10 @@ class _ZoneRun:
     """What the zone files of one render share: rendered rrset text, base zone order, directories."""
 
     previous: Path | None  # the last output directory, when there is one
+    digests: WrittenDigests | None = None  # where each file's SHA-256 is recorded, if anywhere
     cache: RenderCache = field(default_factory=dict)  # rrset text shared by the per-view copies of a zone
     layouts: LayoutCache = field(default_factory=LayoutCache)
+    texts: RdataTexts = field(default_factory=dict)  # each rdata's text, written once
     made: set[Path] = field(default_factory=set)  # directories created in the staging tree
 
 
@@ -259,15 +272,15 @@ def _write_zone_file(
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
     layout = run.layouts.layout(zone, plan.zones_of(view.side)[ref.zone])
     # every record rendered once: digest and lines
-    prepared = prepare_zone(zone, header, comments, run.cache, layout)
+    prepared = prepare_zone(zone, header, comments, run.cache, layout, run.texts)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
     serial = choose_serial(prepared.digest, old, forced)
     path = safe_join(staging, ref.path)
     if path.parent not in run.made:
         path.parent.mkdir(parents=True, exist_ok=True)
         run.made.add(path.parent)
-    with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
-        records = write_prepared(fh, prepared, serial, header)
+    with HashingFile(path, run.digests) as fh:
+        records = write_prepared(fh, prepared, serial, header)  # type: ignore[arg-type]
     return WrittenFile(ref.path, "zone", zone.name, ref.view, records, serial)
 
 

@@ -30,7 +30,7 @@ from typing import TextIO
 
 from imsdr.dns.names import relative, reverse_digits
 from imsdr.dns.plan import EnumBlockPlan, RRKey, ZonePlan
-from imsdr.dns.records import SOA, RRset
+from imsdr.dns.records import SOA, Rdata, RRset
 from imsdr.errors import RenderError
 
 FORMAT_VERSION = "imsdr-zonefile/2"  # 2: the digest covers zone content only
@@ -86,6 +86,8 @@ class PreparedZone:
 
 # (id(rrset), origin, width) -> (rrset, digest text, lines): see prepare_zone's ``cache``
 RenderCache = dict[tuple[int, str, int], tuple[RRset, str, str]]
+# id(rdata) -> (rdata, its text): see prepare_zone's ``texts``
+RdataTexts = dict[int, tuple[Rdata, str]]
 
 
 def prepare_zone(
@@ -94,6 +96,7 @@ def prepare_zone(
     comments: dict[RRKey, str] | None = None,
     cache: RenderCache | None = None,
     layout: tuple[list[RRset], int] | None = None,
+    texts: RdataTexts | None = None,
 ) -> PreparedZone:
     """Render every stored rdata of ``zone`` once, for both the digest and the lines written.
 
@@ -107,6 +110,9 @@ def prepare_zone(
     holds the rrset itself, so the ``id`` in its key cannot be reused while the cache lives.
     ``layout``: the zone's rrsets already in file order and the owner column width, when the
     caller knows them (see :func:`zone_layout`).
+    ``texts`` (one dict for one render run) holds the text of each rdata already written: a view's
+    own rrsets are new objects, but their records are the plan's shared rdata objects (an SRV set
+    of hundreds of I-CSCFs is reordered per site view, not rebuilt).
     """
     comments = comments or {}
     h = hashlib.sha256()
@@ -131,12 +137,21 @@ def prepare_zone(
         key = (id(rrset), origin, width)
         hit = cache.get(key) if cache is not None else None
         if hit is None:
-            texts = [rd.to_text() for rd in rdatas]
+            if texts is None:
+                shown = [rd.to_text() for rd in rdatas]
+            else:
+                shown = []
+                for rd in rdatas:
+                    known = texts.get(id(rd))
+                    if known is None or known[0] is not rd:
+                        known = texts[id(rd)] = (rd, rd.to_text())
+                    shown.append(known[1])
             prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
             hit = (
                 rrset,
-                f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(texts)}\n",
-                "".join([f"{prefix}{text}\n" for text in texts]),
+                f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(shown)}\n",
+                # one line per record: prefix + text + newline, joined in C
+                prefix + f"\n{prefix}".join(shown) + "\n" if shown else "",
             )
             if cache is not None:
                 cache[key] = hit

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -32,6 +33,64 @@ def safe_join(root: Path, relative: str) -> Path:
     if any(part.startswith(".") for part in rel.parts):
         raise ImsdrError(f"refusing output path {relative!r}: hidden names are not written")
     return root.joinpath(*rel.parts)
+
+
+class WrittenDigests:
+    """The SHA-256 of each file as it was written, for one run: ``plan`` lists every file's digest
+    in plan.json, and reading 1.3 GB back (a national ENUM) to hash it again costs seconds.
+
+    Files are known by device and inode, so any spelling of their path finds them; a digest is
+    given only while the file's size and modification time are still those it was written with,
+    anything else is read and hashed again (:meth:`digest_of` returns None)."""
+
+    def __init__(self) -> None:
+        self._files: dict[tuple[int, int], tuple[int, int, str]] = {}  # (dev, ino) -> (size, mtime_ns, sha256)
+
+    def record(self, fd: int, sha256: str) -> None:
+        """``fd``: the written file, flushed; ``sha256``: hex digest of every byte written to it."""
+        info = os.fstat(fd)
+        self._files[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, sha256)
+
+    def digest_of(self, info: os.stat_result) -> str | None:
+        known = self._files.get((info.st_dev, info.st_ino))
+        if known is None or known[:2] != (info.st_size, info.st_mtime_ns):
+            return None
+        return known[2]
+
+
+class HashingFile:
+    """A text file written as UTF-8 (no newline translation) that hashes the bytes it writes:
+    ``with HashingFile(path, digests) as fh: fh.write(text)``. ``digests`` None: no hashing."""
+
+    def __init__(self, path: Path | str, digests: WrittenDigests | None) -> None:
+        self._fh = open(path, "wb")  # noqa: SIM115 - closed by __exit__
+        self._digests = digests
+        self._hash = hashlib.sha256() if digests is not None else None
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        if self._hash is not None:
+            self._hash.update(data)
+        self._fh.write(data)
+        return len(text)
+
+    def __enter__(self) -> HashingFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._hash is not None and self._digests is not None and exc[0] is None:
+                self._fh.flush()
+                self._digests.record(self._fh.fileno(), self._hash.hexdigest())
+        finally:
+            self._fh.close()
+
+
+def write_text(path: Path | str, text: str, digests: WrittenDigests | None = None) -> None:
+    """Write ``text`` as UTF-8 without newline translation, as ``Path.write_text(text,
+    encoding="utf-8", newline="\\n")`` does, recording its digest in ``digests``."""
+    with HashingFile(path, digests) as fh:
+        fh.write(text)
 
 
 _STAGING = "tmp"  # .NAME.tmp-PID-XXXX: the tree being written

@@ -17,7 +17,7 @@ from imsdr.diagnostics import one_line
 # raw HTML and entities ('&'), table cells, strikethrough, math ('$' on GitHub), closing '#' of a
 # heading. All are ASCII punctuation, so a backslash makes each literal (CommonMark 2.4). '%%' is
 # broken up too, so no Mermaid directive ('%%{init: ...}%%') is ever written from a name.
-_MD_SPECIAL = str.maketrans({ch: "\\" + ch for ch in "\\`*_[]<>|&~$#"})
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]<>|&~$#]")  # each gets a backslash before it
 _DOUBLE_PERCENT = re.compile(r"%(?=%)")
 _MD_LINE_START = re.compile(r"[-+=]|[0-9]{1,9}(?=[.)](?:\s|$))")  # list items, setext underlines
 
@@ -29,7 +29,11 @@ def markdown_text(value: Any) -> str:
     text = "" if value is None else str(value)
     if not text.isprintable():
         text = "".join(ch if ch.isprintable() else " " for ch in text)
-    text = _DOUBLE_PERCENT.sub(r"%\\", text.strip().translate(_MD_SPECIAL))
+    text = text.strip()
+    if _MD_SPECIAL.search(text):  # (most names have nothing to escape: no substitution then)
+        text = _MD_SPECIAL.sub(r"\\\g<0>", text)
+    if "%%" in text:
+        text = _DOUBLE_PERCENT.sub(r"%\\", text)
     start = _MD_LINE_START.match(text)
     if start:  # the value may open a line (a list item or heading when it starts with '-' or '1.')
         end = start.end()

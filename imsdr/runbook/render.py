@@ -12,6 +12,7 @@ Any template problem (syntax, undefined variable, sandbox violation) becomes a
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import jinja2
 import jinja2.sandbox
 
 from imsdr.errors import RenderError
-from imsdr.output.atomic import OutputTarget, atomic_directory, safe_join
+from imsdr.output.atomic import OutputTarget, WrittenDigests, atomic_directory, safe_join, write_text
 from imsdr.output.markdown import markdown_code, markdown_text
 from imsdr.runbook.sandbox import (
     BoundedSandbox,
@@ -271,29 +272,35 @@ def render_pages(
 def normalise_markdown(text: str) -> str:
     """Collapse runs of blank lines (templates with conditionals leave some) and end with one newline.
 
-    Fenced code blocks are left untouched.
+    Every line loses its trailing whitespace; fenced code blocks keep their blank lines. Done on
+    whole segments between fence lines, not line by line: national runbooks are ~90 MB of text.
     """
-    lines = text.splitlines()
-    out: list[str] = []
-    in_fence = False
-    for line in lines:
-        stripped = line.rstrip()
-        if stripped.startswith("```"):
-            in_fence = not in_fence
-        if not in_fence and not stripped and (not out or not out[-1]):
-            continue
-        out.append(stripped if not in_fence else line.rstrip())
-    while out and not out[-1]:
-        out.pop()
-    return "\n".join(out) + "\n"
+    # a newline before every line, so each fence line is found by its literal prefix "\n```"
+    # (an anchored pattern would be tried at every one of 90 million positions)
+    text = "".join(["\n" + line.rstrip() for line in text.splitlines()])
+    # pieces: [outside, fence line, inside, fence line, outside, ...]; no fence line is blank, so
+    # a run of blank lines never crosses one
+    pieces = _FENCE_LINE.split(text)
+    for i in range(0, len(pieces) - 1, 2):  # the newline before each fence line, back where it was
+        pieces[i] += "\n"
+    pieces[0] = pieces[0][1:]
+    for i in range(0, len(pieces), 4):  # the segments outside fences
+        pieces[i] = _BLANK_RUN.sub("\n\n", pieces[i])
+    pieces[0] = pieces[0].lstrip("\n")  # no blank line before the first line
+    return "".join(pieces).rstrip("\n") + "\n"
 
 
-def write_pages(root: Path, pages: Mapping[str, str]) -> None:
-    """Write rendered pages under ``root`` (already a staging directory)."""
+_FENCE_LINE = re.compile(r"\n(```[^\n]*)")
+_BLANK_RUN = re.compile(r"\n\n\n+")  # two or more blank lines in a row
+
+
+def write_pages(root: Path, pages: Mapping[str, str], digests: WrittenDigests | None = None) -> None:
+    """Write rendered pages under ``root`` (already a staging directory); ``digests`` records
+    each file's SHA-256."""
     for rel, text in sorted(pages.items()):
         path = safe_join(root, rel)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
+        write_text(path, text, digests)
 
 
 def write_runbook(out_dir: Path | OutputTarget, pages: Mapping[str, str]) -> None:

@@ -7,6 +7,7 @@ runbook and DNS cannot disagree.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from imsdr.dns.drain import platform_of
@@ -39,17 +40,19 @@ def _source(view: ViewPlan) -> str | None:
 
 
 def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str,
-           ordered: bool, source: str | None = None) -> dict[str, Any] | None:
+           ordered: bool, source: str | None = None, memo: _CheckMemo | None = None) -> dict[str, Any] | None:
     rrset = plan.lookup_rrset(view, qname, rdtype)
     if rrset is None:
         return None
+    memo = memo or _CheckMemo()
     if source is None:
-        source = _source(view) if view.kind != "default" else None
+        source = memo.source(view) if view.kind != "default" else None
     command = f"dig @{server}"
     if source is not None:
         command += f" -b {source}"
     command += f" {qname} {rdtype} +noall +answer"
-    expected = [f"{rrset.name}. {rrset.ttl} IN {rrset.rdtype} {rd.to_text()}" for rd in rrset.rdatas]
+    head = f"{rrset.name}. {rrset.ttl} IN {rrset.rdtype} "
+    expected = [head + text for text in memo.texts(rrset.rdatas)]
     return {
         "purpose": purpose,
         "command": command,
@@ -66,12 +69,39 @@ def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, 
     }
 
 
+class _CheckMemo:
+    """What the checks of one ``dns_checks`` call share: each view's sample source address (one
+    per view, not per query: a national plan asks ~100,000 queries of 124 site views) and the
+    text of each record (the SRV records of a pool recur in every site view, reordered)."""
+
+    def __init__(self) -> None:
+        self._sources: dict[int, tuple[ViewPlan, str | None]] = {}  # id(view) -> (view, source address)
+        self._texts: dict[int, tuple[Any, str]] = {}  # id(rdata) -> (rdata, its text)
+
+    def source(self, view: ViewPlan) -> str | None:
+        hit = self._sources.get(id(view))
+        if hit is None or hit[0] is not view:
+            hit = self._sources[id(view)] = (view, _source(view))
+        return hit[1]
+
+    def texts(self, rdatas: tuple[Any, ...]) -> list[str]:
+        known = self._texts
+        out = []
+        for rd in rdatas:
+            hit = known.get(id(rd))
+            if hit is None or hit[0] is not rd:
+                hit = known[id(rd)] = (rd, rd.to_text())
+            out.append(hit[1])
+        return out
+
+
 def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]:
     """Per runbook type page: the queries that verify its DR design, with expected answers."""
     servers = dns_servers(topo)
     if not servers:
         return {}
     server = servers[0]["address"]
+    check = partial(_check, plan, server, memo=_CheckMemo())
     transports = [t.value for t in topo.network.dns.transports]
     srv_label = SRV_LABELS[transports[0]] if transports else "_sip._udp"
     primary = topo.network.primary_domain
@@ -91,12 +121,12 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
         if view is None:
             continue
         order = ", ".join(e.id for e in topo.sbc_answer(ln.id)) or "every SBC"
-        add("sbc", _check(plan, server, view, f"{srv_label}.{plan.sbc_name}", "SRV",
+        add("sbc", check(view, f"{srv_label}.{plan.sbc_name}", "SRV",
                           f"Users of {ln.name} ({ln.id}) find {order} (lowest priority number first).", True))
-        local_a = _check(plan, server, view, plan.sbc_name, "A",
+        local_a = check(view, plan.sbc_name, "A",
                          f"A-only clients of {ln.name} ({ln.id}) get their local SBC only.", False)
         add("sbc", {**local_a, "local_only": True} if local_a else None)
-        add("sbc", _check(plan, server, view, plan.sbc_dr_name, "A",
+        add("sbc", check(view, plan.sbc_dr_name, "A",
                           f"Their second proxy {plan.sbc_dr_name} is the DR SBC.", False))
 
     # Pool names and the I-CSCF entry: same-site first in each site view.
@@ -114,28 +144,28 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
             group_names.append((group, key, f"{srv_label}.{group.spec.dns_name}.{domain}"))
     for view in site_views:
         site = topo.sites[view.subject]
-        add("cscf", _check(plan, server, view, f"{srv_label}.{primary}", "SRV",
+        add("cscf", check(view, f"{srv_label}.{primary}", "SRV",
                            f"Core elements at {site.name} ({site.id}) reach the I-CSCFs of their own "
                            "site first.",
                            True))
         for group, key, qname in group_names:
             # the SBCs are the P-CSCFs' clients: ask from an SBC's core side when the site has one
             source = sbc_core.get(site.id) if key == "pcscf" else None
-            add(key, _check(plan, server, view, qname, "SRV",
+            add(key, check(view, qname, "SRV",
                             f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
                             "same site first, then same region, then the rest.", True, source))
-    add("cscf", _check(plan, server, probe_view, primary, "NAPTR",
+    add("cscf", check(probe_view, primary, "NAPTR",
                        f"The home domain {primary} publishes its SIP transports (RFC 3263).", True))
 
     # Databases, gateways and DNS servers: address records of every element.
     for key, types in (("hss", ("hss", "slf")), ("mgcf", ("mgcf", "imgw")), ("enum_dns", ("enum_dns",))):
         for t in types:
             for el in sorted(topo.by_type.get(t, []), key=lambda e: e.id):
-                add(key, _check(plan, server, probe_view, topo.fqdn(el), "A",
+                add(key, check(probe_view, topo.fqdn(el), "A",
                                 f"{el.id} resolves to its signalling address.", False))
 
     # ENUM/DNS: the zones' name servers, and one number per ENUM block.
-    add("enum_dns", _check(plan, server, probe_view, primary, "NS",
+    add("enum_dns", check(probe_view, primary, "NS",
                            f"The home domain {primary} is served by the planned ENUM/DNS sets.", False))
     for block in sorted(topo.inventory.enum_blocks, key=lambda b: b.id):
         number = _sample_number(block)
@@ -143,7 +173,7 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
             continue
         from imsdr.dns.names import enum_name
 
-        add("enum_dns", _check(plan, server, probe_view, enum_name(number, plan.enum_suffix), "NAPTR",
+        add("enum_dns", check(probe_view, enum_name(number, plan.enum_suffix), "NAPTR",
                                f"ENUM: +{number} (block {block.id}) maps to a SIP URI.", False))
     dig = servers[0]["dig"]  # how to query this server (its platform's dig, e.g. with -p PORT)
     for checks in out.values():
