@@ -189,3 +189,37 @@ def test_pct_of_values_next_to_a_rounding_edge() -> None:
                   Fraction(1, 2000), Fraction(10**30 + 1, 3 * 10**30), 5, 10**20 + 1):
         for digits in (1, 2):
             assert pct(value, digits) == _pct_through_fractions(value, digits)
+
+
+def _carried_traffic_v1(circuits: int, grade_of_service: float) -> float:
+    """Version one's root finder over erlang_b (the reference the faster loop must match bit for bit)."""
+    if circuits <= 0:
+        return 0.0
+    lo, hi = 0.0, circuits / (1 - grade_of_service) + 1.0
+    f_lo = erlang_b(lo, circuits) - grade_of_service
+    f_hi = erlang_b(hi, circuits) - grade_of_service
+    side = 0
+    for _ in range(200):
+        if hi - lo <= 1e-4:
+            break
+        mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        f_mid = erlang_b(mid, circuits) - grade_of_service
+        if f_mid <= 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi /= 2
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo /= 2
+            side = 1
+    return lo
+
+
+@given(st.integers(min_value=0, max_value=3000), st.sampled_from([0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.3]))
+@settings(max_examples=150, deadline=None)
+def test_carried_traffic_is_bit_identical_to_version_one(circuits: int, gos: float) -> None:
+    assert carried_traffic.__wrapped__(circuits, gos) == _carried_traffic_v1(circuits, gos)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from imsdr.capacity.load import ERLANGS, LoadModel, is_scscf, srv_split
-from imsdr.capacity.timing import switchover
+from imsdr.capacity.timing import AccessTypes, switchover
 from imsdr.inventory.schema import Feature
 
 if TYPE_CHECKING:
@@ -136,7 +136,8 @@ class Engine:
         self.by_site: dict[str, list[int]] = defaultdict(list)
         for e, el in topology.elements.items():
             self.by_site[el.site].append(ix[e])
-        self.switchover_s = [switchover(topology, topology.elements[e]).seconds for e in self.ids]
+        access = AccessTypes(topology)
+        self.switchover_s = [switchover(topology, topology.elements[e], access).seconds for e in self.ids]
         self.group_pos: dict[str, int] = {gid: i for i, gid in enumerate(topology.groups)}
         self.groups_of_idx: list[list[str]] = [
             [g.id for g in topology.groups_of.get(e, [])] for e in self.ids

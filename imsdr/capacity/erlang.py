@@ -32,6 +32,15 @@ def _erlang_b(traffic: float, circuits: int) -> float:
     return b
 
 
+def _blocking(traffic: float, steps: list[float]) -> float:
+    """B(traffic, len(steps)) for traffic > 0: :func:`_erlang_b`'s recursion over float steps."""
+    b = 1.0
+    for n in steps:
+        ab = traffic * b
+        b = ab / (n + ab)
+    return b
+
+
 @lru_cache(maxsize=4096)
 def circuits_needed(traffic: float, grade_of_service: float) -> int:
     """The smallest n with B(traffic, n) <= grade_of_service."""
@@ -61,8 +70,11 @@ def carried_traffic(circuits: int, grade_of_service: float) -> float:
     if circuits <= 0:
         return 0.0
     lo, hi = 0.0, circuits / (1 - grade_of_service) + 1.0
+    # the circuit counts 1..n as floats, made once for the ~12 evaluations below: float + float
+    # is the interpreter's fast path, and n + A·B gives the same float with n an int or a float
+    steps = [float(n) for n in range(1, circuits + 1)]
     f_lo = erlang_b(lo, circuits) - grade_of_service  # < 0
-    f_hi = erlang_b(hi, circuits) - grade_of_service  # > 0
+    f_hi = _blocking(hi, steps) - grade_of_service  # > 0
     side = 0
     for _ in range(200):
         if hi - lo <= 1e-4:
@@ -70,7 +82,7 @@ def carried_traffic(circuits: int, grade_of_service: float) -> float:
         mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         if not lo < mid < hi:
             mid = (lo + hi) / 2
-        f_mid = erlang_b(mid, circuits) - grade_of_service
+        f_mid = _blocking(mid, steps) - grade_of_service
         if f_mid <= 0:
             lo, f_lo = mid, f_mid
             if side == -1:

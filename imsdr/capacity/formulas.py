@@ -16,6 +16,11 @@ Number = int | float | Fraction
 
 def exact(value: Number) -> Fraction:
     """A Fraction equal to the decimal a person wrote (floats go through their shortest repr)."""
+    kind = type(value)  # exact types first: isinstance(x, Fraction) goes through the ABC machinery
+    if kind is Fraction:
+        return value  # type: ignore[return-value]
+    if kind is int:
+        return Fraction(value)
     if isinstance(value, Fraction):
         return value
     if isinstance(value, int):

@@ -136,6 +136,7 @@ class LoadModel:
         )
         self.pcscf_tiers: dict[str, tuple[tuple[str, ...], ...]] = {}
         self._clients_by_ln: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self._client_totals: dict[str, dict[str, Fraction]] = {}  # client type → ln → Σ of its sites
         #: service → [(group, members, users served, local-network weights)]
         self.unit_users: dict[str, list[UnitUsers]] = defaultdict(list)
         self._build_access()
@@ -188,15 +189,20 @@ class LoadModel:
         """Who takes over ``member``'s load, tier by tier, following its group's design."""
         if group is None:
             return ((member,),)
-        others = [m for m in group.members if m != member]
+        members = group.members
+        if members.count(member) == 1:  # (C-level scans, not a Python loop per member)
+            i = members.index(member)
+            others = members[:i] + members[i + 1 :]
+        else:
+            others = [m for m in members if m != member]
         if group.kind == "pair":
             return ((member,), *((o,) for o in others))
         selection = group.spec.selection  # type: ignore[union-attr]
         if selection == "fixed":
             return ((member,),)
         if selection == "static":
-            i = group.members.index(member)
-            order = group.members[i + 1 :] + group.members[:i]
+            i = members.index(member)
+            order = members[i + 1 :] + members[:i]
             return ((member,), *((o,) for o in order))
         return ((member,), tuple(others)) if others else ((member,),)
 
@@ -498,15 +504,19 @@ class LoadModel:
         by_ln = self._clients_by_ln.get(client_type)
         if by_ln is None:
             by_ln = self._clients_by_ln[client_type] = self._client_sites_per_ln(client_type)
+        totals = self._client_totals.setdefault(client_type, {})
+        zero = self.num(0)
         per_site: dict[str, Fraction] = {}
         for ln, w in weights:
             sites = by_ln.get(ln)
             if not sites:
                 continue
-            total = sum(sites.values(), self.num(0))
+            total = totals.get(ln)
+            if total is None:  # every pool of the local network's province reads it
+                total = totals[ln] = sum(sites.values(), zero)
             for site, amount in sites.items():
-                per_site[site] = per_site.get(site, self.num(0)) + w * amount / total
-        total = sum(per_site.values(), self.num(0))
+                per_site[site] = per_site.get(site, zero) + w * amount / total
+        total = sum(per_site.values(), zero)
         if not total:
             return [(None, self.num(1))]
         return [(site, per_site[site] / total) for site in sorted(per_site) if per_site[site]]
@@ -516,18 +526,22 @@ class LoadModel:
         services = ("sbc",) if client_type == "pcscf" else ("scscf",)
         out: dict[str, dict[str, Fraction]] = defaultdict(dict)
         elements = self.topology.elements
+        zero = self.num(0)
         for flow in self.flows:
             if flow.service not in services:
                 continue
             parts, _lost = self.assign(flow, ())
-            upu = flow.users_per_unit if client_type == "cscf" else 1
             for el_id, amt in parts:
                 el = elements[el_id]
                 if el.type.value != client_type:
                     continue
+                if client_type == "cscf":
+                    amt = amt * flow.users_per_unit  # (a P-CSCF's users count as they are: × 1)
                 for ln, w in flow.ln_weights:
                     sites = out[ln]
-                    sites[el.site] = sites.get(el.site, self.num(0)) + amt * upu * w
+                    # × a weight of 1 of the amount's own type changes neither value nor type
+                    share = amt if w == 1 and type(w) is type(amt) else amt * w
+                    sites[el.site] = sites.get(el.site, zero) + share
         return out
 
     def _emit_dns(

@@ -131,24 +131,43 @@ def periodic_backup(topology: Topology, el: Element) -> BackupRecovery | None:
     return None
 
 
-def access_types(topology: Topology, el: Element) -> tuple[str, ...]:
-    """The access types (fixed, ps) of the users whose registrations go through ``el``."""
-    if all(ln.access == "fixed" for ln in topology.local_networks.values()):
-        return ("fixed",)  # the common case, answered without walking the SBCs
-    lns: set[str] = set()
-    if el.type.value == "sbc":
-        lns.update(el.serves)
-        lns.update(ln for ln, dr in topology.dr_sbc.items() if dr.id == el.id)
-    elif el.type.value == "pcscf":
+class AccessTypes:
+    """The access types (fixed, ps) of the users whose registrations go through each SBC and
+    P-CSCF of ``topology``, worked out in one pass over the SBCs (the failure engine asks for every
+    element; :func:`access_types` answers one)."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.local_networks = topology.local_networks
+        #: the common case, answered without walking the SBCs
+        self.all_fixed = all(ln.access == "fixed" for ln in topology.local_networks.values())
+        self.sbc_lns: dict[str, set[str]] = {}  # SBC → local networks it serves or is the DR SBC of
+        self.pcscf_lns: dict[str, set[str]] = {}  # P-CSCF → local networks of the SBCs listing it
+        if self.all_fixed:
+            return
         for sbc in topology.by_type.get("sbc", []):
-            if el.id in sbc.pcscfs:
-                lns.update(sbc.serves)
-    found: set[str] = set()
-    for ln_id in lns:
-        ln = topology.local_networks.get(ln_id)
-        if ln is not None:
-            found.update(("fixed", "ps") if ln.access == "both" else (ln.access,))
-    return tuple(a for a in ACCESS_TYPES if a in found) or ("fixed",)
+            self.sbc_lns.setdefault(sbc.id, set()).update(sbc.serves)
+            for pcscf in sbc.pcscfs:
+                self.pcscf_lns.setdefault(pcscf, set()).update(sbc.serves)
+        for ln, dr in topology.dr_sbc.items():
+            self.sbc_lns.setdefault(dr.id, set()).add(ln)
+
+    def __call__(self, el: Element) -> tuple[str, ...]:
+        if self.all_fixed:
+            return ("fixed",)
+        t = el.type.value
+        lns = self.sbc_lns.get(el.id, ()) if t == "sbc" else self.pcscf_lns.get(el.id, ()) if t == "pcscf" else ()
+        found: set[str] = set()
+        for ln_id in lns:
+            ln = self.local_networks.get(ln_id)
+            if ln is not None:
+                found.update(("fixed", "ps") if ln.access == "both" else (ln.access,))
+        return tuple(a for a in ACCESS_TYPES if a in found) or ("fixed",)
+
+
+def access_types(topology: Topology, el: Element, access: AccessTypes | None = None) -> tuple[str, ...]:
+    """The access types (fixed, ps) of the users whose registrations go through ``el``
+    (``access``: the topology's :class:`AccessTypes`, when the caller asks for many elements)."""
+    return (access or AccessTypes(topology))(el)
 
 
 def reregistration_window(topology: Topology, el: Element, access: str) -> Switchover:
@@ -182,17 +201,17 @@ def reregistration_window(topology: Topology, el: Element, access: str) -> Switc
     return Switchover(tuple(parts))
 
 
-def access_windows(topology: Topology, el: Element) -> dict[str, Switchover]:
+def access_windows(topology: Topology, el: Element, access: AccessTypes | None = None) -> dict[str, Switchover]:
     """Per access type served by the SBC/P-CSCF ``el``: its re-registration window."""
-    return {a: reregistration_window(topology, el, a) for a in access_types(topology, el)}
+    return {a: reregistration_window(topology, el, a) for a in access_types(topology, el, access)}
 
 
-def switchover(topology: Topology, el: Element) -> Switchover:
+def switchover(topology: Topology, el: Element, access: AccessTypes | None = None) -> Switchover:
     """The estimated switchover time when ``el`` fails and something takes over (for an SBC or
-    P-CSCF: the slowest access type it serves)."""
+    P-CSCF: the slowest access type it serves; ``access``: see :func:`access_types`)."""
     t = el.type.value
     if t in ("sbc", "pcscf"):
-        windows = access_windows(topology, el).values()
+        windows = access_windows(topology, el, access).values()
         return max(windows, key=lambda w: w.seconds)
     parts: list[Part] = []
     if t in ("hss", "slf"):
