@@ -1011,10 +1011,11 @@ def capacity_to_dict(report: CapacityReport) -> dict[str, Any]:
     import dataclasses
 
     names: dict[type, tuple[str, ...] | None] = {}  # field names per class, looked up once
+    plain = {str, int, float, bool, type(None)}  # written as they are (no call per value)
 
     def conv(obj: Any) -> Any:
         cls = type(obj)
-        if cls in (str, int, float, bool) or obj is None:
+        if cls in plain:
             return obj
         if cls not in names:
             names[cls] = (
@@ -1022,9 +1023,13 @@ def capacity_to_dict(report: CapacityReport) -> dict[str, Any]:
             )
         fields = names[cls]
         if fields is not None:
-            return {name: conv(getattr(obj, name)) for name in fields}
+            out = {}
+            for name in fields:
+                value = getattr(obj, name)
+                out[name] = value if type(value) in plain else conv(value)
+            return out
         if isinstance(obj, (list, tuple)):
-            return [conv(x) for x in obj]
+            return [x if type(x) in plain else conv(x) for x in obj]
         return obj
 
     data = conv(report)
