@@ -9,6 +9,9 @@ keeps anything between calls, and two runs never see each other's results.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -35,16 +38,36 @@ class Analysis:
     def engine(self) -> Engine:
         from imsdr.capacity.engine import Engine
 
-        return Engine(self.topology)
+        with cyclic_gc_paused():
+            return Engine(self.topology)
 
     @cached_property
     def float_engine(self) -> Engine:
         from imsdr.capacity.engine import Engine
 
-        return Engine(self.topology, exact_numbers=False)
+        with cyclic_gc_paused():
+            return Engine(self.topology, exact_numbers=False)
 
     @cached_property
     def capacity(self) -> CapacityReport:
         from imsdr.capacity.report import capacity_report
 
-        return capacity_report(self.topology, self.engine)
+        engine = self.engine
+        with cyclic_gc_paused():
+            return capacity_report(self.topology, engine)
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a model, report or sweep is built.
+
+    They build hundreds of thousands of objects at national scale and none is garbage yet (the
+    temporaries hold no reference cycles: reference counting frees them); each full collection
+    would walk the whole inventory and model again, for nothing. As ``load_inventory`` does."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
