@@ -79,6 +79,7 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
     loaded: dict[Path, ZoneData | None] = {}
     memo: LineMemo = {}  # the per-view copies of a zone repeat most of their lines
     enum_done: set[str] = set()
+    paths: dict[str | None, Path | None] = {}
     by_view = {v.name: {z.name: z for z in v.zones} for v in conf.views}
     for view in conf.views:
         zones = seen.home.setdefault(view.name, {})
@@ -93,7 +94,9 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
                 source = found
             if source.type not in (None, "primary", "master", "secondary", "slave"):
                 continue  # hint, forward, stub, redirect...: not data this network publishes
-            path = _zone_path(conf, source, zones_dir)
+            if source.file not in paths:  # the views name the same files again and again
+                paths[source.file] = _zone_path(conf, source, zones_dir)
+            path = paths[source.file]
             if path is None:
                 continue  # a secondary without a file, a forward zone: nothing to read here
             if _is_enum(zone.name, enum_suffix):
@@ -214,6 +217,10 @@ class _Deriver:
             for data in zones.values():
                 yield view, data
 
+    def distinct_zones(self) -> list[ZoneData]:
+        """Each zone file's data once (views that share a file share its data), in view order."""
+        return list({id(data): data for _view, data in self.zones()}.values())
+
     def run(self) -> Draft:
         self.home_domains()
         self.classify_views()
@@ -228,7 +235,8 @@ class _Deriver:
         net = self.draft.network
         domains: list[str] = []
         transports: list[str] = []
-        for _view, data in self.zones():
+        walked: set[int] = set()  # NAPTR sets, by identity: the per-view copies of a zone share them
+        for data in self.distinct_zones():  # a zone seen again tells nothing new here
             threegpp = _THREEGPP.fullmatch(data.name)
             if threegpp:  # TS 23.003 13.2: ims.mnc<MNC>.mcc<MCC>.3gppnetwork.org, MNC padded to three digits
                 net.setdefault("mcc", threegpp[2])
@@ -236,6 +244,9 @@ class _Deriver:
             elif data.naptr.get(data.name) and data.name not in domains:
                 domains.append(data.name)
             for naptrs in data.naptr.values():  # services publish the network's transports they accept
+                if id(naptrs) in walked:
+                    continue
+                walked.add(id(naptrs))
                 for _order, _pref, service, _repl in sorted(naptrs):
                     t = SERVICE_TRANSPORTS.get(service.upper())
                     if t and t not in transports:
@@ -283,9 +294,12 @@ class _Deriver:
         other views with a match list serve local networks (their users or access resolvers)."""
         conf = self.seen.conf
         every: dict[str, list[str]] = {}
-        for _view, data in self.zones():
+        added: set[tuple[str, int]] = set()  # address sets by identity: the index takes each pair once anyway
+        for data in self.distinct_zones():
             for owner, addresses in data.a.items():
-                every.setdefault(owner, []).extend(addresses)
+                if (owner, id(addresses)) not in added:
+                    added.add((owner, id(addresses)))
+                    every.setdefault(owner, []).extend(addresses)
         index = _AddressIndex(every)
         for view in conf.views:
             prefixes = _networks(view, conf.acls)
@@ -301,20 +315,31 @@ class _Deriver:
         """Element host names: A/AAAA owners without NAPTR or SRV of their own, with the addresses
         each side (access views, core views) sees; names that only repeat another host's
         addresses in the access views (the DR SBC's second name) are aliases, not elements."""
-        targets = {srv.target for _v, data in self.zones() for srvs in data.srv.values() for srv in srvs}
-        targets |= {ns for _v, data in self.zones() for ns in data.ns}
+        distinct = self.distinct_zones()
+        targets = {srv.target for srvs in {id(srvs): srvs for data in distinct for srvs in data.srv.values()}.values()
+                   for srv in srvs}
+        targets |= {ns for data in distinct for ns in data.ns}
         aliases: dict[str, bool] = {}  # name -> an alias in every access view that has it
         twins: dict[str, set[tuple[str, ...]]] = {}  # access view -> address lists of its SRV/NS targets
+        targeted: dict[int, list[tuple[str, ...]]] = {}  # zone data (by identity) -> its targets' address lists
+        hosts: dict[int, list[tuple[str, tuple[str, ...], bool]]] = {}  # zone data -> (host, addresses, targeted)
+        for data in distinct:
+            targeted[id(data)] = [addrs for t, addrs in data.a.items() if t in targets]
+            hosts[id(data)] = [(owner, addrs, owner in targets) for owner, addrs in data.a.items()
+                               if owner not in data.naptr and owner != data.name]
         for view, data in self.zones():
             if self.side.get(view) == "access":
-                twins.setdefault(view, set()).update(tuple(addrs) for t, addrs in data.a.items() if t in targets)
+                twins.setdefault(view, set()).update(targeted[id(data)])
+        added: set[tuple[str, str, int]] = set()  # (host, side, address set by identity) already taken
         for view, data in self.zones():
             side = self.side.get(view, "other")
-            for owner, addresses in data.a.items():
-                if owner in data.naptr or owner == data.name:
-                    continue
-                is_alias = owner not in targets and tuple(addresses) in twins.get(view, set())
-                aliases[owner] = aliases.get(owner, True) and is_alias
+            view_twins = twins.get(view, set())
+            for owner, addresses, is_target in hosts[id(data)]:
+                if aliases.get(owner, True):
+                    aliases[owner] = not is_target and addresses in view_twins
+                if (owner, side, id(addresses)) in added:
+                    continue  # the same addresses again: nothing to add
+                added.add((owner, side, id(addresses)))
                 known = self.hosts.setdefault(owner, {}).setdefault(side, [])
                 known.extend(a for a in addresses if a not in known)
         for fqdn in [f for f, alias in aliases.items() if alias]:
@@ -390,17 +415,36 @@ class _Deriver:
         The SBC discovery name is the one service whose SRV sets differ from view to view (each
         user view puts its own SBC first); without views to compare, the default label ``sbc``.
         """
-        sets: dict[str, dict[str, list[tuple[str, Srv]]]] = {}  # label -> view -> (transport, srv)
+        # label -> view -> its SRV records, as the parts each zone adds: the per-view copies of a zone
+        # share their record tuples, so a part is built once per distinct set of SRV rrsets
+        parts: dict[str, dict[str, list[tuple[tuple[str, Srv], ...]]]] = {}
+        built: dict[tuple[int, ...], tuple[tuple[str, Srv], ...]] = {}  # SRV rrsets by identity -> part
+        names: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (zone, owner) -> label, SRV names
         for view, data in self.zones():
+            srv_get = data.srv.get
             for owner in data.naptr:
-                label = _relative(owner, data.name)
-                per_view = sets.setdefault(label, {}).setdefault(view, [])
-                for transport, prefix in SRV_PREFIX.items():
-                    for srv in data.srv.get(f"{prefix}.{owner}", []):
-                        if srv.target in self.ident:
-                            per_view.append((transport, srv))
+                label, srv_names = names.get((data.name, owner)) or names.setdefault(
+                    (data.name, owner), (_relative(owner, data.name), [f"{p}.{owner}" for p in SRV_PREFIX.values()]))
+                found = [srv_get(name) for name in srv_names]
+                key = (*map(id, found),)
+                part = built.get(key)
+                if part is None:
+                    part = built[key] = tuple((transport, srv) for transport, srvs in zip(SRV_PREFIX, found,
+                                                                                           strict=True)
+                                              for srv in srvs or () if srv.target in self.ident)
+                parts.setdefault(label, {}).setdefault(view, []).append(part)
+        sets: dict[str, dict[str, list[tuple[str, Srv]]]] = {}  # label -> view -> (transport, srv)
+        for label, views in parts.items():
+            joined: dict[tuple[int, ...], list[tuple[str, Srv]]] = {}  # views with the same parts share one list
+            per_label = sets[label] = {}
+            for view, view_parts in views.items():
+                ids = (*map(id, view_parts),)
+                if ids not in joined:
+                    joined[ids] = [entry for part in view_parts for entry in part]
+                per_label[view] = joined[ids]
         varying = [label for label, views in sets.items() if label != "@"
-                   and len({tuple((t, s.priority, s.target) for t, s in v) for v in views.values()}) > 1]
+                   and len({tuple((t, s.priority, s.target) for t, s in v)
+                            for v in {id(v): v for v in views.values()}.values()}) > 1]
         sbc_label = varying[0] if len(varying) == 1 else ("sbc" if "sbc" in sets else None)
         if sbc_label and sbc_label != "sbc":
             self.draft.network.setdefault("dns", {})["sbc_name"] = sbc_label
@@ -408,9 +452,14 @@ class _Deriver:
         for label, views in sets.items():
             members: dict[str, None] = {}  # an ordered set
             # the members' own order is the one a set without per-site tiers keeps (the base zone's)
-            flattest = sorted(views.values(), key=lambda per_view: len({srv.priority for _t, srv in per_view}))
+            tiers = {id(v): len({srv.priority for _t, srv in v}) for v in views.values()}
+            flattest = sorted(views.values(), key=lambda per_view: tiers[id(per_view)])
             walked: set[tuple[tuple[str, Srv], ...]] = set()  # a set two views publish alike adds nothing
+            walked_lists: set[int] = set()
             for per_view in flattest:
+                if id(per_view) in walked_lists:
+                    continue
+                walked_lists.add(id(per_view))
                 key = tuple(per_view)
                 if key in walked:
                     continue
@@ -423,9 +472,12 @@ class _Deriver:
                     members[ident] = None
             if label == "@":  # the home domain: I-CSCFs for the core; for access clients, their SBCs
                 kinds: dict[tuple[str, str], None] = {}  # (element, type), each once, in view order
+                said: set[tuple[int, str]] = set()
                 for view, per_view in views.items():
                     kind = "sbc" if self.side.get(view) == "access" else "cscf"
-                    kinds.update(((self.ident[srv.target], kind), None) for _t, srv in per_view)
+                    if (id(per_view), kind) not in said:
+                        said.add((id(per_view), kind))
+                        kinds.update(((self.ident[srv.target], kind), None) for _t, srv in per_view)
                 for ident, kind in kinds:
                     self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
                     if kind == "cscf":
@@ -451,8 +503,12 @@ class _Deriver:
         after: dict[str, set[str]] = {}
         indegree: dict[str, int] = dict.fromkeys(self.draft.elements, 0)
         done: set[tuple[Srv, ...]] = set()  # the views repeat the same SRV sets: each says it once
-        for _view, data in self.zones():
+        done_ids: set[int] = set()  # ... mostly as the very same tuple
+        for data in self.distinct_zones():
             for srvs in data.srv.values():
+                if id(srvs) in done_ids:
+                    continue
+                done_ids.add(id(srvs))
                 key = tuple(srvs)
                 if key in done:
                     continue

@@ -71,35 +71,51 @@ class RRset:
 
 @dataclass
 class ZoneData:
-    """One home zone as seen in one view: rrsets by (relative-free) owner name."""
+    """One home zone as seen in one view: rrsets by (relative-free) owner name.
+
+    The record tuples are the reader's own: the per-view copies of a zone share them (the same
+    object for the same rrset), so what is derived from one can be looked up by identity."""
 
     name: str
-    a: dict[str, list[str]] = field(default_factory=dict)
+    a: dict[str, tuple[str, ...]] = field(default_factory=dict)  # owner -> its A and AAAA addresses
     # owner -> (order, preference, service, replacement)
-    naptr: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
-    srv: dict[str, list[Srv]] = field(default_factory=dict)
-    ns: list[str] = field(default_factory=list)
+    naptr: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
+    srv: dict[str, tuple[Srv, ...]] = field(default_factory=dict)
+    ns: tuple[str, ...] = ()
     soa_rname: str | None = None
     ttls: dict[str, list[int]] = field(default_factory=dict)  # record kind -> TTL of each rrset
 
 
-# one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker
-LineMemo = dict[str, Any]
+# one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker;
+# (origin, an owner's lines) -> its rrsets; ("joined", id, id) -> two address tuples and their join
+LineMemo = dict[Any, Any]
 
 
-def zone_data(origin: str, rrsets: list[RRset]) -> ZoneData:
+def _joined(first: tuple[str, ...], second: tuple[str, ...], memo: LineMemo | None) -> tuple[str, ...]:
+    if memo is None:
+        return first + second
+    key = ("joined", id(first), id(second))
+    entry = memo.get(key)
+    if entry is None or entry[0] is not first or entry[1] is not second:
+        entry = memo[key] = (first, second, first + second)  # the entry keeps both alive: ids stay theirs
+    return entry[2]
+
+
+def zone_data(origin: str, rrsets: list[RRset], memo: LineMemo | None = None) -> ZoneData:
+    """The zone's facts; with ``memo``, a host's A and AAAA addresses joined once per import, so the
+    per-view copies of a zone share that tuple too."""
     data = ZoneData(origin)
     for rrset in rrsets:
         owner, kind = rrset.owner, rrset.kind
         data.ttls.setdefault(kind.lower(), []).append(rrset.ttl)
         if kind in ("A", "AAAA"):
-            data.a.setdefault(owner, []).extend(rrset.rdatas)
+            data.a[owner] = _joined(data.a[owner], rrset.rdatas, memo) if owner in data.a else rrset.rdatas
         elif kind == "NAPTR":
-            data.naptr[owner] = list(rrset.rdatas)
+            data.naptr[owner] = rrset.rdatas
         elif kind == "SRV":
-            data.srv[owner] = list(rrset.rdatas)
+            data.srv[owner] = rrset.rdatas
         elif kind == "NS" and owner == origin:
-            data.ns = list(rrset.rdatas)
+            data.ns = rrset.rdatas
         elif kind == "SOA" and owner == origin:
             rname, minimum = rrset.rdatas[0]
             data.soa_rname = rname
@@ -123,21 +139,106 @@ def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str
         problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror} (zone file names are "
                                           "relative to options { directory }: give --zones-dir)")
         return None
-    return None if rrsets is None else zone_data(origin, rrsets)
+    return None if rrsets is None else zone_data(origin, rrsets, memo)
 
 
 def imsdr_form_rrsets(raw: bytes, origin: str, memo: LineMemo) -> list[RRset] | None:
     """The rrsets of a zone file in the form imsdr writes, in dnspython's iteration order (owners
     in order of first appearance, an owner's rrsets in file order); None when any line is not in
     that form or the file holds something dnspython would merge, reorder or refuse (a repeated
-    record, an rrset split by another, TTLs differing inside an rrset, no SOA and NS at the apex)."""
+    record, an rrset split by another, TTLs differing inside an rrset, no SOA and NS at the apex).
+
+    Two readers, the same answer: an owner's lines in a row are read as one group, parsed once per
+    import (the per-view copies of a zone repeat most of them); where that reader is not certain
+    (an owner's records split by a comment or by another owner) each line is read on its own."""
     if not raw.isascii() or b"\r" in raw or not _ORIGIN.fullmatch(origin) or len(origin) > 253:
         return None
+    text = raw.decode("ascii")
+    grouped = _grouped_rrsets(text, origin, memo)
+    return grouped if grouped is not None else _line_rrsets(text, origin, memo)
+
+
+# One owner's lines in a row (its first word, then a blank, repeated at the start of each line),
+# or any other single line; each with its end of line, so the matches cover the text end to end.
+_GROUP = re.compile(r"([^\s;$][^ \t\n]*)[ \t][^\n]*\n(?:\1[ \t][^\n]*\n)*|[^\n]*\n|[^\n]+")
+
+
+def _grouped_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | None:
+    """``imsdr_form_rrsets`` by groups of an owner's lines; None where not certain."""
+    apex = origin + "."
+    out: list[RRset] = []
+    seen: set[str] = set()  # owners so far
+    previous, kinds = "", set()  # the last group's owner and its kinds: comments may split an owner's records
+    get = memo.get
+    for match in _GROUP.finditer(text):
+        if match[1] is None:  # a single line that starts no record
+            line = match[0].removesuffix("\n")
+            parsed = get(line)
+            if parsed is None:
+                parsed = memo[line] = _parse_line(line)
+            if parsed is _NOTHING:
+                continue
+            if type(parsed) is str and parsed == apex:
+                continue
+            return None
+        key = (origin, match[0])
+        group = get(key)  # type: ignore[call-overload]
+        if group is None:
+            group = memo[key] = _group(match[0], origin, memo)  # type: ignore[index]
+        if group is _NOT_IN_FORM:
+            return None
+        owner, rrsets = group
+        if owner == previous:  # the same owner after a comment: only kinds it has not had yet
+            if any(rrset.kind in kinds for rrset in rrsets):
+                return None  # an rrset split by a comment, or a repeated kind: the line reader decides
+        elif owner in seen:
+            return None  # an owner in two places: the line reader decides
+        else:
+            previous, kinds = owner, set()
+        seen.add(owner)
+        kinds.update(rrset.kind for rrset in rrsets)
+        out.extend(rrsets)
+    if not out or out[0].owner != origin or out[0].kind != "SOA" or len(out[0].rdatas) != 1 \
+            or not any(r.owner == origin and r.kind == "NS" for r in out) \
+            or any(r.kind == "SOA" for r in out[1:]):
+        return None
+    return out
+
+
+def _group(text: str, origin: str, memo: LineMemo) -> Any:
+    """One owner's lines in a row: (owner, its rrsets in file order) or _NOT_IN_FORM."""
+    rrsets: dict[str, tuple[int, dict[Rdata, None]]] = {}
+    last = None
+    relative = None
+    for line in text[:-1].split("\n"):
+        parsed = memo.get(line)
+        if parsed is None:
+            parsed = memo[line] = _parse_line(line)
+        if type(parsed) is not tuple:
+            return _NOT_IN_FORM
+        relative, kind, ttl, rdata = parsed
+        if kind != last:
+            if kind in rrsets:
+                return _NOT_IN_FORM
+            rrsets[kind] = (ttl, {})
+            last = kind
+        set_ttl, rdatas = rrsets[kind]
+        if ttl != set_ttl or rdata in rdatas:
+            return _NOT_IN_FORM
+        rdatas[rdata] = None
+    owner = origin if relative == "@" else f"{relative}.{origin}"
+    if len(owner) > 253:
+        return _NOT_IN_FORM
+    return owner, tuple(RRset(owner, kind, ttl, tuple(rdatas)) for kind, (ttl, rdatas) in rrsets.items())
+
+
+def _line_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | None:
+    """``imsdr_form_rrsets`` line by line."""
     apex = origin + "."
     rrsets: dict[tuple[str, str], tuple[int, dict[Rdata, None]]] = {}  # an ordered set of rdatas per rrset
     owners: dict[str, list[str]] = {}  # owner -> its kinds, in file order
     last: tuple[str, str] | None = None
-    for line in raw.decode("ascii").split("\n"):
+    for line in text.split("\n"):
         parsed = memo.get(line)
         if parsed is None:
             parsed = memo[line] = _parse_line(line)
