@@ -158,23 +158,28 @@ def _host_ids(fqdns: list[str]) -> dict[str, str]:
     for fqdn in fqdns:
         by_label.setdefault(fqdn.split(".", 1)[0], []).append(fqdn)
     out: dict[str, str] = {}
+    taken: set[str] = set()  # out's values
     for label, names in by_label.items():
         if len(names) == 1:
-            out[names[0]] = label if _ID.fullmatch(label) else _fallback_id(label, out)
+            out[names[0]] = label if _ID.fullmatch(label) else _fallback_id(label, taken)
+            taken.add(out[names[0]])
             continue
         rests = [n.split(".")[1:] for n in names]
+        # a label position tells the names apart where they do not all hold the same label there
+        varies = [len({r[i] if i < len(r) else None for r in rests}) > 1 for i in range(max(map(len, rests)))]
         for name, rest in zip(names, rests, strict=True):
-            differing = [part for i, part in enumerate(rest) if any(i >= len(r) or r[i] != part for r in rests)]
+            differing = [part for i, part in enumerate(rest) if varies[i]]
             candidate = f"{differing[0]}-{label}" if differing else label
-            out[name] = candidate if _ID.fullmatch(candidate) and candidate not in out.values() \
-                else _fallback_id(label, out)
+            out[name] = candidate if _ID.fullmatch(candidate) and candidate not in taken \
+                else _fallback_id(label, taken)
+            taken.add(out[name])
     return out
 
 
-def _fallback_id(label: str, taken: dict[str, str]) -> str:
+def _fallback_id(label: str, taken: set[str]) -> str:
     base = re.sub(r"[^a-z0-9-]", "-", label.lower()).strip("-")[:55] or "host"
     n = 2
-    while f"{base}-{n}" in taken.values():
+    while f"{base}-{n}" in taken:
         n += 1
     return f"{base}-{n}"
 
@@ -270,10 +275,13 @@ class _Deriver:
         """The TTL of each record kind; where zones use several, the most common (and a note)."""
         from collections import Counter
 
-        seen: dict[str, Counter[int]] = {}
-        for _view, data in self.zones():
-            for kind in ("soa", "ns", "naptr", "srv", "a", "aaaa", "negative"):
-                seen.setdefault(kind, Counter()).update(data.ttls.get(kind, []))
+        kinds = ("soa", "ns", "naptr", "srv", "a", "aaaa", "negative")
+        seen: dict[str, Counter[int]] = {kind: Counter() for kind in kinds}
+        for _view, data in self.zones():  # every view's copy counts
+            ttls = data.ttls
+            for kind in kinds:
+                if kind in ttls:
+                    seen[kind].update(ttls[kind])
         seen["enum"] = Counter(run.ttl for run in self.seen.enum_runs)
         defaults = {"soa": 3600, "ns": 86400, "naptr": 300, "srv": 60, "a": 60, "aaaa": 60, "enum": 3600,
                     "negative": 300}
@@ -330,16 +338,17 @@ class _Deriver:
         for view, data in self.zones():
             if self.side.get(view) == "access":
                 twins.setdefault(view, set()).update(targeted[id(data)])
-        added: set[tuple[str, str, int]] = set()  # (host, side, address set by identity) already taken
+        added: dict[str, dict[int, str]] = {}  # side -> address sets (by identity) taken -> their host
         for view, data in self.zones():
             side = self.side.get(view, "other")
             view_twins = twins.get(view, set())
+            taken = added.setdefault(side, {})
             for owner, addresses, is_target in hosts[id(data)]:
                 if aliases.get(owner, True):
                     aliases[owner] = not is_target and addresses in view_twins
-                if (owner, side, id(addresses)) in added:
-                    continue  # the same addresses again: nothing to add
-                added.add((owner, side, id(addresses)))
+                if taken.get(id(addresses)) == owner:
+                    continue  # the same addresses of the same host again: nothing to add
+                taken[id(addresses)] = owner
                 known = self.hosts.setdefault(owner, {}).setdefault(side, [])
                 known.extend(a for a in addresses if a not in known)
         for fqdn in [f for f, alias in aliases.items() if alias]:
@@ -452,7 +461,7 @@ class _Deriver:
         for label, views in sets.items():
             members: dict[str, None] = {}  # an ordered set
             # the members' own order is the one a set without per-site tiers keeps (the base zone's)
-            tiers = {id(v): len({srv.priority for _t, srv in v}) for v in views.values()}
+            tiers = {id(v): len({srv.priority for _t, srv in v}) for v in {id(v): v for v in views.values()}.values()}
             flattest = sorted(views.values(), key=lambda per_view: tiers[id(per_view)])
             walked: set[tuple[tuple[str, Srv], ...]] = set()  # a set two views publish alike adds nothing
             walked_lists: set[int] = set()
