@@ -73,3 +73,30 @@ def test_rdata_problem_memo_reports_every_rrset_that_holds_the_rdata() -> None:
     assert second.problems(memo) == second.problems()
     assert any("_sip._udp.b.example.net" in p and "port 0" in p for p in second.problems(memo))
     assert bad in memo
+
+
+def test_view_copies_prepared_from_their_base_are_as_prepared_whole() -> None:
+    """LayoutCache.prepare copies the base zone's rendering and puts the view's rrsets (and the
+    local SBC note) in their places: the same digest, records and text as rendering the copy."""
+    from imsdr.dns.zonefile import LayoutCache
+
+    plan = _plan()
+    layouts, cache, texts = LayoutCache(), {}, {}  # type: ignore[var-annotated]
+    views = 0
+    for ref in zone_files(plan):
+        if not ref.view:
+            continue
+        view = plan.view(ref.view)
+        zone = plan.zone_for_view(view, ref.zone)
+        base = plan.zones_of(view.side)[ref.zone]
+        header = header_lines(zone, ref.view, "inv.yaml", plan.network)
+        comments = {(plan.sbc_name, "A"): "local SBC only"} if view.kind == "local" else {}
+        fast = layouts.prepare(zone, base, view.overrides[ref.zone], header, comments, cache, texts)
+        whole = prepare_zone(zone, header, comments)
+        assert fast.digest == whole.digest and fast.records == whole.records
+        a, b = io.StringIO(), io.StringIO()
+        write_prepared(a, fast, 3, header)
+        write_prepared(b, whole, 3, header)
+        assert a.getvalue() == b.getvalue()
+        views += 1
+    assert views

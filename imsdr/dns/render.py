@@ -270,9 +270,13 @@ def _write_zone_file(
             f"(published alone as {plan.sbc_dr_name}, and second in the SRV priorities)"
         )
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
-    layout = run.layouts.layout(zone, plan.zones_of(view.side)[ref.zone])
-    # every record rendered once: digest and lines
-    prepared = prepare_zone(zone, header, comments, run.cache, layout, run.texts)
+    # every record rendered once: digest and lines; a view's copy from its base zone's rendering
+    base = plan.zones_of(view.side)[ref.zone]
+    if zone is base:
+        prepared = prepare_zone(zone, header, comments, run.cache, run.layouts.layout(zone, base), run.texts)
+    else:
+        prepared = run.layouts.prepare(zone, base, view.overrides[ref.zone], header, comments, run.cache,
+                                       run.texts)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
     serial = choose_serial(prepared.digest, old, forced)
     path = safe_join(staging, ref.path)

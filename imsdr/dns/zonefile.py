@@ -24,7 +24,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -115,8 +115,6 @@ def prepare_zone(
     of hundreds of I-CSCFs is reordered per site view, not rebuilt).
     """
     comments = comments or {}
-    h = hashlib.sha256()
-    h.update(FORMAT_VERSION.encode())
     rrsets, width = layout if layout is not None else zone_layout(zone)
     origin = zone.name
     digest_parts: list[str] = []
@@ -126,37 +124,49 @@ def prepare_zone(
         note = comments.get((rrset.name, rrset.rdtype))
         if note:
             body.append(f"; {note}\n")
-        rdatas = rrset.rdatas
-        records += len(rdatas)
-        if rrset.rdtype == "SOA":
-            soa: SOA = rdatas[0]  # type: ignore[assignment]
-            unserialled = SOA(soa.mname, soa.rname, 0, soa.refresh, soa.retry, soa.expire, soa.minimum)
-            digest_parts.append(f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{unserialled.to_text()}\n")
-            body.append(rrset)
-            continue
-        key = (id(rrset), origin, width)
-        hit = cache.get(key) if cache is not None else None
-        if hit is None:
-            if texts is None:
-                shown = [rd.to_text() for rd in rdatas]
-            else:
-                shown = []
-                for rd in rdatas:
-                    known = texts.get(id(rd))
-                    if known is None or known[0] is not rd:
-                        known = texts[id(rd)] = (rd, rd.to_text())
-                    shown.append(known[1])
-            prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
-            hit = (
-                rrset,
-                f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(shown)}\n",
-                # one line per record: prefix + text + newline, joined in C
-                prefix + f"\n{prefix}".join(shown) + "\n" if shown else "",
-            )
-            if cache is not None:
-                cache[key] = hit
-        digest_parts.append(hit[1])
-        body.append(hit[2])
+        records += len(rrset.rdatas)
+        digest_part, lines = render_rrset(rrset, origin, width, cache, texts)
+        digest_parts.append(digest_part)
+        body.append(lines)
+    return PreparedZone(zone, _digest(zone, digest_parts), width, body, records)
+
+
+def render_rrset(rrset: RRset, origin: str, width: int, cache: RenderCache | None = None,
+                 texts: RdataTexts | None = None) -> tuple[str, str | RRset]:
+    """(digest text, file lines) of one rrset; the SOA's lines are the rrset itself (its serial
+    is written later). ``cache`` and ``texts``: see :func:`prepare_zone`."""
+    rdatas = rrset.rdatas
+    if rrset.rdtype == "SOA":
+        soa: SOA = rdatas[0]  # type: ignore[assignment]
+        unserialled = SOA(soa.mname, soa.rname, 0, soa.refresh, soa.retry, soa.expire, soa.minimum)
+        return f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{unserialled.to_text()}\n", rrset
+    key = (id(rrset), origin, width)
+    hit = cache.get(key) if cache is not None else None
+    if hit is None:
+        if texts is None:
+            shown = [rd.to_text() for rd in rdatas]
+        else:
+            shown = []
+            for rd in rdatas:
+                known = texts.get(id(rd))
+                if known is None or known[0] is not rd:
+                    known = texts[id(rd)] = (rd, rd.to_text())
+                shown.append(known[1])
+        prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
+        hit = (
+            rrset,
+            f"{rrset.name}|{rrset.rdtype}|{rrset.ttl}|{'|'.join(shown)}\n",
+            # one line per record: prefix + text + newline, joined in C
+            prefix + f"\n{prefix}".join(shown) + "\n" if shown else "",
+        )
+        if cache is not None:
+            cache[key] = hit
+    return hit[1], hit[2]
+
+
+def _digest(zone: ZonePlan, digest_parts: list[str]) -> str:
+    h = hashlib.sha256()
+    h.update(FORMAT_VERSION.encode())
     h.update("".join(digest_parts).encode())
     for block in zone.blocks:
         h.update(
@@ -174,7 +184,7 @@ def prepare_zone(
                 )
             ).encode()
         )
-    return PreparedZone(zone, "sha256:" + h.hexdigest(), width, body, records)
+    return "sha256:" + h.hexdigest()
 
 
 def zone_layout(zone: ZonePlan) -> tuple[list[RRset], int]:
@@ -183,28 +193,71 @@ def zone_layout(zone: ZonePlan) -> tuple[list[RRset], int]:
     return rrsets, max((len(relative(r.name, zone.name)) for r in rrsets), default=1)
 
 
+@dataclass
+class _RenderedBase:
+    """A base zone rendered once for one run: its file order, and per rrset its digest text,
+    file lines and record count (a view's copy replaces only the entries it overrides)."""
+
+    base: ZonePlan
+    keys: list[RRKey]
+    width: int
+    index: dict[RRKey, int] | None = None
+    digest: list[str] = field(default_factory=list)
+    body: list[str | RRset] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+
 class LayoutCache:
-    """File order and owner width of each base zone, for one render run.
+    """File order, owner width and rendered text of each base zone, for one render run.
 
     A view's copy of a zone is the base with some rrsets replaced (same names and types) and
     sometimes a few added. With nothing added the order and width are the base's, so ten thousand
-    per-view zone files are not each sorted again; with anything added the copy is sorted whole.
+    per-view zone files are not each sorted, nor each walked rrset by rrset: the base's rendered
+    parts are copied and the view's own rrsets put in their places. With anything added the copy
+    is sorted and rendered whole.
     """
 
     def __init__(self) -> None:
-        self._bases: dict[int, tuple[ZonePlan, list[RRKey], int]] = {}  # id(base) -> (base, keys, width)
+        self._bases: dict[int, _RenderedBase] = {}  # id(base) -> its layout and rendered parts
+
+    def _entry(self, base: ZonePlan) -> _RenderedBase:
+        entry = self._bases.get(id(base))
+        if entry is None or entry.base is not base:
+            rrsets, width = zone_layout(base)
+            entry = self._bases[id(base)] = _RenderedBase(base, [(r.name, r.rdtype) for r in rrsets], width)
+        return entry
 
     def layout(self, zone: ZonePlan, base: ZonePlan) -> tuple[list[RRset], int]:
         """``zone`` (``base`` or ``base`` with a view's overrides applied) in file order."""
-        entry = self._bases.get(id(base))
-        if entry is None:
-            rrsets, width = zone_layout(base)
-            entry = self._bases[id(base)] = (base, [(r.name, r.rdtype) for r in rrsets], width)
-        _, keys, width = entry
+        entry = self._entry(base)
         if len(zone.rrsets) != len(base.rrsets):  # the view adds names: sort this copy on its own
             return zone_layout(zone)
         merged = zone.rrsets
-        return [merged[key] for key in keys], width
+        return [merged[key] for key in entry.keys], entry.width
+
+    def prepare(self, zone: ZonePlan, base: ZonePlan, overrides: dict[RRKey, RRset], header: list[str],
+                comments: dict[RRKey, str], cache: RenderCache, texts: RdataTexts) -> PreparedZone:
+        """:func:`prepare_zone` of ``zone`` = ``base`` with ``overrides`` applied (the same result)."""
+        entry = self._entry(base)
+        if len(zone.rrsets) != len(base.rrsets) or any(rdtype == "SOA" for _, rdtype in overrides):
+            return prepare_zone(zone, header, comments, cache, self.layout(zone, base), texts)
+        if entry.index is None:  # render the base once
+            entry.index = {key: i for i, key in enumerate(entry.keys)}
+            for key in entry.keys:
+                rrset = base.rrsets[key]
+                digest_part, lines = render_rrset(rrset, base.name, entry.width, cache, texts)
+                entry.digest.append(digest_part)
+                entry.body.append(lines)
+                entry.counts.append(len(rrset.rdatas))
+        digest, body, records = entry.digest.copy(), entry.body.copy(), sum(entry.counts)
+        for key, rrset in overrides.items():
+            i = entry.index[key]
+            digest[i], body[i] = render_rrset(rrset, base.name, entry.width, cache, texts)
+            records += len(rrset.rdatas) - entry.counts[i]
+        notes = [(entry.index[key], note) for key, note in comments.items() if note and key in entry.index]
+        for i, note in sorted(notes, reverse=True):  # (from the end: earlier positions stay put)
+            body.insert(i, f"; {note}\n")
+        return PreparedZone(zone, _digest(zone, digest), entry.width, body, records)
 
 
 def zone_digest(zone: ZonePlan, header: list[str]) -> str:
