@@ -881,13 +881,18 @@ def _host_prefix(address: str) -> str:
 def home_domain_of(topology: Topology, home_domains: Iterable[str], elements: list[Element]) -> str:
     """The home domain every element's FQDN is under (most specific), else the primary one: where
     a pair's or pool's ``dns_name`` is published (the runbook's checks ask for the same name)."""
-    best = None
-    for domain in home_domains:
-        if all(is_subdomain(topology.fqdn(e), domain) for e in elements) and (
-            best is None or len(domain) > len(best)
-        ):
-            best = domain
-    return best if best is not None and elements else topology.network.primary_domain
+    if not elements:
+        return topology.network.primary_domain
+    # the home domains the first FQDN is under (itself or a suffix after a dot), longest first:
+    # the first that holds every other FQDN too is the answer (two domains of one length cannot
+    # both hold a name); not every domain against every member (837 pools x 32 domains nationally)
+    domains = set(home_domains)
+    first = topology.fqdn(elements[0])
+    suffixes = [first] + [first[i + 1:] for i, ch in enumerate(first) if ch == "."]
+    for domain in sorted((d for d in suffixes if d in domains), key=len, reverse=True):
+        if all(is_subdomain(topology.fqdn(e), domain) for e in elements[1:]):
+            return domain
+    return topology.network.primary_domain
 
 
 def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[str] = ()) -> DnsPlan:
