@@ -223,3 +223,38 @@ def _carried_traffic_v1(circuits: int, grade_of_service: float) -> float:
 @settings(max_examples=150, deadline=None)
 def test_carried_traffic_is_bit_identical_to_version_one(circuits: int, gos: float) -> None:
     assert carried_traffic.__wrapped__(circuits, gos) == _carried_traffic_v1(circuits, gos)
+
+
+def _fmt_v1(value: float | int | Fraction, digits: int = 2) -> str:
+    v = float(value)
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:,.{digits}f}".rstrip("0").rstrip(".")
+
+
+@given(
+    st.floats(min_value=-1e17, max_value=1e17, allow_nan=False)
+    | st.integers(min_value=-10**17, max_value=10**17)
+    | st.fractions(max_denominator=10**30).filter(lambda f: abs(f) < 10**16),
+    st.integers(min_value=0, max_value=5),
+)
+@settings(max_examples=2000, deadline=None)
+def test_fmt_prints_what_version_one_prints(value: float | int | Fraction, digits: int) -> None:
+    from imsdr.capacity.formulas import fmt
+
+    assert fmt(value, digits) == _fmt_v1(value, digits)
+
+
+def _circuits_needed_v1(traffic: float, grade_of_service: float) -> int:
+    b, n = 1.0, 0
+    while b > grade_of_service:
+        n += 1
+        ab = traffic * b
+        b = ab / (n + ab)
+    return n
+
+
+@given(st.floats(min_value=0.001, max_value=3000), st.sampled_from([0.001, 0.005, 0.01, 0.02, 0.05, 0.3]))
+@settings(max_examples=200, deadline=None)
+def test_circuits_needed_is_version_ones(traffic: float, gos: float) -> None:
+    assert circuits_needed.__wrapped__(traffic, gos) == _circuits_needed_v1(traffic, gos)

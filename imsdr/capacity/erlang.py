@@ -49,14 +49,14 @@ def circuits_needed(traffic: float, grade_of_service: float) -> int:
     if traffic <= 0:
         return 0
     b = 1.0
-    n = 0
+    n = 0.0  # counted as a float: n + A·B is the same float, on the interpreter's float fast path
     while b > grade_of_service:
-        n += 1
+        n += 1.0
         if n > MAX_CIRCUITS:
             raise ValueError(f"more than {MAX_CIRCUITS} circuits needed for {traffic} E")
         ab = traffic * b  # A·B once per step: the same operations, bit-identical
         b = ab / (n + ab)
-    return n
+    return int(n)
 
 
 @lru_cache(maxsize=4096)

@@ -30,9 +30,16 @@ def exact(value: Number) -> Fraction:
 
 def fmt(value: Number, digits: int = 2) -> str:
     """A human number: thousands separators, at most ``digits`` decimals, no trailing zeros."""
-    v = value.numerator / value.denominator if type(value) is Fraction else float(value)  # as float(Fraction)
-    if v == int(v) and abs(v) < 1e15:
-        return f"{int(v):,}"
+    kind = type(value)
+    if kind is float:
+        v = value
+    elif kind is Fraction:
+        v = value.numerator / value.denominator  # type: ignore[union-attr]  # what float(Fraction) computes
+    else:
+        v = float(value)
+    whole = int(v)
+    if v == whole and -1e15 < v < 1e15:
+        return f"{whole:,}"
     text = f"{v:,.{digits}f}".rstrip("0").rstrip(".")
     return text
 

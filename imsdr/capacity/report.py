@@ -247,10 +247,11 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
     losses.update((risk.label, lose(risk.sites)) for risk in shared_risks(topology))
     pools: list[GroupCheck] = []
     pairs: list[GroupCheck] = []
+    element_losses = _ElementLosses(eng)
     for group in topology.groups.values():
         check = _group_check(topology, model, group, u)
         if check is not None and check.verdict != UNKNOWN:
-            check = _simulated(eng, group, check)
+            check = _simulated(eng, group, check, element_losses)
         if check is not None:
             (pools if group.kind == "pool" else pairs).append(check)
     report = CapacityReport(
@@ -263,7 +264,7 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
         hss=tuple(_hss_checks(topology, model)),
         cscf=tuple(_cscf_loads(topology, model)),
         trunks=tuple(_trunk_checks(topology, model)),
-        takeovers=tuple(_takeovers(topology, eng)),
+        takeovers=tuple(_takeovers(topology, eng, element_losses)),
         sites=tuple(_site_checks(topology, eng, losses)),
         elements=tuple(_element_issues(topology, model)),
         risks=tuple(_risk_checks(topology, eng, losses)),
@@ -386,7 +387,28 @@ def _group_check(topology: Topology, model: LoadModel, group: Group, u: Fraction
 MAX_LOSS_SETS = 64  # K-member loss sets simulated per group (the largest members first beyond that)
 
 
-def _simulated(eng: Engine, group: Group, check: GroupCheck) -> GroupCheck:
+class _ElementLosses:
+    """The outcomes of losing one element, shared by the pool and pair simulations and the SBC and
+    P-CSCF takeovers: the same loss is evaluated once. A loaded SBC or P-CSCF is evaluated with
+    ``detail`` (who takes over), which only adds the receivers to the very same outcome."""
+
+    def __init__(self, eng: Engine) -> None:
+        self.eng = eng
+        self.outcomes: dict[str, Outcome] = {}
+
+    def lose(self, lost: tuple[str, ...]) -> Outcome:
+        eng = self.eng
+        if len(lost) != 1:
+            return eng.evaluate(lost)
+        outcome = self.outcomes.get(lost[0])
+        if outcome is None:
+            x = eng.index[lost[0]]
+            detail = eng.type_of[x] in ("sbc", "pcscf") and eng.normal[x] > 0
+            outcome = self.outcomes[lost[0]] = eng.evaluate({x}, detail=detail)
+        return outcome
+
+
+def _simulated(eng: Engine, group: Group, check: GroupCheck, losses: _ElementLosses) -> GroupCheck:
     """The group's verdict from the load model itself: lose each set of K members (a pair: each
     member) and look at the survivors, exactly as ``simulate`` does. The formula lines stay as the
     explanation; where the routing concentrates the load (static selection: the next member takes
@@ -400,7 +422,7 @@ def _simulated(eng: Engine, group: Group, check: GroupCheck) -> GroupCheck:
     sets = list(itertools.islice(itertools.combinations(members, k), MAX_LOSS_SETS))
     worst: tuple[float, float, tuple[str, ...], str | None] | None = None  # (lost, util, set, busiest)
     for lost_set in sets:
-        outcome = eng.evaluate(lost_set)
+        outcome = losses.lose(lost_set)
         lost = sum(outcome.no_takeover.get(m, 0.0) for m in lost_set)
         lost += sum(outcome.overflow.get(m, 0.0) for m in members)
         busiest: tuple[float, str | None] = (0.0, None)
@@ -689,7 +711,7 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
 # --- SBC / P-CSCF takeovers ---------------------------------------------------------------------------------
 
 
-def _takeovers(topology: Topology, eng: Engine) -> list[Takeover]:
+def _takeovers(topology: Topology, eng: Engine, losses: _ElementLosses) -> list[Takeover]:
     out: list[Takeover] = []
     for el_type in ("sbc", "pcscf"):
         for el in topology.by_type[el_type]:
@@ -697,7 +719,7 @@ def _takeovers(topology: Topology, eng: Engine) -> list[Takeover]:
             load = eng.normal[x]
             if load <= 0:
                 continue
-            outcome = eng.evaluate({x}, detail=True)
+            outcome = losses.lose((el.id,))  # with detail: a loaded SBC or P-CSCF
             takers_raw = outcome.receivers.get(el.id, {})
             takers = []
             for t in sorted(takers_raw):
