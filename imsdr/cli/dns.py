@@ -107,7 +107,7 @@ def _files_table(report: RenderReport, out: Path, show_all: bool) -> Table:
     which cost Rich seconds to lay out."""
     from rich.table import Table
 
-    from imsdr.output.tables import SUMMARY_ABOVE
+    from imsdr.output import SUMMARY_ABOVE
 
     files = report.files
     if show_all or len(files) <= SUMMARY_ABOVE:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.formulas import fmt, pct
+from imsdr.output import SUMMARY_ABOVE
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from imsdr.scenarios.run import ScenariosReport
     from imsdr.scenarios.simulate import SimulationReport
 
-SUMMARY_ABOVE = 60  # rows; at or below this a report is always shown in full
 VERDICT_STYLES = {
     "ok": "green",
     "no loss": "green",
