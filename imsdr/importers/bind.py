@@ -481,12 +481,13 @@ class _Deriver:
                     members[ident] = None
             if label == "@":  # the home domain: I-CSCFs for the core; for access clients, their SBCs
                 kinds: dict[tuple[str, str], None] = {}  # (element, type), each once, in view order
-                said: set[tuple[int, str]] = set()
-                for view, per_view in views.items():
+                said: set[tuple[int, str]] = set()  # (part, type): a part said again adds nothing
+                for view, view_parts in parts[label].items():
                     kind = "sbc" if self.side.get(view) == "access" else "cscf"
-                    if (id(per_view), kind) not in said:
-                        said.add((id(per_view), kind))
-                        kinds.update(((self.ident[srv.target], kind), None) for _t, srv in per_view)
+                    for part in view_parts:
+                        if (id(part), kind) not in said:
+                            said.add((id(part), kind))
+                            kinds.update(((self.ident[srv.target], kind), None) for _t, srv in part)
                 for ident, kind in kinds:
                     self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
                     if kind == "cscf":

@@ -83,47 +83,42 @@ class NamedConf:
     views: list[View]
 
 
-# Between tokens: whitespace and '#', '//' comments. Then one token: a '/*' comment (its end is
-# searched for), a string (a backslash escapes the next character; a string ends at its line), an
-# unclosed string, punctuation, or a word (up to whitespace, punctuation, a quote, '#', '//' or '/*');
-# \Z: the end of the text.
-# Possessive quantifiers: an unclosed string must not backtrack through every way to split it.
-_TOKEN = re.compile(r'(?:\s++|#[^\n]*+|//[^\n]*+)*+(?:(/\*)|"((?:[^"\\\n]++|\\[\s\S])*+)"|(")|([{};])|'
-                    r'((?:[^\s{};"#/]++|/(?![/*]))++)|\Z)')
+# Between tokens: whitespace, '#' and '//' comments, closed '/*' comments (a comment ends at the
+# first '*/' after its '/*'). Then one token: an unclosed '/*' comment, a string (a backslash
+# escapes the next character; a string ends at its line), an unclosed string, punctuation, or a
+# word (up to whitespace, punctuation, a quote, '#', '//' or '/*'); \Z: the end of the text.
+# The pattern matches at every offset, so successive matches cover the text end to end.
+# Possessive quantifiers: an unclosed string or comment must not backtrack through every way to split it.
+_TOKEN = re.compile(r'(?:\s++|#[^\n]*+|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/)*+'
+                    r'(?:(/\*)|"((?:[^"\\\n]++|\\[\s\S])*+)"|(")|([{};])|((?:[^\s{};"#/]++|/(?![/*]))++)|\Z)')
 _PUNCTUATION = frozenset("{};")
 
 
 def _tokens(text: str, file: str, problems: ImportProblems) -> list[Token]:
-    """The tokens of one file, each with its line and column, by one regular expression per token;
+    """The tokens of one file, each with its line and column, by one pass of a regular expression;
     the first unclosed comment or string is a problem and ends the file."""
     out: list[Token] = []
-    match = _TOKEN.match
+    append, new = out.append, tuple.__new__
     count, rfind = text.count, text.rfind
-    pos, line, counted, line_start = 0, 1, 0, 0  # lines are counted up to offset 'counted'
-    while True:
-        found = match(text, pos)
-        kind = found.lastindex  # type: ignore[union-attr]  (the pattern matches at every offset)
+    line, counted, line_start = 1, 0, 0  # lines are counted up to offset 'counted'
+    for found in _TOKEN.finditer(text):
+        kind = found.lastindex
         if kind is None:
-            return out
+            break
         start = found.start(kind) - (kind == 2)  # a string starts at its quote
         newlines = count("\n", counted, start)
         if newlines:
             line += newlines
             line_start = rfind("\n", counted, start) + 1
         counted = start
-        column = start - line_start + 1
         if kind == 1:
-            end = text.find("*/", start + 2)
-            if end < 0:
-                problems.add(file, line, column, "unclosed /* comment")
-                return out
-            pos = end + 2
-            continue
+            problems.add(file, line, start - line_start + 1, "unclosed /* comment")
+            break
         if kind == 3:
-            problems.add(file, line, column, "unclosed string")
-            return out
-        out.append(Token(found[kind], kind == 2, file, line, column))
-        pos = found.end()
+            problems.add(file, line, start - line_start + 1, "unclosed string")
+            break
+        append(new(Token, (found[kind], kind == 2, file, line, start - line_start + 1)))
+    return out
 
 
 def _is(tok: Token, punct: str) -> bool:
@@ -153,14 +148,15 @@ def _block(tokens: list[Token], marks: list[int], pos: int, opener: Statement | 
     statements: list[Statement] = []
     n = len(tokens)
     while pos < n:
-        if _is(tokens[pos], "}"):
+        token = tokens[pos]
+        if token.text == "}" and not token.quoted:
             if opener is None:
                 return statements, pos
             return statements, pos + 1
         mark = _next_mark(marks, pos, n)
         words = tokens[pos:mark]
         pos = mark
-        if pos < n and _is(tokens[pos], "{"):
+        if pos < n and tokens[pos].text == "{" and not tokens[pos].quoted:
             stmt = Statement(words, [], file, words[0].line if words else tokens[pos].line)
             stmt.block, pos = _block(tokens, marks, pos + 1, stmt, file, problems)
             mark = _next_mark(marks, pos, n)
@@ -300,14 +296,16 @@ def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
     if name is None or stmt.block is None:
         problems.add(stmt.file, stmt.line, stmt.column, "zone statement needs a name and a block")
         return None
-    kind = (stmt.child("type").arg(1) if stmt.child("type") else None)
-    file = stmt.child("file").arg(1) if stmt.child("file") else None
-    in_view = stmt.child("in-view").arg(1) if stmt.child("in-view") else None
-    primaries: list[str] = []
-    for key in ("primaries", "masters"):
-        for child in stmt.children(key):
-            primaries.extend(w.text for s in child.block or [] for w in s.words[:1])
-    return ZoneStatement(name.rstrip(".").lower(), kind, file, in_view, tuple(primaries), where)
+    first: dict[str, Statement] = {}  # the first child of each keyword, in one walk of the block
+    lists: dict[str, list[str]] = {"primaries": [], "masters": []}
+    for child in stmt.block:
+        keyword = child.words[0].text if child.words else ""
+        first.setdefault(keyword, child)
+        if keyword in lists:
+            lists[keyword].extend(w.text for s in child.block or [] for w in s.words[:1])
+    kind, file, in_view = (first[k].arg(1) if k in first else None for k in ("type", "file", "in-view"))
+    primaries = (*lists["primaries"], *lists["masters"])
+    return ZoneStatement(name.rstrip(".").lower(), kind, file, in_view, primaries, where)
 
 
 def read_named_conf(path: Path, problems: ImportProblems, root: Path | None = None) -> NamedConf:

@@ -87,7 +87,8 @@ class ZoneData:
 
 
 # one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker;
-# (origin, an owner's lines) -> its rrsets; ("joined", id, id) -> two address tuples and their join
+# (origin, an owner's lines) -> its rrsets; ("rdatas", kind, records) -> the one tuple of those
+# records; ("joined", id, id) -> two address tuples and their join
 LineMemo = dict[Any, Any]
 
 
@@ -229,7 +230,13 @@ def _group(text: str, origin: str, memo: LineMemo) -> Any:
     owner = origin if relative == "@" else f"{relative}.{origin}"
     if len(owner) > 253:
         return _NOT_IN_FORM
-    return owner, tuple(RRset(owner, kind, ttl, tuple(rdatas)) for kind, (ttl, rdatas) in rrsets.items())
+    # equal record sets share one tuple (the copies of a zone pad their columns differently)
+    return owner, tuple(RRset(owner, kind, ttl, _shared(kind, tuple(rdatas), memo))
+                        for kind, (ttl, rdatas) in rrsets.items())
+
+
+def _shared(kind: str, rdatas: tuple[Rdata, ...], memo: LineMemo) -> tuple[Rdata, ...]:
+    return memo.setdefault(("rdatas", kind, rdatas), rdatas)  # type: ignore[no-any-return]
 
 
 def _line_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | None:
