@@ -61,8 +61,7 @@ class Srv(NamedTuple):  # a tuple: hashed and compared in C (a national network 
 Rdata = Any
 
 
-@dataclass(frozen=True, slots=True)
-class RRset:
+class RRset(NamedTuple):  # a tuple: ~10^5 per national import, made in C
     owner: str  # absolute, lower case, no final dot
     kind: str  # A, AAAA, NS, ...
     ttl: int
@@ -87,7 +86,8 @@ class ZoneData:
 
 
 # one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker;
-# (origin, an owner's lines) -> its rrsets; ("rdatas", kind, records) -> the one tuple of those
+# ("rdata", kind, its text) -> a record's data; (origin, an owner's lines) -> its rrsets;
+# ("rdatas", kind, records) -> the one tuple of those
 # records; ("joined", id, id) -> two address tuples and their join
 LineMemo = dict[Any, Any]
 
@@ -176,7 +176,7 @@ def _grouped_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | Non
             line = match[0].removesuffix("\n")
             parsed = get(line)
             if parsed is None:
-                parsed = memo[line] = _parse_line(line)
+                parsed = memo[line] = _parse_line(line, memo)
             if parsed is _NOTHING:
                 continue
             if type(parsed) is str and parsed == apex:
@@ -214,7 +214,7 @@ def _group(text: str, origin: str, memo: LineMemo) -> Any:
     for line in text[:-1].split("\n"):
         parsed = memo.get(line)
         if parsed is None:
-            parsed = memo[line] = _parse_line(line)
+            parsed = memo[line] = _parse_line(line, memo)
         if type(parsed) is not tuple:
             return _NOT_IN_FORM
         relative, kind, ttl, rdata = parsed
@@ -248,7 +248,7 @@ def _line_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | None:
     for line in text.split("\n"):
         parsed = memo.get(line)
         if parsed is None:
-            parsed = memo[line] = _parse_line(line)
+            parsed = memo[line] = _parse_line(line, memo)
         if parsed is _NOTHING:
             continue
         if parsed is _NOT_IN_FORM:
@@ -281,8 +281,9 @@ def _frozen(entry: tuple[int, dict[Rdata, None]]) -> tuple[int, tuple[Rdata, ...
     return entry[0], tuple(entry[1])
 
 
-def _parse_line(line: str) -> Any:
-    """One line: (relative owner, kind, ttl, rdata), a directive's value, or a marker."""
+def _parse_line(line: str, memo: LineMemo) -> Any:
+    """One line: (relative owner, kind, ttl, rdata), a directive's value, or a marker. The same
+    record data in lines padded differently is parsed once (``memo``)."""
     if _BLANK.fullmatch(line):
         return _NOTHING
     if line.startswith("$"):
@@ -297,11 +298,15 @@ def _parse_line(line: str) -> Any:
         return _NOT_IN_FORM
     relative, ttl_text, kind, text = record.groups()
     ttl = int(ttl_text)
-    rdata_match = _RDATA[kind].fullmatch(text)
-    if ttl > _MAX_TTL or rdata_match is None:
+    if ttl > _MAX_TTL:
         return _NOT_IN_FORM
-    rdata = _rdata(kind, rdata_match.groups())
-    return _NOT_IN_FORM if rdata is None else (relative, kind, ttl, rdata)
+    key = ("rdata", kind, text)
+    rdata = memo.get(key)
+    if rdata is None:
+        rdata_match = _RDATA[kind].fullmatch(text)
+        rdata = None if rdata_match is None else _rdata(kind, rdata_match.groups())
+        rdata = memo[key] = _NOT_IN_FORM if rdata is None else rdata
+    return _NOT_IN_FORM if rdata is _NOT_IN_FORM else (relative, kind, ttl, rdata)
 
 
 def _name(text: str) -> str | None:
