@@ -169,7 +169,8 @@ def _grouped_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | Non
     apex = origin + "."
     out: list[RRset] = []
     seen: set[str] = set()  # owners so far
-    previous, kinds = "", set()  # the last group's owner and its kinds: comments may split an owner's records
+    previous, kinds = "", frozenset()  # the last group's owner and its kinds: comments may split an owner's records
+    apex_kinds: frozenset[str] = frozenset()
     get = memo.get
     for match in _GROUP.finditer(text):
         if match[1] is None:  # a single line that starts no record
@@ -188,26 +189,30 @@ def _grouped_rrsets(text: str, origin: str, memo: LineMemo) -> list[RRset] | Non
             group = memo[key] = _group(match[0], origin, memo)  # type: ignore[index]
         if group is _NOT_IN_FORM:
             return None
-        owner, rrsets = group
+        owner, rrsets, group_kinds = group
         if owner == previous:  # the same owner after a comment: only kinds it has not had yet
-            if any(rrset.kind in kinds for rrset in rrsets):
+            if not kinds.isdisjoint(group_kinds):
                 return None  # an rrset split by a comment, or a repeated kind: the line reader decides
+            kinds = kinds | group_kinds
         elif owner in seen:
             return None  # an owner in two places: the line reader decides
         else:
-            previous, kinds = owner, set()
+            previous, kinds = owner, group_kinds
+        if owner == origin:
+            apex_kinds = kinds
+        elif "SOA" in group_kinds:
+            return None
         seen.add(owner)
-        kinds.update(rrset.kind for rrset in rrsets)
         out.extend(rrsets)
+    # the apex's SOA (one record) first, NS at the apex
     if not out or out[0].owner != origin or out[0].kind != "SOA" or len(out[0].rdatas) != 1 \
-            or not any(r.owner == origin and r.kind == "NS" for r in out) \
-            or any(r.kind == "SOA" for r in out[1:]):
+            or "NS" not in apex_kinds:
         return None
     return out
 
 
 def _group(text: str, origin: str, memo: LineMemo) -> Any:
-    """One owner's lines in a row: (owner, its rrsets in file order) or _NOT_IN_FORM."""
+    """One owner's lines in a row: (owner, its rrsets in file order, their kinds) or _NOT_IN_FORM."""
     rrsets: dict[str, tuple[int, dict[Rdata, None]]] = {}
     last = None
     relative = None
@@ -232,7 +237,7 @@ def _group(text: str, origin: str, memo: LineMemo) -> Any:
         return _NOT_IN_FORM
     # equal record sets share one tuple (the copies of a zone pad their columns differently)
     return owner, tuple(RRset(owner, kind, ttl, _shared(kind, tuple(rdatas), memo))
-                        for kind, (ttl, rdatas) in rrsets.items())
+                        for kind, (ttl, rdatas) in rrsets.items()), frozenset(rrsets)
 
 
 def _shared(kind: str, rdatas: tuple[Rdata, ...], memo: LineMemo) -> tuple[Rdata, ...]:
