@@ -22,6 +22,7 @@ Nothing else is guessed: what these do not tell becomes a placeholder in ``draft
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -330,27 +331,39 @@ class _Deriver:
         aliases: dict[str, bool] = {}  # name -> an alias in every access view that has it
         twins: dict[str, set[tuple[str, ...]]] = {}  # access view -> address lists of its SRV/NS targets
         targeted: dict[int, list[tuple[str, ...]]] = {}  # zone data (by identity) -> its targets' address lists
-        hosts: dict[int, list[tuple[str, tuple[str, ...], bool]]] = {}  # zone data -> (host, addresses, targeted)
+        # zone data (by identity) -> its hosts as (host, addresses, targeted, (host, address set id)),
+        # the set of its hosts and the set of those (host, address set id) keys
+        hosts: dict[int, tuple[list[tuple[str, tuple[str, ...], bool, tuple[str, int]]], frozenset[str],
+                               frozenset[tuple[str, int]]]] = {}
         for data in distinct:
             targeted[id(data)] = [addrs for t, addrs in data.a.items() if t in targets]
-            hosts[id(data)] = [(owner, addrs, owner in targets) for owner, addrs in data.a.items()
-                               if owner not in data.naptr and owner != data.name]
+            entries = [(owner, addrs, owner in targets, (owner, id(addrs))) for owner, addrs in data.a.items()
+                       if owner not in data.naptr and owner != data.name]
+            hosts[id(data)] = (entries, frozenset(e[0] for e in entries), frozenset(e[3] for e in entries))
         for view, data in self.zones():
             if self.side.get(view) == "access":
                 twins.setdefault(view, set()).update(targeted[id(data)])
-        added: dict[str, dict[int, str]] = {}  # side -> address sets (by identity) taken -> their host
+        # a zone's hosts are mostly known already: set operations pick the few that still say something
+        not_aliases: set[str] = set()  # hosts already seen not to be an alias (that stays so)
+        added: dict[str, set[tuple[str, int]]] = {}  # side -> (host, address set id) already taken
         for view, data in self.zones():
             side = self.side.get(view, "other")
             view_twins = twins.get(view, set())
-            taken = added.setdefault(side, {})
-            for owner, addresses, is_target in hosts[id(data)]:
-                if aliases.get(owner, True):
-                    aliases[owner] = not is_target and addresses in view_twins
-                if taken.get(id(addresses)) == owner:
-                    continue  # the same addresses of the same host again: nothing to add
-                taken[id(addresses)] = owner
-                known = self.hosts.setdefault(owner, {}).setdefault(side, [])
-                known.extend(a for a in addresses if a not in known)
+            taken = added.setdefault(side, set())
+            entries, owners, keys = hosts[id(data)]
+            open_aliases = owners - not_aliases
+            new_keys = keys - taken
+            if not open_aliases and not new_keys:
+                continue
+            for owner, addresses, is_target, key in entries:
+                if owner in open_aliases:
+                    aliases[owner] = is_alias = aliases.get(owner, True) and not is_target and addresses in view_twins
+                    if not is_alias:
+                        not_aliases.add(owner)
+                if key in new_keys:
+                    taken.add(key)
+                    known = self.hosts.setdefault(owner, {}).setdefault(side, [])
+                    known.extend(a for a in addresses if a not in known)
         for fqdn in [f for f, alias in aliases.items() if alias]:
             del self.hosts[fqdn]  # the DR SBC's second name: it repeats the DR SBC's addresses
             label = fqdn.split(".", 1)[0]
@@ -429,6 +442,7 @@ class _Deriver:
         parts: dict[str, dict[str, list[tuple[tuple[str, Srv], ...]]]] = {}
         built: dict[tuple[int, ...], tuple[tuple[str, Srv], ...]] = {}  # SRV rrsets by identity -> part
         names: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (zone, owner) -> label, SRV names
+        known: dict[tuple[int, str], tuple[tuple[str, Srv], ...]] = {}  # (rrset, transport) -> its known targets
         for view, data in self.zones():
             srv_get = data.srv.get
             for owner in data.naptr:
@@ -438,9 +452,15 @@ class _Deriver:
                 key = (*map(id, found),)
                 part = built.get(key)
                 if part is None:
-                    part = built[key] = tuple((transport, srv) for transport, srvs in zip(SRV_PREFIX, found,
-                                                                                           strict=True)
-                                              for srv in srvs or () if srv.target in self.ident)
+                    pieces = []
+                    for transport, srvs in zip(SRV_PREFIX, found, strict=True):
+                        if srvs:
+                            piece = known.get((id(srvs), transport))
+                            if piece is None:
+                                piece = known[id(srvs), transport] = tuple(
+                                    (transport, srv) for srv in srvs if srv.target in self.ident)
+                            pieces.append(piece)
+                    part = built[key] = pieces[0] if len(pieces) == 1 else tuple(itertools.chain(*pieces))
                 parts.setdefault(label, {}).setdefault(view, []).append(part)
         sets: dict[str, dict[str, list[tuple[str, Srv]]]] = {}  # label -> view -> (transport, srv)
         for label, views in parts.items():
