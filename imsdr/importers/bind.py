@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,7 +46,8 @@ _TYPE_WORDS = {
     "enum": "enum_dns",
 }
 _THREEGPP = re.compile(r"ims\.mnc([0-9]{3})\.mcc([0-9]{3})\.3gppnetwork\.org")
-PAIRED_TYPES = {"pcscf", "hss", "slf", "enum_dns"}  # the types the design pairs 1+1; the others pool N+K
+PAIRED_TYPES = {"pcscf", "hss", "slf", "enum_dns"}
+_TARGET = operator.attrgetter("target")  # the types the design pairs 1+1; the others pool N+K
 
 
 def _is_enum(zone: str, suffix: str) -> bool:
@@ -456,9 +458,10 @@ class _Deriver:
                     for transport, srvs in zip(SRV_PREFIX, found, strict=True):
                         if srvs:
                             piece = known.get((id(srvs), transport))
-                            if piece is None:
-                                piece = known[id(srvs), transport] = tuple(
-                                    (transport, srv) for srv in srvs if srv.target in self.ident)
+                            if piece is None:  # (a 3GPP home domain's SRV set lists every I-CSCF: ~10^3)
+                                every = self.ident.keys() >= set(map(_TARGET, srvs))
+                                piece = known[id(srvs), transport] = tuple(zip(itertools.repeat(transport), srvs)) \
+                                    if every else tuple((transport, srv) for srv in srvs if srv.target in self.ident)
                             pieces.append(piece)
                     part = built[key] = pieces[0] if len(pieces) == 1 else tuple(itertools.chain(*pieces))
                 parts.setdefault(label, {}).setdefault(view, []).append(part)

@@ -303,7 +303,9 @@ def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
         first.setdefault(keyword, child)
         if keyword in lists:
             lists[keyword].extend(w.text for s in child.block or [] for w in s.words[:1])
-    kind, file, in_view = (first[k].arg(1) if k in first else None for k in ("type", "file", "in-view"))
+    kind = first["type"].arg(1) if "type" in first else None
+    file = first["file"].arg(1) if "file" in first else None
+    in_view = first["in-view"].arg(1) if "in-view" in first else None
     primaries = (*lists["primaries"], *lists["masters"])
     return ZoneStatement(name.rstrip(".").lower(), kind, file, in_view, primaries, where)
 
