@@ -443,28 +443,30 @@ class _Deriver:
         # share their record tuples, so a part is built once per distinct set of SRV rrsets
         parts: dict[str, dict[str, list[tuple[tuple[str, Srv], ...]]]] = {}
         built: dict[tuple[int, ...], tuple[tuple[str, Srv], ...]] = {}  # SRV rrsets by identity -> part
-        names: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (zone, owner) -> label, SRV names
+        # zone -> owner -> (its label, its three SRV names, the label's view -> parts)
+        names: dict[str, dict[str, tuple[str, str, str, str, dict[str, list[tuple[tuple[str, Srv], ...]]]]]] = {}
         known: dict[tuple[int, str], tuple[tuple[str, Srv], ...]] = {}  # (rrset, transport) -> its known targets
         for view, data in self.zones():
             srv_get = data.srv.get
+            zone_names = names.get(data.name)
+            if zone_names is None:
+                zone_names = names[data.name] = {}
             for owner in data.naptr:
-                label, srv_names = names.get((data.name, owner)) or names.setdefault(
-                    (data.name, owner), (_relative(owner, data.name), [f"{p}.{owner}" for p in SRV_PREFIX.values()]))
-                found = [srv_get(name) for name in srv_names]
-                key = (*map(id, found),)
+                entry = zone_names.get(owner)
+                if entry is None:
+                    label = _relative(owner, data.name)
+                    udp, tcp, tls = (f"{p}.{owner}" for p in SRV_PREFIX.values())
+                    entry = zone_names[owner] = (label, udp, tcp, tls, parts.setdefault(label, {}))
+                _label, udp, tcp, tls, by_view = entry
+                found = (srv_get(udp), srv_get(tcp), srv_get(tls))
+                key = (id(found[0]), id(found[1]), id(found[2]))
                 part = built.get(key)
                 if part is None:
-                    pieces = []
-                    for transport, srvs in zip(SRV_PREFIX, found, strict=True):
-                        if srvs:
-                            piece = known.get((id(srvs), transport))
-                            if piece is None:  # (a 3GPP home domain's SRV set lists every I-CSCF: ~10^3)
-                                every = self.ident.keys() >= set(map(_TARGET, srvs))
-                                piece = known[id(srvs), transport] = tuple(zip(itertools.repeat(transport), srvs)) \
-                                    if every else tuple((transport, srv) for srv in srvs if srv.target in self.ident)
-                            pieces.append(piece)
-                    part = built[key] = pieces[0] if len(pieces) == 1 else tuple(itertools.chain(*pieces))
-                parts.setdefault(label, {}).setdefault(view, []).append(part)
+                    part = built[key] = self._srv_part(found, known)
+                view_parts = by_view.get(view)
+                if view_parts is None:
+                    view_parts = by_view[view] = []
+                view_parts.append(part)
         sets: dict[str, dict[str, list[tuple[str, Srv]]]] = {}  # label -> view -> (transport, srv)
         for label, views in parts.items():
             joined: dict[tuple[int, ...], list[tuple[str, Srv]]] = {}  # views with the same parts share one list
@@ -526,6 +528,20 @@ class _Deriver:
             if accepted and sorted(accepted) != ["tcp", "udp"]:
                 order = [t for t in ("udp", "tcp", "tls") if t in accepted]
                 self.state(f"elements[{ident}].transports", el, "transports", order)
+
+    def _srv_part(self, found: tuple[tuple[Srv, ...] | None, ...],
+                  known: dict[tuple[int, str], tuple[tuple[str, Srv], ...]]) -> tuple[tuple[str, Srv], ...]:
+        """(transport, record) of a name's SRV sets (udp, tcp, tls), for the targets that are elements."""
+        pieces = []
+        for transport, srvs in zip(SRV_PREFIX, found, strict=True):
+            if srvs:
+                piece = known.get((id(srvs), transport))
+                if piece is None:  # (a 3GPP home domain's SRV set lists every I-CSCF: ~10^3)
+                    every = self.ident.keys() >= set(map(_TARGET, srvs))
+                    piece = known[id(srvs), transport] = tuple(zip(itertools.repeat(transport), srvs)) \
+                        if every else tuple((transport, srv) for srv in srvs if srv.target in self.ident)
+                pieces.append(piece)
+        return pieces[0] if len(pieces) == 1 else tuple(itertools.chain(*pieces))
 
     def inventory_order(self) -> None:
         """imsdr lists the members of one SRV priority tier in inventory order, so each tier is a
