@@ -304,7 +304,9 @@ class Engine:
     def evaluate(self, failed_ids: Iterable[str] | Iterable[int], *, detail: bool = False) -> Outcome:
         """Evaluate one scenario: ``failed_ids`` are element ids or indices."""
         failed = {x if isinstance(x, int) else self.index[x] for x in failed_ids}
-        results = {i: self._assign(i, failed) for i in sorted(self.affected_flows(failed))}
+        # one element: its flows are already listed once each, in ascending order
+        affected = self.flows_of[next(iter(failed))] if len(failed) == 1 else sorted(self.affected_flows(failed))
+        results = {i: self._assign(i, failed) for i in affected}
         delta, lossy = self._delta(results)
         return self._finish(failed, results, delta, lossy, detail)
 
