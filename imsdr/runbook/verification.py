@@ -41,10 +41,10 @@ def _source(view: ViewPlan) -> str | None:
 
 def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str,
            ordered: bool, source: str | None = None, memo: _CheckMemo | None = None) -> dict[str, Any] | None:
-    rrset = plan.lookup_rrset(view, qname, rdtype)
+    memo = memo or _CheckMemo()
+    rrset = memo.lookup(plan, view, qname, rdtype)
     if rrset is None:
         return None
-    memo = memo or _CheckMemo()
     if source is None:
         source = memo.source(view) if view.kind != "default" else None
     command = f"dig @{server}"
@@ -77,6 +77,24 @@ class _CheckMemo:
     def __init__(self) -> None:
         self._sources: dict[int, tuple[ViewPlan, str | None]] = {}  # id(view) -> (view, source address)
         self._texts: dict[int, tuple[Any, str]] = {}  # id(rdata) -> (rdata, its text)
+        self._zones: dict[tuple[str, str, str], tuple[Any, str, str]] = {}  # (qname, type, side) -> zone, key
+
+    def lookup(self, plan: DnsPlan, view: ViewPlan, qname: str, rdtype: str) -> Any:
+        """``plan.lookup_rrset(view, qname, rdtype)``, with the zone of each name found once (the
+        same pool names are asked of every site view)."""
+        found = self._zones.get((qname, rdtype, view.side))
+        if found is None:
+            name = qname.rstrip(".").lower()
+            found = self._zones[(qname, rdtype, view.side)] = (plan.find_zone(name, view.side), name,
+                                                                rdtype.upper())
+        zone, name, rtype = found
+        if zone is None or zone.kind == "enum" or plan.pending:
+            return plan.lookup_rrset(view, qname, rdtype)  # (ENUM answers are computed; lazy views)
+        key = (name, rtype)
+        overrides = view.overrides.get(zone.name)
+        if overrides and key in overrides:
+            return overrides[key]
+        return zone.rrsets.get(key)
 
     def source(self, view: ViewPlan) -> str | None:
         hit = self._sources.get(id(view))
