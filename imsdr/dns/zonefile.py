@@ -90,6 +90,20 @@ RenderCache = dict[tuple[int, str, int], tuple[RRset, str, str]]
 RdataTexts = dict[int, tuple[Rdata, str]]
 
 
+def rdata_texts(rdatas: Iterable[Rdata], texts: RdataTexts | None) -> list[str]:
+    """Each record's text, remembered in ``texts`` (one run's memo, keyed by identity: the plan
+    shares record objects between views) when one is given."""
+    if texts is None:
+        return [rd.to_text() for rd in rdatas]
+    shown = []
+    for rd in rdatas:
+        known = texts.get(id(rd))
+        if known is None or known[0] is not rd:
+            known = texts[id(rd)] = (rd, rd.to_text())
+        shown.append(known[1])
+    return shown
+
+
 def prepare_zone(
     zone: ZonePlan,
     header: list[str],
@@ -143,15 +157,7 @@ def render_rrset(rrset: RRset, origin: str, width: int, cache: RenderCache | Non
     key = (id(rrset), origin, width)
     hit = cache.get(key) if cache is not None else None
     if hit is None:
-        if texts is None:
-            shown = [rd.to_text() for rd in rdatas]
-        else:
-            shown = []
-            for rd in rdatas:
-                known = texts.get(id(rd))
-                if known is None or known[0] is not rd:
-                    known = texts[id(rd)] = (rd, rd.to_text())
-                shown.append(known[1])
+        shown = rdata_texts(rdatas, texts)
         prefix = f"{relative(rrset.name, origin):<{width}} {rrset.ttl:<6} IN {rrset.rdtype:<5} "
         hit = (
             rrset,

@@ -125,21 +125,7 @@ class _Writer:
         lead = "[" + inner
         separator = "," + inner
         for item in items:
-            kind = type(item)
-            if kind is str:
-                out.append(lead + encode_basestring(item))
-            elif kind is float:
-                out.append(lead + _float_text(item))
-            elif kind is int:
-                out.append(lead + int.__repr__(item))
-            else:
-                out.append(lead)
-                if kind is dict:
-                    self.object(item, inner)
-                elif kind is list:
-                    self.array(item, inner)
-                else:
-                    self.value(item, inner)
+            self.entry(lead, item, inner)
             lead = separator
         out.append(newline + "]")
 
@@ -156,23 +142,27 @@ class _Writer:
         if _SCALARS.issuperset(map(type, mapping.values())) and self.flat(mapping, "{", inner, newline):
             return
         for key, item in sorted(mapping.items()):
-            head = lead + encode_basestring(key) + ": "
-            kind = type(item)
-            if kind is str:
-                out.append(head + encode_basestring(item))
-            elif kind is float:
-                out.append(head + _float_text(item))
-            elif kind is int:
-                out.append(head + int.__repr__(item))
-            elif item is None:
-                out.append(head + "null")
-            else:
-                out.append(head)
-                if kind is dict:
-                    self.object(item, inner)
-                elif kind is list:
-                    self.array(item, inner)
-                else:
-                    self.value(item, inner)
+            self.entry(lead + encode_basestring(key) + ": ", item, inner)
             lead = separator
         out.append(newline + "}")
+
+    def entry(self, head: str, item: Any, inner: str) -> None:
+        """Write ``head`` (the break and indent, and a mapping's key) then ``item``: the common
+        scalars as one chunk, anything else by its writer."""
+        kind = type(item)
+        if kind is str:
+            self.out.append(head + encode_basestring(item))
+        elif kind is float:
+            self.out.append(head + _float_text(item))
+        elif kind is int:
+            self.out.append(head + int.__repr__(item))
+        elif item is None:
+            self.out.append(head + "null")
+        else:
+            self.out.append(head)
+            if kind is dict:
+                self.object(item, inner)
+            elif kind is list:
+                self.array(item, inner)
+            else:
+                self.value(item, inner)

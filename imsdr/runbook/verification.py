@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr.dns.drain import platform_of
 from imsdr.dns.plan import home_domain_of
+from imsdr.dns.zonefile import RdataTexts, rdata_texts
 from imsdr.runbook.context import sample_source
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class _CheckMemo:
 
     def __init__(self) -> None:
         self._sources: dict[int, tuple[ViewPlan, str | None]] = {}  # id(view) -> (view, source address)
-        self._texts: dict[int, tuple[Any, str]] = {}  # id(rdata) -> (rdata, its text)
+        self._texts: RdataTexts = {}  # id(rdata) -> (rdata, its text)
         self._zones: dict[tuple[str, str, str], tuple[Any, str, str]] = {}  # (qname, type, side) -> zone, key
 
     def lookup(self, plan: DnsPlan, view: ViewPlan, qname: str, rdtype: str) -> Any:
@@ -103,14 +104,7 @@ class _CheckMemo:
         return hit[1]
 
     def texts(self, rdatas: tuple[Any, ...]) -> list[str]:
-        known = self._texts
-        out = []
-        for rd in rdatas:
-            hit = known.get(id(rd))
-            if hit is None or hit[0] is not rd:
-                hit = known[id(rd)] = (rd, rd.to_text())
-            out.append(hit[1])
-        return out
+        return rdata_texts(rdatas, self._texts)
 
 
 def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]:
