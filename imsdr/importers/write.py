@@ -55,6 +55,13 @@ def _refuse_foreign(path: Path) -> None:
 
 def render_draft(draft: Draft) -> tuple[str, int]:
     """The draft as YAML text with its header, and how many placeholders it holds."""
+    from imsdr.analysis import cyclic_gc_paused
+
+    with cyclic_gc_paused():  # the emitter's events and nodes: ~10^6 objects, no garbage cycles
+        return _render_draft(draft)
+
+
+def _render_draft(draft: Draft) -> tuple[str, int]:
     import yaml
 
     doc = as_inventory(draft)
