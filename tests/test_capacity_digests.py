@@ -35,9 +35,11 @@ COMMANDS = {
     "capacity.json": ["capacity", "--format", "json"],
     "capacity.markdown": ["capacity", "--format", "markdown"],
     "capacity.table-all": ["capacity", "--all"],
+    "capacity.table": ["capacity"],
     "scenarios.json": ["scenarios", "--depth", "2", "--format", "json"],
     "scenarios.markdown": ["scenarios", "--depth", "2", "--format", "markdown"],
     "scenarios.table-all": ["scenarios", "--depth", "2", "--all"],
+    "scenarios.table": ["scenarios", "--depth", "2"],
     "simulate.json": ["simulate", "--fail", "{site}", "--format", "json"],
     "simulate.markdown": ["simulate", "--fail", "{site}", "--format", "markdown"],
 }

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from inventory_factory import PROVINCE, element, province_data, write_inventory
 from typer.testing import CliRunner
 
@@ -165,3 +166,36 @@ def test_scenarios_exit_1_when_a_single_failure_loses_traffic(tmp_path: Path) ->
 
 def test_scenarios_bad_depth_is_exit_2() -> None:
     assert invoke("scenarios", PROVINCE, "--depth", "3").exit_code == 2
+
+
+def test_scenarios_table_summarises_many_pools_and_pairs_and_all_lists_each(tmp_path: Path) -> None:
+    """Above 60 pools, pairs and types the table shows the worst case per type and, per kind and
+    type of group, how many lose traffic (--all: every pool and pair), agreeing with the JSON."""
+    from imsdr.example.national import NationalParams, national_yaml
+
+    text = national_yaml(NationalParams(provinces=3, enum_numbers=0))
+    path = tmp_path / "three.yaml"
+    path.write_text(text, encoding="utf-8")
+    inventory = yaml.safe_load(text)
+    type_of = {e["id"]: e["type"] for e in inventory["elements"]}
+    group_type = {g["id"]: type_of[g["members"][0]] for kind in ("pools", "pairs")
+                  for g in inventory["redundancy"][kind]}
+    data = json.loads(invoke("scenarios", path, "--depth", "2", "--format", "json").stdout)
+    groups = [w for w in data["worst"] if w["kind"] != "type"]
+    assert len(data["worst"]) > 60
+    summary = invoke("scenarios", path, "--depth", "2")
+    assert summary.exit_code in (0, 1), summary.output
+    lines = summary.stdout.splitlines()
+    assert f"{len(groups):,} pools and pairs; --all lists the worst case of each" in lines
+    assert not any(w["subject"] in summary.stdout for w in groups if w["utilisation"] is None)
+    rows = {tuple(line.split()[:2]): line.split()[2:4] for line in lines if line.split()[:1] in (["pool"], ["pair"])}
+    expected: dict[tuple[str, str], list[int]] = {}
+    for w in groups:
+        counts = expected.setdefault((w["kind"], group_type[w["subject"]]), [0, 0])
+        counts[0] += 1
+        counts[1] += bool(w["unserved"])
+    assert rows == {key: [f"{n:,}", f"{lose:,}"] for key, (n, lose) in expected.items()}
+    assert any(lose for _n, lose in expected.values())  # some pair of sites loses a 1+1 pair
+    every = invoke("scenarios", path, "--depth", "2", "--all").stdout
+    assert "pools and pairs; --all" not in every
+    assert all(f"{w['subject']} ({w['kind']})" in every for w in data["worst"])

@@ -150,7 +150,8 @@ def scenarios(
         bool,
         typer.Option(
             "--all",
-            help="Table: list every scenario, not only those with loss (always all in json/markdown).",
+            help="Table: list every scenario and the worst case of every pool and pair, not a summary "
+            "(always all in json/markdown).",
         ),
     ] = False,
     fmt: FormatOpt = ReportFormat.table,
@@ -158,8 +159,9 @@ def scenarios(
     """Run every site, region, power feed, transmission route and element failure (--depth 2: site pairs).
 
     Per scenario the verdict, worst switchover and unserved users; then the worst scenario of each
-    kind and the worst case per pool, pair and type. Exit 1 when a depth-1 scenario loses traffic
-    (a region loss in a lab excepted).
+    kind and the worst case per pool, pair and type. A large network's table lists the scenarios
+    with loss, the worst case per type and a summary of its pools and pairs (--all lists every
+    one). Exit 1 when a depth-1 scenario loses traffic (a region loss in a lab excepted).
     """
     from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from imsdr.capacity.report import CapacityReport
-    from imsdr.scenarios.run import ScenariosReport
+    from imsdr.scenarios.run import ScenariosReport, WorstCase
     from imsdr.scenarios.simulate import SimulationReport
 
 VERDICT_STYLES = {
@@ -263,13 +263,40 @@ def scenario_tables(console: Console, report: ScenariosReport, show_all: bool = 
             lost = f"{fmt(round(r.unserved_users))} users, {fmt(r.unserved_erlangs)} E"
             t.add_row(r.kind, r.id, verdict(r.verdict), lost, busiest)
         console.print(t)
-    t = table("Worst case per pool, pair and element type", "subject", "peak utilisation", "caused by",
-              "most unserved")
-    for w in report.worst:
+    if show_all or len(report.worst) <= SUMMARY_ABOVE:
+        _worst_table(console, "Worst case per pool, pair and element type", report.worst)
+    else:
+        _worst_summary(console, report)
+    counts = ", ".join(f"{n} {v}" for v, n in report.counts)
+    loses = "a depth-1 scenario loses traffic" if report.depth1_loses_traffic else "no depth-1 scenario loses traffic"
+    console.print(f"{len(report.rows)} scenarios: {counts}; {loses}")
+
+
+def _worst_table(console: Console, title: str, worst: Iterable[WorstCase]) -> None:
+    t = table(title, "subject", "peak utilisation", "caused by", "most unserved")
+    for w in worst:
         peak = "–" if w.utilisation is None else f"{pct(w.utilisation)} {w.element}"
         lost = f"{fmt(w.unserved)} in {w.unserved_scenario}" if w.unserved else "0"
         t.add_row(f"{w.subject} ({w.kind})", peak, w.scenario or "–", lost)
     console.print(t)
-    counts = ", ".join(f"{n} {v}" for v, n in report.counts)
-    loses = "a depth-1 scenario loses traffic" if report.depth1_loses_traffic else "no depth-1 scenario loses traffic"
-    console.print(f"{len(report.rows)} scenarios: {counts}; {loses}")
+
+
+def _worst_summary(console: Console, report: ScenariosReport) -> None:
+    """The worst case per element type, then per kind and type of group how many pools or pairs
+    lose traffic in some scenario and the highest peak among them (``--all`` lists each)."""
+    _worst_table(console, "Worst case per element type", [w for w in report.worst if w.kind == "type"])
+    groups: dict[tuple[str, str], list[WorstCase]] = {}
+    for w in report.worst:
+        if w.kind != "type":
+            groups.setdefault((w.kind, w.element_type), []).append(w)
+    t = table("Worst case per pool and pair (summary)", "kind", "type", "groups", "lose traffic",
+              "highest peak utilisation")
+    for (kind, element_type), cases in sorted(groups.items()):
+        losing = sum(1 for w in cases if w.unserved)
+        peaks = [w for w in cases if w.utilisation is not None]
+        top = max(peaks, key=lambda w: w.utilisation or 0.0, default=None)  # the first of equal peaks
+        peak = "–" if top is None else f"{pct(top.utilisation or 0.0)} {top.subject} ({top.scenario})"
+        t.add_row(kind, element_type, f"{len(cases):,}", styled(f"{losing:,}", "bold red") if losing else "0", peak)
+    console.print(t)
+    n = sum(len(cases) for cases in groups.values())
+    console.print(f"{n:,} pools and pairs; --all lists the worst case of each")

@@ -47,6 +47,7 @@ class WorstCase:
     scenario: str | None
     unserved: float  # most of this subject's service left unserved in one scenario
     unserved_scenario: str | None
+    element_type: str = ""  # the type of the group's members, or the type itself
 
 
 @dataclass(frozen=True)
@@ -236,11 +237,11 @@ class _Worst:
 
     def __init__(self, topology: Topology, eng: Engine) -> None:
         self.eng = eng
-        self.subjects: dict[str, tuple[str, str]] = {}  # key → (subject, kind)
+        self.subjects: dict[str, tuple[str, str, str]] = {}  # key → (subject, kind, element type)
         for group in topology.groups.values():
-            self.subjects[f"group:{group.id}"] = (group.id, group.kind)
+            self.subjects[f"group:{group.id}"] = (group.id, group.kind, eng.type_of[eng.index[group.members[0]]])
         for t in sorted({eng.type_of[x] for x in range(len(eng.ids))}):
-            self.subjects[f"type:{t}"] = (t, "type")
+            self.subjects[f"type:{t}"] = (t, "type", t)
         self.groups_of = [[f"group:{g}" for g in gs] for gs in eng.groups_of_idx]
         #: per element, the subjects it counts for: its groups, then its type
         self.keys_of = [(*self.groups_of[x], f"type:{eng.type_of[x]}") for x in range(len(eng.ids))]
@@ -289,7 +290,7 @@ class _Worst:
 
     def result(self) -> tuple[WorstCase, ...]:
         out = []
-        for key, (subject, kind) in self.subjects.items():
+        for key, (subject, kind, element_type) in self.subjects.items():
             u = self.best.get(key)
             lost = self.unserved.get(key)
             if u is None:
@@ -312,6 +313,7 @@ class _Worst:
                     scenario=None if u is None else u[2],
                     unserved=0.0 if lost is None else round(lost[0], 3),
                     unserved_scenario=None if lost is None else lost[1],
+                    element_type=element_type,
                 )
             )
         order = {"pool": 0, "pair": 1, "type": 2}
