@@ -411,6 +411,34 @@ def test_number_check_never_raises() -> None:
         assert isinstance(number_problem(text), str | type(None))
 
 
+def test_text_never_typed_is_text_for_every_reader() -> None:
+    """The address shortcut (two dots, or a colon without a digit after it) only ever skips
+    scalars that PyYAML's resolver reads as text and neither YAML version reads as a number."""
+    import yaml
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from yaml.nodes import ScalarNode
+
+    from imsdr.inventory import scalars
+    from imsdr.inventory.loader import plain_reading
+
+    resolver = yaml.resolver.Resolver()
+    spelling = st.text("0123456789+-._:xobeEafTtZnNulY ", min_size=1, max_size=14)
+    address = st.ip_addresses().map(str)
+
+    @settings(max_examples=1500, deadline=None, database=None)
+    @given(st.one_of(spelling, address))
+    def check(text: str) -> None:
+        if scalars.NEVER_TYPED.search(text):
+            assert resolver.resolve(ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+            assert scalars._yaml11(text) is None and scalars._yaml12(text) is None
+            assert plain_reading(text) == "str" and scalars.number_problem(text) is None
+
+    check()
+    for typed in ("1:30", "1:30.5", "2001-12-14t21:59:43.10-05:00", "1.5", "0x1F"):
+        assert not scalars.NEVER_TYPED.search(typed)
+
+
 def test_no_python_pattern_relies_on_dollar() -> None:
     """Every Python pattern of imsdr is used with fullmatch: one ending in '$' (which matches before
     a final newline) is the mistake this class of bugs came from. Multi-line patterns over our own

@@ -46,7 +46,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from imsdr.diagnostics import Location, Problem
 from imsdr.errors import InventoryError
-from imsdr.inventory.scalars import NUMBER_START, number_problem
+from imsdr.inventory.scalars import NEVER_TYPED, NUMBER_START, number_problem
 
 try:  # libyaml's parser is several times faster; identical semantics for safe loading
     from yaml import CSafeLoader as _Loader
@@ -495,6 +495,8 @@ def plain_reading(text: str) -> str:
     resolvers = _RESOLVER.yaml_implicit_resolvers
     if text and text[0] not in resolvers and None not in resolvers:
         return "str"  # no implicit type starts with this character (most names and ids)
+    if NEVER_TYPED.search(text):
+        return "str"  # an address
     tag = _RESOLVER.resolve(ScalarNode, text, (True, False))
     if tag == _BOOL and text not in _YAML12_BOOLS:
         tag = _STR
