@@ -7,7 +7,7 @@ import ipaddress
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from imsdr.inventory.schema import _PLAIN_ADDRESS, canonical_address, parse_address
+from imsdr.inventory.schema import _PLAIN_ADDRESS, _check_ip, canonical_address, parse_address
 
 
 def _ipaddress_reading(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -66,3 +66,31 @@ def test_parse_address_agrees_with_ipaddress(text: str) -> None:
 @example(ipaddress.IPv6Address("::ffff:0:0"))
 def test_canonical_address_is_ipaddress_text(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
     assert canonical_address(address) == str(address)
+
+
+@settings(max_examples=600)
+@given(st.one_of(_NEAR, _SPELLED, st.text(alphabet="0123456789. %x-", max_size=20)))
+@example("1.2.3.04")
+@example(" 1.2.3.4")
+def test_an_address_field_holds_ipaddress_text(text: str) -> None:
+    """What an address field keeps: ipaddress's text of a plain address; anything else refused."""
+    try:
+        kept = _check_ip(text)
+    except ValueError:
+        kept = None
+    theirs = _ipaddress_reading(text)
+    assert kept == (str(theirs) if theirs is not None and _PLAIN_ADDRESS.fullmatch(text) else None)
+
+
+@settings(max_examples=800)
+@given(st.text(alphabet="ab0-.A_", max_size=70) | st.builds(lambda n: "a." * n + "b", st.integers(100, 130)))
+def test_a_dns_name_is_accepted_by_one_match_exactly_when_every_label_is_valid(text: str) -> None:
+    from imsdr.inventory.schema import _check_dns_name, _dns_name_problem
+
+    name = text[:-1] if text.endswith(".") else text
+    try:
+        accepted = _check_dns_name(text) == name
+    except ValueError as exc:
+        assert str(exc) == _dns_name_problem(text, name)
+        accepted = False
+    assert accepted == (_dns_name_problem(text, name) is None)

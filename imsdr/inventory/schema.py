@@ -37,18 +37,26 @@ def _check_id(value: str) -> str:
 
 def _check_dns_name(value: str) -> str:
     name = value[:-1] if value.endswith(".") else value
+    if len(name) <= 253 and _DNS_NAME_RE.fullmatch(name):
+        return name  # one match for the common case; the label-by-label walk says what is wrong
+    raise ValueError(_dns_name_problem(value, name) or f"invalid DNS name {value!r}")
+
+
+_DNS_NAME_RE = re.compile(rf"(?:{_LABEL_RE.pattern}\.)+{_LABEL_RE.pattern}")
+
+
+def _dns_name_problem(value: str, name: str) -> str | None:
+    """Why ``name`` (``value`` without its final dot) is not a fully qualified DNS name; None if it is."""
     if len(name) > 253 or not name:
-        raise ValueError(f"invalid DNS name {value!r}: 1-253 characters expected")
+        return f"invalid DNS name {value!r}: 1-253 characters expected"
     labels = name.split(".")
     for label in labels:
         if not _LABEL_RE.fullmatch(label):
-            raise ValueError(
-                f"invalid DNS name {value!r}: label {label!r} is not a valid host label "
-                "(lowercase letters, digits and '-' only, 1-63 characters, RFC 1035/1123)"
-            )
+            return (f"invalid DNS name {value!r}: label {label!r} is not a valid host label "
+                    "(lowercase letters, digits and '-' only, 1-63 characters, RFC 1035/1123)")
     if len(labels) < 2:
-        raise ValueError(f"invalid DNS name {value!r}: a fully qualified name with at least two labels is expected")
-    return name
+        return f"invalid DNS name {value!r}: a fully qualified name with at least two labels is expected"
+    return None
 
 
 def _check_label(value: str) -> str:
@@ -117,6 +125,13 @@ def parse_prefix(value: str) -> IpNetworkValue:
 
 
 def _check_ip(value: str) -> str:
+    if ":" not in value:
+        # IPv4 (half of the addresses): the C parser takes only dotted decimal without leading
+        # zeros, whose text is already the canonical one - no address object needed
+        try:
+            return socket.inet_ntop(socket.AF_INET, socket.inet_pton(socket.AF_INET, value))
+        except OSError:
+            pass
     return canonical_address(parse_address(value))
 
 
