@@ -14,6 +14,7 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,12 +24,40 @@ MAX_CONFIG_BYTES = 16 * 1024 * 1024
 MAX_INCLUDE_DEPTH = 16
 
 
+class _Lines:
+    """Where each line of one file starts: a token's line and column from its offset."""
+
+    __slots__ = ("file", "starts")
+
+    def __init__(self, file: str, text: str) -> None:
+        self.file = file
+        # line n (from 1) starts at starts[n - 1]: 0, then one past each newline
+        self.starts = [0, *accumulate(map((1).__add__, map(len, text.split("\n")[:-1])))]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def column(self, offset: int) -> int:
+        return offset - self.starts[bisect.bisect_right(self.starts, offset) - 1] + 1
+
+
 class Token(NamedTuple):  # a national configuration has half a million: a tuple is the cheapest
     text: str
     quoted: bool
-    file: str
-    line: int
-    column: int
+    lines: _Lines  # its file's
+    offset: int  # where it starts (a string: its quote); the line and column are worked out when asked
+
+    @property
+    def file(self) -> str:
+        return self.lines.file
+
+    @property
+    def line(self) -> int:
+        return self.lines.line(self.offset)
+
+    @property
+    def column(self) -> int:
+        return self.lines.column(self.offset)
 
 
 @dataclass(slots=True)
@@ -57,8 +86,7 @@ class Statement:
         return found[0] if found else None
 
 
-@dataclass(frozen=True, slots=True)
-class ZoneStatement:
+class ZoneStatement(NamedTuple):  # a national configuration has ~10^5 (a tuple is made in C)
     name: str
     type: str | None
     file: str | None
@@ -95,29 +123,25 @@ _PUNCTUATION = frozenset("{};")
 
 
 def _tokens(text: str, file: str, problems: ImportProblems) -> list[Token]:
-    """The tokens of one file, each with its line and column, by one pass of a regular expression;
-    the first unclosed comment or string is a problem and ends the file."""
+    """The tokens of one file, each with its offset (its line and column are worked out when
+    asked), by one pass of a regular expression; the first unclosed comment or string is a
+    problem and ends the file."""
     out: list[Token] = []
     append, new = out.append, tuple.__new__
-    count, rfind = text.count, text.rfind
-    line, counted, line_start = 1, 0, 0  # lines are counted up to offset 'counted'
+    lines = _Lines(file, text)
     for found in _TOKEN.finditer(text):
         kind = found.lastindex
         if kind is None:
             break
-        start = found.start(kind) - (kind == 2)  # a string starts at its quote
-        newlines = count("\n", counted, start)
-        if newlines:
-            line += newlines
-            line_start = rfind("\n", counted, start) + 1
-        counted = start
-        if kind == 1:
-            problems.add(file, line, start - line_start + 1, "unclosed /* comment")
+        if kind == 2:
+            append(new(Token, (found[2], True, lines, found.start(2) - 1)))  # a string starts at its quote
+        elif kind == 1 or kind == 3:
+            start = found.start(kind)
+            problems.add(file, lines.line(start), lines.column(start),
+                         "unclosed /* comment" if kind == 1 else "unclosed string")
             break
-        if kind == 3:
-            problems.add(file, line, start - line_start + 1, "unclosed string")
-            break
-        append(new(Token, (found[kind], kind == 2, file, line, start - line_start + 1)))
+        else:
+            append(new(Token, (found[kind], False, lines, found.start(kind))))
     return out
 
 
@@ -384,13 +408,14 @@ def _relabelled(conf: NamedConf, path: Path) -> NamedConf:
     """``conf`` as read from ``path`` (a file with the same statements on the same lines)."""
     old, new = str(conf.path), str(path)
 
-    def where(text: str) -> str:
-        if text == old:
-            return new
-        file, sep, line = text.rpartition(":")
-        return f"{new}:{line}" if sep and file == old else text
+    prefix, after = old + ":", len(old) + 1
 
-    # a national configuration has ~10^5 zone statements: built directly, not by dataclasses.replace
+    def where(text: str) -> str:  # 'old' or 'old:LINE' (no ':' in LINE), else as it is
+        if text.startswith(prefix) and text.find(":", after) < 0:
+            return new + text[len(old):]
+        return new if text == old else text
+
+    # a national configuration has ~10^5 zone statements: built directly, not by _replace
     views = [View(v.name, v.match_clients, [ZoneStatement(z.name, z.type, z.file, z.in_view, z.primaries,
                                                           where(z.where)) for z in v.zones],
                   where(v.where)) for v in conf.views]
