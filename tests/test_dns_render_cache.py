@@ -63,16 +63,35 @@ def test_aaaa_text_is_compressed_whatever_the_input_spelling() -> None:
 
 
 def test_rdata_problem_memo_reports_every_rrset_that_holds_the_rdata() -> None:
-    from imsdr.dns.records import SRV, RRset
+    from imsdr.dns.records import SRV, RecordChecks, RRset
 
     bad = SRV(10, 5, 0, "x.example.net")  # port 0 with a real target
     first = RRset("_sip._udp.a.example.net", "SRV", 60, (bad,))
     second = RRset("_sip._udp.b.example.net", "SRV", 60, (SRV(10, 5, 5060, "y.example.net"), bad))
-    memo: dict[object, list[str]] = {}
+    memo = RecordChecks()
     assert first.problems(memo) == first.problems() != []
     assert second.problems(memo) == second.problems()
     assert any("_sip._udp.b.example.net" in p and "port 0" in p for p in second.problems(memo))
-    assert bad in memo
+    assert memo.rdatas[id(bad)] is bad and memo.faulty[id(bad)]
+
+
+def test_rdata_tuple_memo_names_every_rrset_that_holds_the_tuple() -> None:
+    """One tuple of records at several names (an SRV set under _sip._udp and _sip._tcp) is judged
+    once; each rrset still gets its own name, type and TTL in the messages."""
+    from imsdr.dns.records import SRV, RecordChecks, RRset
+
+    shared = (SRV(10, 5, 0, "x.example.net"), SRV(10, 5, 0, "x.example.net"))  # port 0, twice
+    udp = RRset("_sip._udp.a.example.net", "SRV", 60, shared)
+    tcp = RRset("_sip._tcp.a.example.net", "SRV", 2**31, shared)
+    star = RRset("a.*.example.net", "SRV", 60, shared)
+    memo = RecordChecks()
+    for rrset in (udp, tcp, star, udp):
+        assert rrset.problems(memo) == rrset.problems() != []
+    assert len(memo.contents) == 1
+    assert [p for p in tcp.problems(memo) if "TTL" in p] == [
+        "_sip._tcp.a.example.net SRV: TTL 2147483648 is outside 0..2147483647"]
+    assert star.problems(memo)[-1] == "a.*.example.net: '*' is only allowed as the leftmost label"
+    assert "_sip._udp.a.example.net SRV: a record is listed twice" in udp.problems(memo)
 
 
 def test_view_copies_prepared_from_their_base_are_as_prepared_whole() -> None:

@@ -15,12 +15,13 @@ Checks, per view (base content plus that view's overrides):
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.plan import CORE_BASE, DnsPlan, Origin, ViewPlan
-from imsdr.dns.records import CNAME, NAPTR, NS, SRV, RRset, dnspython_check
+from imsdr.dns.records import CNAME, NAPTR, NS, SRV, Rdata, RecordChecks, RRset, dnspython_check
 
 if TYPE_CHECKING:
     from imsdr.diagnostics import Problem
@@ -62,37 +63,54 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
 
     checked_text: set[tuple[object, ...]] = set()
     checked_types: set[str] = set()
-    rdata_memo: dict[object, list[str]] = {}  # the same rdata recurs in many rrsets
+    checked_tuples: set[int] = set()  # id() of NAPTR/SOA rdata tuples read back (the plan holds them)
+    checks = RecordChecks()  # the same names, rdatas and rdata tuples recur in many rrsets and views
+    leaks = _Leaks(plan)
     for zone_name, view, rrset in plan.all_rrsets(views=views):
-        origin = _origin(plan, zone_name, rrset)
+        origin: Origin | None = None  # looked up only when something is wrong
         where = f" (view {view.name})" if view else ""
-        # (no memo per rrset: views hold equal rrsets as distinct objects, and hashing an rrset of
-        # hundreds of SRV records costs as much as checking it; each rdata's own check is memoised)
-        for problem in rrset.problems(rdata_memo):
+        for problem in rrset.problems(checks):
+            origin = origin if origin is not None else _origin(plan, zone_name, rrset)
             err(problem + where, origin)
-        for rd in rrset.rdatas:
-            # dnspython reads back every SOA, every NAPTR shape (order, preference, flags, services,
-            # regexp: the quoting and escaping; its replacement is a name, written like every
-            # other target and checked by name_problems) and one rdata of each other type
-            if rrset.rdtype not in ("NAPTR", "SOA") and rrset.rdtype in checked_types:
-                continue
-            checked_types.add(rrset.rdtype)
+        # dnspython reads back every SOA, every NAPTR shape (order, preference, flags, services,
+        # regexp: the quoting and escaping; its replacement is a name, written like every other
+        # target and checked by name_problems) and one rdata of each other type
+        rdtype = rrset.rdtype
+        if rdtype in ("NAPTR", "SOA"):
+            read_back = () if id(rrset.rdatas) in checked_tuples else rrset.rdatas
+            checked_tuples.add(id(rrset.rdatas))
+        elif rdtype not in checked_types and rrset.rdatas:
+            checked_types.add(rdtype)
+            read_back = rrset.rdatas[:1]
+        else:
+            read_back = ()
+        for rd in read_back:
             if isinstance(rd, NAPTR):
                 key: tuple[object, ...] = ("NAPTR", rd.order, rd.preference, rd.flags, rd.services, rd.regexp)
             else:
-                key = (rrset.rdtype, rd.to_text())
+                key = (rdtype, rd.to_text())
             if key not in checked_text:
                 checked_text.add(key)
-                why = dnspython_check(rd.to_text(), rrset.rdtype, zone_name)
+                why = dnspython_check(rd.to_text(), rdtype, zone_name)
                 if why:
+                    origin = origin if origin is not None else _origin(plan, zone_name, rrset)
                     err(why, origin)
-        _check_targets(answers, view or _BASE, zone_name, rrset, origin, err, where)
+        faults = answers.rrset_faults(view or _BASE, rrset.rdatas)
+        if faults or rdtype == "CNAME":
+            origin = origin if origin is not None else _origin(plan, zone_name, rrset)
+            _check_targets(faults, rrset, origin, err, where)
         if view is not None and view.side == "access":
-            _check_leak(plan, view, rrset, origin, err)
+            leaked = leaks.names(rrset)
+            if leaked:
+                origin = origin if origin is not None else _origin(plan, zone_name, rrset)
+                for name, what in leaked:
+                    err(f"internal name {name} ({what}) is visible to access clients in view {view.name} "
+                        f"({rrset.name} {rrset.rdtype}); core names are served only in core views", origin)
     for zone in plan.zones.values():
         names: dict[str, set[str]] = {}
-        for name, rdtype in zone.rrsets:
-            names.setdefault(name, set()).add(rdtype)
+        if any(rdtype == "CNAME" for _, rdtype in zone.rrsets):  # (no CNAME: no name to look at)
+            for name, rdtype in zone.rrsets:
+                names.setdefault(name, set()).add(rdtype)
         for name, types in names.items():
             if "CNAME" in types and len(types) > 1:
                 err(
@@ -150,13 +168,65 @@ class _Answers:
         self.found: dict[tuple[object, str, str], bool] = {}
         self.faults: dict[tuple[object, int], tuple[str, ...]] = {}  # (scope, id(rdata)) -> faults
         self.overridden: dict[int, frozenset[str]] = {}  # id(view) -> names its overrides hold
+        # id(rdatas) -> (that tuple, the names its records point at, whether all are SRV records)
+        self.targets: dict[int, tuple[tuple[Rdata, ...], frozenset[str], bool]] = {}
+        self.tuple_faults: dict[tuple[object, int], tuple[tuple[Rdata, str], ...]] = {}  # (scope, id(rdatas))
+        self.srv_memo: dict[tuple[object, str], tuple[str, ...]] = {}  # (scope, SRV target) -> faults
 
-    def _scope(self, view: ViewPlan, name: str) -> object:
+    def _overridden(self, view: ViewPlan) -> frozenset[str]:
         names = self.overridden.get(id(view))
         if names is None:
             names = self.overridden[id(view)] = frozenset(
                 n for rrsets in view.overrides.values() for n, _ in rrsets)
-        return id(view) if name in names else view.side
+        return names
+
+    def _scope(self, view: ViewPlan, name: str) -> object:
+        return id(view) if name in self._overridden(view) else view.side
+
+    def rrset_faults(self, view: ViewPlan, rdatas: tuple[Rdata, ...]) -> tuple[tuple[Rdata, str], ...]:
+        """(record, fault) for every fault of :meth:`target_faults` over ``rdatas``, in record order.
+
+        One tuple of records recurs at many names and in many views; when ``view`` overrides none
+        of the names they point at, they answer there as in any view of its side, so the tuple is
+        judged once per side (by identity: the plan holds the tuple, its id is not reused). A
+        tuple of SRV records (hundreds, in a few distinct targets) is judged by its targets."""
+        if len(rdatas) == 1:  # (most rrsets: one address; its record is remembered)
+            return tuple((rdatas[0], fault) for fault in self.target_faults(view, rdatas[0]))
+        known = self.targets.get(id(rdatas))
+        if known is None or known[0] is not rdatas:
+            srv_only = set(map(type, rdatas)) == {SRV}  # (a set operation each, not a step per record)
+            if srv_only:
+                names = frozenset(map(_TARGET, rdatas)) - {"."}
+            else:
+                names = frozenset(name for rd in rdatas if (name := _target(rd)) not in (None, "."))
+            known = self.targets[id(rdatas)] = (rdatas, names, srv_only)
+        names = known[1]
+        if not names:
+            return ()
+        scope = view.side if self._overridden(view).isdisjoint(names) else id(view)
+        key = (scope, id(rdatas))
+        faults = self.tuple_faults.get(key)
+        if faults is None:
+            if known[2]:
+                bad = {name: found for name in names if (found := self.srv_faults(view, name))}
+                faults = () if not bad else tuple(
+                    (rd, fault) for rd in rdatas for fault in bad.get(rd.target, ()))  # type: ignore[union-attr]
+            else:
+                faults = tuple((rd, fault) for rd in rdatas for fault in self.target_faults(view, rd))
+            self.tuple_faults[key] = faults
+        return faults
+
+    def srv_faults(self, view: ViewPlan, name: str) -> tuple[str, ...]:
+        """What is wrong with ``name`` as the target of an SRV record, as ``view`` answers it."""
+        key = (self._scope(view, name), name)
+        faults = self.srv_memo.get(key)
+        if faults is None:
+            if self.has(view, name, "CNAME"):
+                faults = ("srv-cname",)
+            else:
+                faults = () if self.has_address(view, name) else ("srv-address",)
+            self.srv_memo[key] = faults
+        return faults
 
     def has(self, view: ViewPlan, name: str, rdtype: str) -> bool:
         key = (self._scope(view, name), name, rdtype)
@@ -170,13 +240,8 @@ class _Answers:
 
     def target_faults(self, view: ViewPlan, rd: object) -> tuple[str, ...]:
         """What is wrong with the target of ``rd`` as ``view`` answers it ('' codes, see below)."""
-        if isinstance(rd, (SRV, NS)):
-            name = rd.target
-        elif isinstance(rd, NAPTR):
-            name = rd.replacement
-        else:
-            return ()
-        if name == ".":
+        name = _target(rd)
+        if name is None or name == ".":
             return ()
         key = (self._scope(view, name), id(rd))  # the rdata is held by the plan: its id is stable
         faults = self.faults.get(key)
@@ -186,9 +251,7 @@ class _Answers:
 
     def _faults(self, view: ViewPlan, rd: object, name: str) -> tuple[str, ...]:
         if isinstance(rd, SRV):
-            if self.has(view, name, "CNAME"):
-                return ("srv-cname",)
-            return () if self.has_address(view, name) else ("srv-address",)
+            return self.srv_faults(view, name)
         if isinstance(rd, NAPTR):
             flag = rd.flags.lower()
             out = []
@@ -202,52 +265,70 @@ class _Answers:
         return ()
 
 
-def _check_targets(
-    answers: _Answers, view: ViewPlan, zone: str, rrset: RRset, origin: Origin, err, where: str
-) -> None:  # type: ignore[no-untyped-def]
-    for rd in rrset.rdatas:
-        for fault in answers.target_faults(view, rd):
-            if fault == "srv-cname":
-                err(
-                    f"{rrset.name} SRV target {rd.target} is a CNAME; RFC 2782 requires a name with "  # type: ignore[union-attr]
-                    f"A/AAAA records{where}",
-                    origin,
-                )
-            elif fault == "srv-address":
-                err(f"{rrset.name} SRV target {rd.target} has no A/AAAA record in the plan{where}", origin)  # type: ignore[union-attr]
-            elif fault == "naptr-srv":
-                err(
-                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no SRV "  # type: ignore[union-attr]
-                    f"records in the plan{where}",
-                    origin,
-                )
-            elif fault == "naptr-address":
-                err(
-                    f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no A/AAAA "  # type: ignore[union-attr]
-                    f"record in the plan{where}",
-                    origin,
-                )
-            else:
-                err(f"{rrset.name} NS {rd.target} has no A/AAAA record in the plan{where}", origin)  # type: ignore[union-attr]
-        if isinstance(rd, CNAME) and rrset.rdtype == "CNAME" and rd.target == rrset.name:
-            err(f"{rrset.name} CNAME points at itself{where}", origin)
+_TARGET = operator.attrgetter("target")
 
 
-def _check_leak(plan: DnsPlan, view: ViewPlan, rrset: RRset, origin: Origin, err) -> None:  # type: ignore[no-untyped-def]
-    """An internal (core) name must never be visible to access clients: owner or target."""
-    names = [rrset.name]
-    for rd in rrset.rdatas:
-        target = getattr(rd, "target", None) or getattr(rd, "replacement", None)
-        if target:
-            names.append(target)
-    for name in names:
-        what = plan.internal_names.get(name)
-        if what is not None:
+def _target(rd: object) -> str | None:
+    """The name an SRV, NS or NAPTR record leads to (None for other records)."""
+    if isinstance(rd, (SRV, NS)):
+        return rd.target
+    if isinstance(rd, NAPTR):
+        return rd.replacement
+    return None
+
+
+def _check_targets(faults: tuple[tuple[Rdata, str], ...], rrset: RRset, origin: Origin, err, where: str) -> None:  # type: ignore[no-untyped-def]
+    """Report the target ``faults`` of ``rrset``'s records (see :meth:`_Answers.rrset_faults`), and
+    a CNAME that points at itself."""
+    for rd, fault in faults:
+        if fault == "srv-cname":
             err(
-                f"internal name {name} ({what}) is visible to access clients in view {view.name} "
-                f"({rrset.name} {rrset.rdtype}); core names are served only in core views",
+                f"{rrset.name} SRV target {rd.target} is a CNAME; RFC 2782 requires a name with "  # type: ignore[union-attr]
+                f"A/AAAA records{where}",
                 origin,
             )
+        elif fault == "srv-address":
+            err(f"{rrset.name} SRV target {rd.target} has no A/AAAA record in the plan{where}", origin)  # type: ignore[union-attr]
+        elif fault == "naptr-srv":
+            err(
+                f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no SRV "  # type: ignore[union-attr]
+                f"records in the plan{where}",
+                origin,
+            )
+        elif fault == "naptr-address":
+            err(
+                f"{rrset.name} NAPTR ({rd.services}) points at {rd.replacement}, which has no A/AAAA "  # type: ignore[union-attr]
+                f"record in the plan{where}",
+                origin,
+            )
+        else:
+            err(f"{rrset.name} NS {rd.target} has no A/AAAA record in the plan{where}", origin)  # type: ignore[union-attr]
+    if rrset.rdtype == "CNAME":
+        for rd in rrset.rdatas:
+            if isinstance(rd, CNAME) and rd.target == rrset.name:
+                err(f"{rrset.name} CNAME points at itself{where}", origin)
+
+
+class _Leaks:
+    """The internal (core) names an rrset would show to access clients, as owner or target."""
+
+    def __init__(self, plan: DnsPlan) -> None:
+        self.internal = plan.internal_names
+        self.targets: dict[int, tuple[tuple[Rdata, ...], list[str]]] = {}  # id(rdatas) -> (rdatas, targets)
+
+    def names(self, rrset: RRset) -> list[tuple[str, str]]:
+        """(name, what it is) for the owner, then each record's target, that is internal."""
+        rdatas = rrset.rdatas
+        known = self.targets.get(id(rdatas))
+        if known is None or known[0] is not rdatas:
+            targets = []
+            for rd in rdatas:
+                target = getattr(rd, "target", None) or getattr(rd, "replacement", None)
+                if target:
+                    targets.append(target)
+            known = self.targets[id(rdatas)] = (rdatas, targets)
+        internal = self.internal
+        return [(name, internal[name]) for name in (rrset.name, *known[1]) if name in internal]
 
 
 def _check_block(block, zone: str) -> list[str]:  # type: ignore[no-untyped-def]
@@ -310,8 +391,10 @@ def plan_problems(topology: Topology, plan: DnsPlan | None = None) -> list[Probl
     """The errors of the names the inventory gives to DNS, located in the inventory (what
     ``render dns`` would refuse); ``check`` reports them as DNS-005. The base zones of a lazy
     plan are enough: every view repeats those names, and ``render dns`` lints each view too."""
+    from imsdr.analysis import cyclic_gc_paused
     from imsdr.dns.plan import build_dns_plan
 
-    plan = plan if plan is not None else build_dns_plan(topology, lazy=True)
-    issues = lint_plan(plan, views=False)
+    with cyclic_gc_paused():  # (the plan and the lint's memos: many objects, none garbage)
+        plan = plan if plan is not None else build_dns_plan(topology, lazy=True)
+        issues = lint_plan(plan, views=False)
     return lint_problems([i for i in issues if i.severity == "error"], topology.source)

@@ -371,8 +371,13 @@ class _Builder:
         self._fqdn: dict[str, str] = {}  # element id -> FQDN
         self._weight_memo: dict[tuple[str, ...], list[int]] = {}  # member ids of one tier -> SRV weights
         self._srv_memo: dict[tuple[int, int, int, str], SRV] = {}  # equal SRV rdatas: one object
-        # (id(member list), transport) -> (that list, its members' (id, port, FQDN) accepting the transport)
-        self._usable_memo: dict[tuple[int, str], tuple[list[Element], list[tuple[str, int, str]]]] = {}
+        # (id(member list), transport) -> (that list, (index, (id, port, FQDN)) of its members accepting it)
+        self._usable_memo: dict[tuple[int, str], tuple[list[Element], list[tuple[int, tuple[str, int, str]]]]] = {}
+        # (id(member list), transport, tiers) -> (that list, its SRV records); ids of SRVs -> their tuple
+        self._rdatas_memo: dict[tuple[int, str, tuple[int, ...]], tuple[list[Element], tuple[SRV, ...]]] = {}
+        self._srv_tuples: dict[tuple[int, ...], tuple[SRV, ...]] = {}
+        # id(member list) -> (that list, each member's site, a member at each site)
+        self._sites_memo: dict[int, tuple[list[Element], tuple[str, ...], dict[str, Element]]] = {}
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -422,7 +427,7 @@ class _Builder:
         self.add(zone.rrsets, zone, rrset, origin)
 
     def sip_srv_sets(
-        self, name: str, members: list[Element], tiers: dict[str, int], transports: list[str]
+        self, name: str, members: list[Element], tiers: tuple[int, ...], transports: list[str]
     ) -> dict[str, RRset]:
         """transport -> SRV rrset at ``<_sip._proto>.<name>`` for members supporting it."""
         return self._srv_sets_at(name, self.srv_rdatas(members, tiers, transports))
@@ -432,43 +437,67 @@ class _Builder:
         return {t: RRset(f"{TRANSPORTS[t][1]}.{name}", "SRV", ttl, rds) for t, rds in rdatas.items()}
 
     def srv_rdatas(
-        self, members: list[Element], tiers: dict[str, int], transports: list[str]
+        self, members: list[Element], tiers: tuple[int, ...], transports: list[str]
     ) -> dict[str, tuple[SRV, ...]]:
-        """transport -> the SRV rdatas of the members supporting it (the same for every name).
+        """transport -> the SRV rdatas of the members supporting it (the same for every name);
+        ``tiers``: each member's priority, in member order.
 
         The same member lists come back in every site view (a national network has hundreds of
         views and SRV sets of hundreds of members): who supports a transport, on which port and
-        under which name is worked out once per list, and equal SRV records are one object."""
+        under which name is worked out once per list, the records once per list and tiers, equal
+        SRV records are one object and equal tuples of them one tuple (so the lint and the zone
+        writer, which remember by identity, judge and render each once)."""
         out: dict[str, tuple[SRV, ...]] = {}
-        srv = self._srv_memo
         for transport in transports:
-            usable = self._usable(members, transport)
-            if not usable:
-                continue
-            by_tier: dict[int, list[tuple[str, int, str]]] = {}
-            for member in usable:
-                by_tier.setdefault(tiers[member[0]], []).append(member)
-            rdatas: list[SRV] = []
-            for prio in sorted(by_tier):
-                group = by_tier[prio]
-                for (_, port, target), weight in zip(group, self._weights_of(group), strict=True):
-                    key = (prio, weight, port, target)
-                    rd = srv.get(key)
-                    if rd is None:
-                        rd = srv[key] = SRV(prio, weight, port, target)
-                    rdatas.append(rd)
-            out[transport] = tuple(rdatas)
+            key = (id(members), transport, tiers)
+            found = self._rdatas_memo.get(key)
+            if found is None or found[0] is not members:
+                found = self._rdatas_memo[key] = (members, self._srv_tuple(members, tiers, transport))
+            if found[1]:
+                out[transport] = found[1]
         return out
 
-    def _usable(self, members: list[Element], transport: str) -> list[tuple[str, int, str]]:
-        """(id, port, FQDN) of the members that accept ``transport``, in member order."""
+    def _srv_tuple(self, members: list[Element], tiers: tuple[int, ...], transport: str) -> tuple[SRV, ...]:
+        by_tier: dict[int, list[tuple[str, int, str]]] = {}
+        for index, member in self._usable(members, transport):
+            by_tier.setdefault(tiers[index], []).append(member)
+        srv = self._srv_memo
+        rdatas: list[SRV] = []
+        for prio in sorted(by_tier):
+            group = by_tier[prio]
+            for (_, port, target), weight in zip(group, self._weights_of(group), strict=True):
+                key = (prio, weight, port, target)
+                rd = srv.get(key)
+                if rd is None:
+                    rd = srv[key] = SRV(prio, weight, port, target)
+                rdatas.append(rd)
+        ids = tuple(map(id, rdatas))  # (every SRV is held by _srv_memo: its id is not reused)
+        shared = self._srv_tuples.get(ids)
+        if shared is None:
+            shared = self._srv_tuples[ids] = tuple(rdatas)
+        return shared
+
+    def _usable(self, members: list[Element], transport: str) -> list[tuple[int, tuple[str, int, str]]]:
+        """(index in ``members``, (id, port, FQDN)) of the members that accept ``transport``, in
+        member order."""
         key = (id(members), transport)
         found = self._usable_memo.get(key)
         if found is None or found[0] is not members:
-            usable = [(e.id, _port(e, transport), self._fqdn_of(e)) for e in members
+            usable = [(i, (e.id, _port(e, transport), self._fqdn_of(e))) for i, e in enumerate(members)
                       if transport in self._accepts_of(e)]
             found = self._usable_memo[key] = (members, usable)
         return found[1]
+
+    def _tiers(self, members: list[Element], site: str | None) -> tuple[int, ...]:
+        """Each member's SRV priority seen from ``site`` (:func:`site_tier`), in member order: worked
+        out per site a member is at, then spread over the members (pools of hundreds of members
+        sit at a few sites)."""
+        found = self._sites_memo.get(id(members))
+        if found is None or found[0] is not members:
+            at = {e.site: e for e in members}  # a member at each site: the tier depends on its site only
+            found = self._sites_memo[id(members)] = (members, tuple(e.site for e in members), at)
+        tier_of = {s: site_tier(self.topo, e, site) for s, e in found[2].items()}
+        return tuple(map(tier_of.__getitem__, found[1]))
 
     def _accepts_of(self, el: Element) -> frozenset[str]:
         accepts = self._accepts.get(el.id)
@@ -730,8 +759,8 @@ class _Builder:
     def _service(
         self, name: str, members: list[Element], origin: Origin, site: str | None, target: ViewPlan | None
     ) -> None:
-        tiers = {e.id: site_tier(self.topo, e, site) for e in members}
-        if target is not None and len(set(tiers.values())) <= 1:
+        tiers = self._tiers(members, site)
+        if target is not None and len(set(tiers)) <= 1:
             return  # one tier only: same order as the base answer, no override needed
         srvs = self.sip_srv_sets(name, members, tiers, self.transports)
         if target is None:
@@ -759,11 +788,12 @@ class _Builder:
         never lands on the DR SBC; the DR SBC alone under ``sbc_dr_name`` (a UE's second proxy).
         """
         plan = self.plan
-        tiers = {e.id: PRIORITY_LOCAL_SBC for e in local}
-        tiers.update({e.id: PRIORITY_DR_SBC for e in backup if e.id not in tiers})
+        tier_of = {e.id: PRIORITY_LOCAL_SBC for e in local}
+        tier_of.update({e.id: PRIORITY_DR_SBC for e in backup if e.id not in tier_of})
         members = local + [e for e in backup if e not in local]
         rrsets: list[RRset] = []
         naptrs: list[RRset] = []
+        tiers = tuple(tier_of[e.id] for e in members)
         srv_rdatas = self.srv_rdatas(members, tiers, self.transports)  # the same at every name
         for name in [plan.sbc_name, *self.entry_domains()]:
             srvs = self._srv_sets_at(name, srv_rdatas)

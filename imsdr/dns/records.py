@@ -21,6 +21,8 @@ TYPE_ORDER: tuple[str, ...] = ("SOA", "NS", "NAPTR", "SRV", "CNAME", "A", "AAAA"
 KNOWN_SERVICES = frozenset({"SIP+D2U", "SIP+D2T", "SIPS+D2T", "SIP+D2S", "SIPS+D2S", "E2U+sip"})
 _SERVICE_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,31}(?:\+[A-Za-z0-9][A-Za-z0-9:._-]{0,31})*")
 _U16 = range(0, 65536)
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_DOTTED_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}", re.ASCII)  # an IPv4 address as ipaddress writes it
 _U32 = range(0, 2**32)
 
 
@@ -45,10 +47,12 @@ class A:
     rdtype: ClassVar[str] = "A"
 
     def problems(self) -> list[str]:
-        try:
-            ok = isinstance(ipaddress.ip_address(self.address), ipaddress.IPv4Address)
-        except ValueError:
-            ok = False
+        ok = bool(_DOTTED_QUAD.fullmatch(self.address))  # (the usual spelling, without parsing it)
+        if not ok:
+            try:
+                ok = isinstance(ipaddress.ip_address(self.address), ipaddress.IPv4Address)
+            except ValueError:
+                ok = False
         return [] if ok else [f"A record needs an IPv4 address, got {self.address!r}"]
 
     def to_text(self) -> str:
@@ -61,8 +65,9 @@ class AAAA:
     rdtype: ClassVar[str] = "AAAA"
 
     def problems(self) -> list[str]:
-        try:
-            ok = isinstance(ipaddress.ip_address(self.address), ipaddress.IPv6Address)
+        try:  # (no text is both an IPv4 and an IPv6 address: no IPv4 attempt first)
+            ipaddress.IPv6Address(self.address)
+            ok = True
         except ValueError:
             ok = False
         return [] if ok else [f"AAAA record needs an IPv6 address, got {self.address!r}"]
@@ -285,36 +290,125 @@ class RRset:
     ttl: int
     rdatas: tuple[Rdata, ...]
 
-    def problems(self, memo: dict[object, list[str]] | None = None) -> list[str]:
-        """Reasons this rrset cannot be written; ``memo`` caches each rdata's own problems."""
-        out = [f"{self.name}: {p}" for p in name_problems(self.name)]
-        if self.ttl not in range(0, 2**31):
-            out.append(f"{self.name} {self.rdtype}: TTL {self.ttl} is outside 0..2147483647")
-        if not self.rdatas:
-            out.append(f"{self.name} {self.rdtype}: empty record set")
-        if self.rdtype not in TYPE_ORDER:
-            out.append(f"{self.name}: record type {self.rdtype} is not one imsdr writes")
-        rdtype = self.rdtype
-        for rd in self.rdatas:
-            if rd.rdtype != rdtype:
-                out.append(f"{self.name} {rdtype}: holds a {rd.rdtype} record")
-            if memo is None:
-                found = rd.problems()
+    def problems(self, memo: RecordChecks | None = None) -> list[str]:
+        """Reasons this rrset cannot be written; ``memo`` (one lint run's) remembers what was
+        already worked out: each name's problems, each rdata's, and those of each tuple of rdatas."""
+        name, rdtype = self.name, self.rdtype
+        if memo is None:
+            leading, trailing = _name_checks(name)
+            content = self._content_problems(None)
+        else:
+            found = memo.names.get(name)
+            if found is None:
+                found = memo.names[name] = _name_checks(name)
+            leading, trailing = found
+            if len(self.rdatas) == 1:  # (most rrsets: one address; its record is remembered)
+                content = memo.content_problems(self)
             else:
-                found = memo.get(rd)  # type: ignore[assignment]
-                if found is None:
-                    found = memo[rd] = rd.problems()
-            if found:  # (most rdatas have none: no generator for them)
-                out.extend(f"{self.name} {rdtype}: {p}" for p in found)
-        if len(set(self.rdatas)) != len(self.rdatas):
-            out.append(f"{self.name} {self.rdtype}: a record is listed twice")
-        if self.rdtype in ("SOA", "CNAME") and len(self.rdatas) > 1:
-            out.append(f"{self.name}: only one {self.rdtype} record is allowed at a name")
-        if self.rdtype == "SRV" and any(r.target == "." for r in self.rdatas) and len(self.rdatas) > 1:  # type: ignore[union-attr]
-            out.append(f"{self.name}: SRV target '.' (no service) must be the only record")
-        if "*" in self.name.split(".")[1:]:
-            out.append(f"{self.name}: '*' is only allowed as the leftmost label")
+                key = (rdtype, id(self.rdatas))
+                hit = memo.contents.get(key)
+                if hit is None or hit[0] is not self.rdatas:  # (the tuple is held: its id is not reused)
+                    hit = memo.contents[key] = (self.rdatas, memo.content_problems(self))
+                content = hit[1]
+        if not (leading or trailing or content) and self.ttl in _TTL_RANGE:
+            return []
+        out = [f"{name}: {p}" for p in leading]
+        if self.ttl not in _TTL_RANGE:
+            out.append(f"{name} {rdtype}: TTL {self.ttl} is outside 0..2147483647")
+        out.extend(f"{name} {rdtype}: {text}" if typed else f"{name}: {text}" for typed, text in content)
+        out.extend(f"{name}: {p}" for p in trailing)
         return out
+
+    def _content_problems(self, memo: RecordChecks | None) -> list[tuple[bool, str]]:
+        """The problems of the type and records, whatever the owner name: (after "NAME TYPE: "
+        when True, after "NAME: " when False, message)."""
+        rdtype = self.rdtype
+        rdatas = self.rdatas
+        out: list[tuple[bool, str]] = []
+        if not rdatas:
+            out.append((True, "empty record set"))
+        if rdtype not in TYPE_ORDER:
+            out.append((False, f"record type {rdtype} is not one imsdr writes"))
+        for rd in rdatas:
+            if rd.rdtype != rdtype:
+                out.append((True, f"holds a {rd.rdtype} record"))
+            found = rd.problems() if memo is None else memo.rdata_problems(rd)
+            if found:  # (most rdatas have none: no generator for them)
+                out.extend((True, p) for p in found)
+        if len(set(rdatas)) != len(rdatas):
+            out.append((True, "a record is listed twice"))
+        if rdtype in ("SOA", "CNAME") and len(rdatas) > 1:
+            out.append((False, f"only one {rdtype} record is allowed at a name"))
+        if rdtype == "SRV" and any(isinstance(r, SRV) and r.target == "." for r in rdatas) and len(rdatas) > 1:
+            out.append((False, "SRV target '.' (no service) must be the only record"))
+        return out
+
+
+_TTL_RANGE = range(0, 2**31)
+
+
+def _name_checks(name: str) -> tuple[list[str], list[str]]:
+    """The problems of an owner name: (reported first, reported last) in ``RRset.problems``."""
+    trailing = ["'*' is only allowed as the leftmost label"] if "*" in name.split(".")[1:] else []
+    return name_problems(name), trailing
+
+
+class RecordChecks:
+    """One lint run's memo for :meth:`RRset.problems`: each owner name's problems, each rdata's
+    and the problems of each tuple of rdatas. Records and tuples are known by identity (the plan
+    shares one record object between the rrsets and views that hold it, and one tuple between
+    the names that answer the same records, e.g. an SRV set of hundreds of I-CSCFs under both
+    ``_sip._udp`` and ``_sip._tcp``); the memo holds each object, so its id is not reused."""
+
+    __slots__ = ("contents", "faulty", "hashes", "names", "rdatas", "roots")
+
+    def __init__(self) -> None:
+        self.rdatas: dict[int, Rdata] = {}  # id -> the rdata (every one seen)
+        self.hashes: dict[int, int] = {}  # id -> hash of the rdata (equal rdatas hash alike)
+        self.faulty: dict[int, list[str]] = {}  # id -> problems, for the rdatas that have some
+        self.roots: dict[int, Rdata] = {}  # id -> SRV record with the target '.' (no service)
+        self.names: dict[str, tuple[list[str], list[str]]] = {}
+        # (type, id(rdatas)) -> (that tuple, its problems)
+        self.contents: dict[tuple[str, int], tuple[tuple[Rdata, ...], list[tuple[bool, str]]]] = {}
+
+    def rdata_problems(self, rd: Rdata) -> list[str]:
+        self._learn(rd)
+        return self.faulty.get(id(rd), [])
+
+    def _learn(self, rd: Rdata) -> None:
+        if id(rd) not in self.rdatas:
+            self.rdatas[id(rd)] = rd
+            self.hashes[id(rd)] = hash(rd)
+            found = rd.problems()
+            if found:
+                self.faulty[id(rd)] = found
+            if isinstance(rd, SRV) and rd.target == ".":
+                self.roots[id(rd)] = rd
+
+    def content_problems(self, rrset: RRset) -> list[tuple[bool, str]]:
+        """``rrset._content_problems``, with set operations over record ids instead of a step per
+        record when every record is of the rrset's type and has no problem, and none is twice
+        (the usual case, for SRV sets of hundreds of records)."""
+        rdatas = rrset.rdatas
+        if len(rdatas) == 1:  # (most rrsets: one address)
+            rd = rdatas[0]
+            self._learn(rd)
+            if rd.rdtype == rrset.rdtype and id(rd) not in self.faulty and rrset.rdtype in TYPE_ORDER:
+                return []
+            return rrset._content_problems(self)
+        ids = list(map(id, rdatas))
+        unique = set(ids)
+        if not self.rdatas.keys() >= unique:
+            for rd in rdatas:
+                self._learn(rd)
+        if (not rdatas or rrset.rdtype not in TYPE_ORDER or not self.faulty.keys().isdisjoint(unique)
+                or any(kind.rdtype != rrset.rdtype for kind in set(map(type, rdatas)))
+                or len(set(map(self.hashes.__getitem__, ids))) != len(ids)  # (equal records hash alike)
+                or (rrset.rdtype in ("SOA", "CNAME") and len(rdatas) > 1)):
+            return rrset._content_problems(self)
+        if not self.roots.keys().isdisjoint(unique):  # an SRV '.' among others
+            return rrset._content_problems(self)
+        return []
 
 
 def dnspython_check(rrset_line_rdata: str, rdtype: str, origin: str) -> str | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from imsdr.analysis import cyclic_gc_paused
 from imsdr.dns.dispatcher import (
     PCSCF_ICSCF_LIST,
     SBC_PCSCF_LIST,
@@ -119,6 +120,12 @@ def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, ser
     ``drain``: element or site ids; the files describe the drained state (see :mod:`imsdr.dns.drain`).
     Render over the directory the servers load, so the SOA serial of every changed zone moves forward.
     """
+    with cyclic_gc_paused():  # hundreds of thousands of records, texts and memos, none garbage
+        return _render_dns(topology, out, inventory, serial, keys, drain)
+
+
+def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, serial: int | None,
+                keys: Path | None, drain: tuple[str, ...]) -> RenderReport:
     changes = None
     if drain:
         drained = resolve_drain(topology, drain)
