@@ -279,12 +279,11 @@ class _Deriver:
         from collections import Counter
 
         kinds = ("soa", "ns", "naptr", "srv", "a", "aaaa", "negative")
-        seen: dict[str, Counter[int]] = {kind: Counter() for kind in kinds}
-        for _view, data in self.zones():  # every view's copy counts
-            ttls = data.ttls
-            for kind in kinds:
-                if kind in ttls:
-                    seen[kind].update(ttls[kind])
+        every = [data.ttls for _view, data in self.zones()]  # every view's copy counts
+        # one count per kind over all copies' lists (the order a kind's TTLs are counted in tells nothing)
+        seen: dict[str, Counter[int]] = {
+            kind: Counter(itertools.chain.from_iterable([ttls[kind] for ttls in every if kind in ttls]))
+            for kind in kinds}
         seen["enum"] = Counter(run.ttl for run in self.seen.enum_runs)
         defaults = {"soa": 3600, "ns": 86400, "naptr": 300, "srv": 60, "a": 60, "aaaa": 60, "enum": 3600,
                     "negative": 300}
