@@ -170,11 +170,13 @@ FAULTS = ("dangling", "cname-target", "drop-address", "view-cname", "bad-ttl", "
 
 def _srv_places(plan: DnsPlan) -> list[tuple[dict, tuple[str, str]]]:
     """(rrset dict, key) of every SRV rrset with real targets, base and view overrides."""
+    def usable(r: RRset) -> bool:
+        return r.rdtype == "SRV" and all(isinstance(rd, SRV) and rd.target != "." for rd in r.rdatas)
+
     places = [(z.rrsets, k) for z in [*plan.zones.values(), *plan.access_zones.values()]
-              for k, r in z.rrsets.items() if r.rdtype == "SRV" and r.rdatas[0].target != "."]
+              for k, r in z.rrsets.items() if usable(r)]
     for view in plan.views:
-        places += [(rrsets, k) for rrsets in view.overrides.values()
-                   for k, r in rrsets.items() if r.rdtype == "SRV" and r.rdatas[0].target != "."]
+        places += [(rrsets, k) for rrsets in view.overrides.values() for k, r in rrsets.items() if usable(r)]
     return places
 
 
@@ -265,17 +267,42 @@ def test_srv_sets_equal_in_records_are_one_tuple(topology: Topology) -> None:
     assert tuples and all(len(ids) == 1 for ids in tuples.values())
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=45), st.ip_addresses().map(str),
+def _spellings(address: ipaddress.IPv6Address) -> st.SearchStrategy[str]:
+    full = address.exploded
+    return st.sampled_from([str(address), full, full.upper(), full.replace(":0000", ":0"), f"{address}%eth0",
+                            f"::ffff:{address.packed[-4]}.1.2.3", f"{address}:1", f"{full}:"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=45), st.text(alphabet="0123456789abcdefABCDEF:.%", max_size=45),
+                 st.ip_addresses().map(str), st.ip_addresses(v=6).flatmap(_spellings),
                  st.ip_addresses(v=4).map(lambda a: ".".join(f"0{o}" if o < 10 else str(o) for o in a.packed))))
 def test_address_records_accept_what_ipaddress_accepts(text: str) -> None:
-    """A and AAAA read the usual spellings without ipaddress; the verdict is ip_address's."""
+    """A and AAAA read addresses with a regular expression and the C parser first; the verdict
+    and the AAAA text are ipaddress's."""
     try:
         parsed: object = ipaddress.ip_address(text)
     except ValueError:
         parsed = None
     assert (A(text).problems() == []) == isinstance(parsed, ipaddress.IPv4Address)
     assert (AAAA(text).problems() == []) == isinstance(parsed, ipaddress.IPv6Address)
+    if isinstance(parsed, ipaddress.IPv6Address):
+        assert AAAA(text).to_text() == parsed.compressed
+
+
+_LABELS = st.one_of(st.sampled_from(["*", "_sip", "_udp", "a", "a-b", "-a", "a-", "", "A", "x" * 63, "x" * 64,
+                                     "é", "a\n", "a_b", "9"]),
+                    st.text(alphabet="abz09-_*.A\n", max_size=12))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LABELS, min_size=1, max_size=6).map(".".join) | st.text(max_size=30)
+       | st.integers(60, 130).map(lambda n: ".".join(["abcdefgh"] * (n // 4) + ["x" * (n % 50)])))
+def test_name_problems_take_the_label_walk_s_verdict(name: str) -> None:
+    """One match for a good name; any other goes through the label walk, which words why."""
+    from imsdr.dns.names import _name_problems, name_problems
+
+    assert name_problems(name) == list(_name_problems(name))
 
 
 

@@ -97,10 +97,10 @@ def test_rdata_tuple_memo_names_every_rrset_that_holds_the_tuple() -> None:
 def test_view_copies_prepared_from_their_base_are_as_prepared_whole() -> None:
     """LayoutCache.prepare copies the base zone's rendering and puts the view's rrsets (and the
     local SBC note) in their places: the same digest, records and text as rendering the copy."""
-    from imsdr.dns.zonefile import LayoutCache
+    from imsdr.dns.zonefile import LayoutCache, RdataTexts
 
     plan = _plan()
-    layouts, cache, texts = LayoutCache(), {}, {}  # type: ignore[var-annotated]
+    layouts, cache, texts = LayoutCache(), {}, RdataTexts()  # type: ignore[var-annotated]
     views = 0
     for ref in zone_files(plan):
         if not ref.view:

@@ -92,14 +92,21 @@ def ds_priorities(tiers: list[int]) -> list[int]:
     return [10 * (top - ranks[t]) for t in tiers]
 
 
+def _probes(source: Element) -> bool:
+    return source.probing is not None and source.probing.value == "active"  # the same default as TIMER-003
+
+
 def _probing_flag(source: Element, target: Element) -> int:
-    active = source.probing is not None and source.probing.value == "active"  # the same default as TIMER-003
-    return 8 if active and target.answers_options else 0
+    return 8 if _probes(source) and target.answers_options else 0
 
 
 def _make_set(
     setid: int, source: Element, targets: list[Element], tiers: list[int], comment: str
 ) -> DispatcherSet:
+    return DispatcherSet(setid, source.id, comment, _destinations(source, targets, tiers))
+
+
+def _destinations(source: Element, targets: list[Element], tiers: list[int]) -> tuple[Destination, ...]:
     prios = ds_priorities(tiers)
     weights = percent_weights(targets)
     dests = [
@@ -107,7 +114,7 @@ def _make_set(
         for t, p, w in zip(targets, prios, weights, strict=True)
     ]
     dests.sort(key=lambda d: -d.priority)  # stable: keeps preference order within a priority
-    return DispatcherSet(setid, source.id, comment, tuple(dests))
+    return tuple(dests)
 
 
 def sbc_pcscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> list[DispatcherSet]:
@@ -132,20 +139,19 @@ def pcscf_icscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> l
     all_icscfs = [e for e in topo.with_role("icscf") if e.id not in exclude]
     out = []
     memo: dict[str, list[Element]] = {}
+    # the P-CSCFs of one site and home domain get the same list (hundreds of I-CSCFs nationally):
+    # (id(I-CSCF list), site, whether the source probes) -> destinations; the lists live in ``memo``
+    made: dict[tuple[int, str, bool], tuple[Destination, ...]] = {}
     for i, pcscf in enumerate(topo.by_type["pcscf"], start=1):
         icscfs = same_home_domain(topo, pcscf, all_icscfs, memo)
         if not icscfs:
             continue
-        tiers = [site_tier(topo, t, pcscf.site) for t in icscfs]
-        out.append(
-            _make_set(
-                i,
-                pcscf,
-                icscfs,
-                tiers,
-                f"P-CSCF {pcscf.id} (site {pcscf.site}) -> I-CSCF: same site first, same region next",
-            )
-        )
+        key = (id(icscfs), pcscf.site, _probes(pcscf))
+        dests = made.get(key)
+        if dests is None:
+            dests = made[key] = _destinations(pcscf, icscfs, [site_tier(topo, t, pcscf.site) for t in icscfs])
+        comment = f"P-CSCF {pcscf.id} (site {pcscf.site}) -> I-CSCF: same site first, same region next"
+        out.append(DispatcherSet(i, pcscf.id, comment, dests))
     return out
 
 

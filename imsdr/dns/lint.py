@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.plan import CORE_BASE, DnsPlan, Origin, ViewPlan
-from imsdr.dns.records import CNAME, NAPTR, NS, SRV, Rdata, RecordChecks, RRset, dnspython_check
+from imsdr.dns.records import CNAME, NAPTR, NS, SRV, Rdata, RecordChecks, RRset, dnspython_check, dnspython_parse
 
 if TYPE_CHECKING:
     from imsdr.diagnostics import Problem
@@ -172,6 +172,7 @@ class _Answers:
         self.targets: dict[int, tuple[tuple[Rdata, ...], frozenset[str], bool]] = {}
         self.tuple_faults: dict[tuple[object, int], tuple[tuple[Rdata, str], ...]] = {}  # (scope, id(rdatas))
         self.srv_memo: dict[tuple[object, str], tuple[str, ...]] = {}  # (scope, SRV target) -> faults
+        self.bad_memo: dict[tuple[object, frozenset[str]], dict[str, tuple[str, ...]]] = {}  # (scope, targets)
 
     def _overridden(self, view: ViewPlan) -> frozenset[str]:
         names = self.overridden.get(id(view))
@@ -208,13 +209,22 @@ class _Answers:
         faults = self.tuple_faults.get(key)
         if faults is None:
             if known[2]:
-                bad = {name: found for name in names if (found := self.srv_faults(view, name))}
+                bad = self._bad_targets(view, scope, names)
                 faults = () if not bad else tuple(
                     (rd, fault) for rd in rdatas for fault in bad.get(rd.target, ()))  # type: ignore[union-attr]
             else:
                 faults = tuple((rd, fault) for rd in rdatas for fault in self.target_faults(view, rd))
             self.tuple_faults[key] = faults
         return faults
+
+    def _bad_targets(self, view: ViewPlan, scope: object, names: frozenset[str]) -> dict[str, tuple[str, ...]]:
+        """SRV target -> its faults, for the ``names`` that have some (the same targets come back in
+        many tuples: a pool's SRV set is reordered per view, not changed)."""
+        bad = self.bad_memo.get((scope, names))
+        if bad is None:
+            bad = self.bad_memo[(scope, names)] = {
+                name: found for name in names if (found := self.srv_faults(view, name))}
+        return bad
 
     def srv_faults(self, view: ViewPlan, name: str) -> tuple[str, ...]:
         """What is wrong with ``name`` as the target of an SRV record, as ``view`` answers it."""
@@ -346,17 +356,9 @@ def _check_block(block, zone: str) -> list[str]:  # type: ignore[no-untyped-def]
         line = f"x{pre}{number}{post}"
         text = line.split("\tNAPTR\t", 1)[1].rstrip("\n")
     out.extend(f"ENUM block '{block.id}': {p}" for p in naptr.problems())
-    why = dnspython_check(text, "NAPTR", zone)
+    parsed, why = dnspython_parse(text, "NAPTR", zone)
     if why:
         return [*out, why]
-    import dns.name
-    import dns.rdata
-    import dns.rdataclass
-    import dns.rdatatype
-
-    parsed = dns.rdata.from_text(
-        dns.rdataclass.IN, dns.rdatatype.NAPTR, text, origin=dns.name.from_text(zone)
-    )
     if parsed.regexp.decode() != naptr.regexp or parsed.flags.decode() != naptr.flags:  # type: ignore[attr-defined]
         out.append(f"ENUM block '{block.id}': written NAPTR {text!r} does not read back as {naptr.regexp!r}")
     return out

@@ -373,8 +373,11 @@ class _Builder:
         self._srv_memo: dict[tuple[int, int, int, str], SRV] = {}  # equal SRV rdatas: one object
         # (id(member list), transport) -> (that list, (index, (id, port, FQDN)) of its members accepting it)
         self._usable_memo: dict[tuple[int, str], tuple[list[Element], list[tuple[int, tuple[str, int, str]]]]] = {}
-        # (id(member list), transport, tiers) -> (that list, its SRV records); ids of SRVs -> their tuple
-        self._rdatas_memo: dict[tuple[int, str, tuple[int, ...]], tuple[list[Element], tuple[SRV, ...]]] = {}
+        # (name, side) -> its zone: every zone exists before the first record is placed
+        self._zone_memo: dict[tuple[str, Side], ZonePlan | None] = {}
+        # (id(usable list), tiers) -> (that list, its SRV records); ids of SRVs -> their tuple
+        self._rdatas_memo: dict[tuple[int, tuple[int, ...]], tuple[list[tuple[int, tuple[str, int, str]]],
+                                                                   tuple[SRV, ...]]] = {}
         self._srv_tuples: dict[tuple[int, ...], tuple[SRV, ...]] = {}
         # id(member list) -> (that list, each member's site, a member at each site)
         self._sites_memo: dict[int, tuple[list[Element], tuple[str, ...], dict[str, Element]]] = {}
@@ -395,7 +398,12 @@ class _Builder:
         self.plan.issues.append(PlanIssue(origin, message))
 
     def zone_of(self, name: str, side: Side = "core") -> ZonePlan | None:
-        return self.plan.find_zone(name, side)
+        """``plan.find_zone``, once per name and side (the same names come back in every view)."""
+        key = (name, side)
+        if key in self._zone_memo:
+            return self._zone_memo[key]
+        zone = self._zone_memo[key] = self.plan.find_zone(name, side)
+        return zone
 
     def serving(self, elements: Iterable[Element]) -> list[Element]:
         """``elements`` without the excluded (drained) ones."""
@@ -449,17 +457,18 @@ class _Builder:
         writer, which remember by identity, judge and render each once)."""
         out: dict[str, tuple[SRV, ...]] = {}
         for transport in transports:
-            key = (id(members), transport, tiers)
+            usable = self._usable(members, transport)  # (UDP and TCP: mostly one list)
+            key = (id(usable), tiers)
             found = self._rdatas_memo.get(key)
-            if found is None or found[0] is not members:
-                found = self._rdatas_memo[key] = (members, self._srv_tuple(members, tiers, transport))
+            if found is None or found[0] is not usable:
+                found = self._rdatas_memo[key] = (usable, self._srv_tuple(usable, tiers))
             if found[1]:
                 out[transport] = found[1]
         return out
 
-    def _srv_tuple(self, members: list[Element], tiers: tuple[int, ...], transport: str) -> tuple[SRV, ...]:
+    def _srv_tuple(self, usable: list[tuple[int, tuple[str, int, str]]], tiers: tuple[int, ...]) -> tuple[SRV, ...]:
         by_tier: dict[int, list[tuple[str, int, str]]] = {}
-        for index, member in self._usable(members, transport):
+        for index, member in usable:
             by_tier.setdefault(tiers[index], []).append(member)
         srv = self._srv_memo
         rdatas: list[SRV] = []
@@ -479,12 +488,17 @@ class _Builder:
 
     def _usable(self, members: list[Element], transport: str) -> list[tuple[int, tuple[str, int, str]]]:
         """(index in ``members``, (id, port, FQDN)) of the members that accept ``transport``, in
-        member order."""
+        member order; one list for the transports of ``members`` that give equal lists."""
         key = (id(members), transport)
         found = self._usable_memo.get(key)
         if found is None or found[0] is not members:
             usable = [(i, (e.id, _port(e, transport), self._fqdn_of(e))) for i, e in enumerate(members)
                       if transport in self._accepts_of(e)]
+            for other in self.transports:
+                seen = self._usable_memo.get((id(members), other))
+                if seen is not None and seen[0] is members and seen[1] == usable:
+                    usable = seen[1]
+                    break
             found = self._usable_memo[key] = (members, usable)
         return found[1]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -65,22 +66,33 @@ class AAAA:
     rdtype: ClassVar[str] = "AAAA"
 
     def problems(self) -> list[str]:
-        try:  # (no text is both an IPv4 and an IPv6 address: no IPv4 attempt first)
-            ipaddress.IPv6Address(self.address)
-            ok = True
-        except ValueError:
-            ok = False
+        ok = _ipv6_packed(self.address) is not None
         return [] if ok else [f"AAAA record needs an IPv6 address, got {self.address!r}"]
 
     def to_text(self) -> str:
-        text = _AAAA_TEXT.get(self.address)
-        if text is None:  # parse and compress once per distinct address, not once per record written
-            text = _AAAA_TEXT[self.address] = ipaddress.IPv6Address(self.address).compressed
-        return text
+        """The address as ipaddress compresses it (``IPv6Address(address).compressed``)."""
+        packed = _ipv6_packed(self.address) if "%" not in self.address else None
+        if packed is not None and (packed[:10] != _TEN_ZEROS or packed[10:12] not in (b"\0\0", b"\xff\xff")):
+            return socket.inet_ntop(socket.AF_INET6, packed)  # (the C formatter writes the same text)
+        return ipaddress.IPv6Address(self.address).compressed  # (an IPv4 tail: C writes it dotted)
 
 
-# address as given -> compressed text; bounded by the distinct addresses of one run (the inventory's)
-_AAAA_TEXT: dict[str, str] = {}
+_TEN_ZEROS = bytes(10)
+
+
+def _ipv6_packed(text: str) -> bytes | None:
+    """``text`` as the 16 bytes of an IPv6 address, None when ipaddress would refuse it. The C
+    parser first (ipaddress's costs ~10 µs an address, a national plan has thousands): what it
+    accepts, ipaddress accepts as the same address (a property test holds the two together);
+    what it refuses (a zone index '%...', anything malformed), ipaddress decides."""
+    try:
+        return socket.inet_pton(socket.AF_INET6, text)
+    except (OSError, ValueError):  # (ValueError: a NUL or a lone surrogate in the text)
+        pass
+    try:
+        return ipaddress.IPv6Address(text).packed
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,6 +425,11 @@ class RecordChecks:
 
 def dnspython_check(rrset_line_rdata: str, rdtype: str, origin: str) -> str | None:
     """Parse one rdata written by ``to_text`` with dnspython; the reason it fails, or None."""
+    return dnspython_parse(rrset_line_rdata, rdtype, origin)[1]
+
+
+def dnspython_parse(rrset_line_rdata: str, rdtype: str, origin: str) -> tuple[object, str | None]:
+    """(dnspython's rdata, None), or (None, the reason it cannot parse the text ``to_text`` wrote)."""
     import dns.exception
     import dns.name
     import dns.rdata
@@ -420,12 +437,12 @@ def dnspython_check(rrset_line_rdata: str, rdtype: str, origin: str) -> str | No
     import dns.rdatatype
 
     try:
-        dns.rdata.from_text(
+        parsed = dns.rdata.from_text(
             dns.rdataclass.IN,
             dns.rdatatype.from_text(rdtype),
             rrset_line_rdata,
             origin=dns.name.from_text(origin),
         )
     except (dns.exception.DNSException, ValueError) as exc:
-        return f"dnspython cannot parse {rdtype} {rrset_line_rdata!r}: {exc}"
-    return None
+        return None, f"dnspython cannot parse {rdtype} {rrset_line_rdata!r}: {exc}"
+    return parsed, None

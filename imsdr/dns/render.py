@@ -8,6 +8,7 @@ any error leaves the previous output untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,7 @@ from imsdr.dns.zonefile import (
     header_lines,
     prepare_zone,
     read_previous,
+    today,
     write_prepared,
 )
 from imsdr.errors import RenderError
@@ -253,8 +255,9 @@ class _ZoneRun:
     digests: WrittenDigests | None = None  # where each file's SHA-256 is recorded, if anywhere
     cache: RenderCache = field(default_factory=dict)  # rrset text shared by the per-view copies of a zone
     layouts: LayoutCache = field(default_factory=LayoutCache)
-    texts: RdataTexts = field(default_factory=dict)  # each rdata's text, written once
+    texts: RdataTexts = field(default_factory=RdataTexts)  # each record's text, written once
     made: set[Path] = field(default_factory=set)  # directories created in the staging tree
+    day: date = field(default_factory=today)  # the date of new serials: one for the whole run
 
 
 def _write_zone_file(
@@ -285,7 +288,7 @@ def _write_zone_file(
         prepared = run.layouts.prepare(zone, base, view.overrides[ref.zone], header, comments, run.cache,
                                        run.texts)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
-    serial = choose_serial(prepared.digest, old, forced)
+    serial = choose_serial(prepared.digest, old, forced, run.day)
     path = safe_join(staging, ref.path)
     if path.parent not in run.made:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -86,21 +86,37 @@ class PreparedZone:
 
 # (id(rrset), origin, width) -> (rrset, digest text, lines): see prepare_zone's ``cache``
 RenderCache = dict[tuple[int, str, int], tuple[RRset, str, str]]
-# id(rdata) -> (rdata, its text): see prepare_zone's ``texts``
-RdataTexts = dict[int, tuple[Rdata, str]]
+class RdataTexts:
+    """One run's memo of record texts, by identity (the plan shares record objects between views,
+    and one tuple of records between the names and views that answer the same records): each
+    record's text, and the texts of each tuple of records. Each entry holds its object, so its id
+    is not reused while the memo lives."""
+
+    __slots__ = ("rdatas", "tuples")
+
+    def __init__(self) -> None:
+        self.rdatas: dict[int, tuple[Rdata, str]] = {}  # id(rdata) -> (rdata, its text)
+        self.tuples: dict[int, tuple[tuple[Rdata, ...], list[str]]] = {}  # id(tuple) -> (tuple, texts)
 
 
-def rdata_texts(rdatas: Iterable[Rdata], texts: RdataTexts | None) -> list[str]:
-    """Each record's text, remembered in ``texts`` (one run's memo, keyed by identity: the plan
-    shares record objects between views) when one is given."""
+def rdata_texts(rdatas: tuple[Rdata, ...] | list[Rdata], texts: RdataTexts | None) -> list[str]:
+    """Each record's text, remembered in ``texts`` when one is given (the list returned is shared:
+    read it, do not change it)."""
     if texts is None:
         return [rd.to_text() for rd in rdatas]
+    if type(rdatas) is tuple:
+        hit = texts.tuples.get(id(rdatas))
+        if hit is not None and hit[0] is rdatas:
+            return hit[1]
+    memo = texts.rdatas
     shown = []
     for rd in rdatas:
-        known = texts.get(id(rd))
+        known = memo.get(id(rd))
         if known is None or known[0] is not rd:
-            known = texts[id(rd)] = (rd, rd.to_text())
+            known = memo[id(rd)] = (rd, rd.to_text())
         shown.append(known[1])
+    if type(rdatas) is tuple:
+        texts.tuples[id(rdatas)] = (rdatas, shown)
     return shown
 
 

@@ -59,11 +59,15 @@ class WrittenDigests:
 
 
 class HashingFile:
-    """A text file written as UTF-8 (no newline translation) that hashes the bytes it writes:
-    ``with HashingFile(path, digests) as fh: fh.write(text)``. ``digests`` None: no hashing."""
+    """A new text file written as UTF-8 (no newline translation) that hashes the bytes it writes:
+    ``with HashingFile(path, digests) as fh: fh.write(text)``. ``digests`` None: no hashing.
+
+    Written through the file descriptor (open, a write per ``write``, close): the staging tree
+    of a national plan holds ~17,000 files, and a buffered file object costs three more system
+    calls per file (fstat, ioctl, lseek) and its own buffer copy."""
 
     def __init__(self, path: Path | str, digests: WrittenDigests | None) -> None:
-        self._fh = open(path, "wb")  # noqa: SIM115 - closed by __exit__
+        self._fd = os.open(path, _WRITE_FLAGS, 0o666)
         self._digests = digests
         self._hash = hashlib.sha256() if digests is not None else None
 
@@ -71,7 +75,7 @@ class HashingFile:
         data = text.encode("utf-8")
         if self._hash is not None:
             self._hash.update(data)
-        self._fh.write(data)
+        _write_all(self._fd, data)
         return len(text)
 
     def __enter__(self) -> HashingFile:
@@ -80,10 +84,18 @@ class HashingFile:
     def __exit__(self, *exc: object) -> None:
         try:
             if self._hash is not None and self._digests is not None and exc[0] is None:
-                self._fh.flush()
-                self._digests.record(self._fh.fileno(), self._hash.hexdigest())
+                self._digests.record(self._fd, self._hash.hexdigest())
         finally:
-            self._fh.close()
+            os.close(self._fd)
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC  # as open(path, "wb")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def write_text(path: Path | str, text: str, digests: WrittenDigests | None = None) -> None:

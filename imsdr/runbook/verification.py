@@ -77,7 +77,7 @@ class _CheckMemo:
 
     def __init__(self) -> None:
         self._sources: dict[int, tuple[ViewPlan, str | None]] = {}  # id(view) -> (view, source address)
-        self._texts: RdataTexts = {}  # id(rdata) -> (rdata, its text)
+        self._texts = RdataTexts()
         self._zones: dict[tuple[str, str, str], tuple[Any, str, str]] = {}  # (qname, type, side) -> zone, key
 
     def lookup(self, plan: DnsPlan, view: ViewPlan, qname: str, rdtype: str) -> Any:
