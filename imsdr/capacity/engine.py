@@ -49,6 +49,9 @@ class Outcome:
     receivers: dict[str, dict[str, float]] = field(default_factory=dict)  # failed element → taker → amount
     switchover_s: int = 0
     worst_switchover_from: str | None = None
+    #: flow index → its (element index, amount) parts now, for every flow the failure touches
+    #: (the others go where they normally do): the registration storm reads them
+    assignments: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
 
     @property
     def users(self) -> float:
@@ -345,7 +348,7 @@ class Engine:
         if detail:
             for i in sorted(results):
                 self._receivers(normal_assign[i][0], results[i][0], failed, outcome)
-        new_assign = {i: r[0] for i, r in results.items()}
+        new_assign = outcome.assignments = {i: r[0] for i, r in results.items()}
         self._hss_surge(failed, delta)
         # overload of the survivors whose load changed
         loads = outcome.loads

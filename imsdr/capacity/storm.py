@@ -27,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from imsdr.capacity.timing import reregistration_window
+from imsdr.capacity.timing import registration_refresh
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -61,8 +61,8 @@ def registration_window(topology: Topology, failed: Iterable[Element] = ()) -> W
     shortest one wins, as the fastest arrival makes the peak. PS (VoLTE) users are moved by the
     P-CSCF restoration of TS 23.380 on their next terminating request, or at registration expiry:
     spread at least as wide, so they do not raise the peak above this window's rate."""
-    refreshes = [part.seconds for el in failed if el.type.value in ("sbc", "pcscf")
-                 for part in reregistration_window(topology, el, "fixed").parts if part.name == "re_registration"]
+    # the re_registration part of each one's fixed-access window (timing.reregistration_window)
+    refreshes = [registration_refresh(topology, el) for el in failed if el.type.value in ("sbc", "pcscf")]
     refresh = min(refreshes, default=topology.network.timers.registration_refresh)
     return Window(refresh, f"registration refresh period ({refresh} s): UEs notice the failure at "
                            "their next REGISTER refresh or new call")
@@ -133,14 +133,18 @@ def registration_storm(
     t = float(window.seconds)
     failed = {eng.index[e] for e in outcome.failed}
     affected = eng.affected_flows(failed)
-    after_parts: dict[int, list[tuple[int, float]]] = {}
+    # the engine's own assignment of every flow the failure touches (the same numbers it loaded)
+    after_parts = outcome.assignments if affected.issubset(outcome.assignments) else {}
+    normal_assign = eng.normal_assign
 
     def parts(i: int) -> list[tuple[int, float]]:
+        after = after_parts.get(i)
+        if after is not None:
+            return after
         if i not in affected:
-            return eng.normal_assign[i][0]
-        if i not in after_parts:
-            after_parts[i] = eng._assign(i, failed)[0]
-        return after_parts[i]
+            return normal_assign[i][0]
+        after = after_parts[i] = eng._assign(i, failed)[0]
+        return after
 
     sip_gain: dict[int, float] = defaultdict(float)  # element → users registering through it
     moved_by_ln: dict[str, float] = defaultdict(float)
@@ -164,11 +168,12 @@ def registration_storm(
             sip_gain[x] += a * share
         for ln, w in eng.weight_sets[eng.f_wkey[i]]:
             moved_by_ln[ln] += moved * served / amount * w
+    restoration = _restoration()
     for x in failed:  # users of failed S-CSCFs: restored (one SAR) or registering again
         upl = eng.users_per_load.get(x)
         if upl is None or eng.normal[x] <= 0:
             continue
-        target = restored_by_ln if eng.topology.elements[eng.ids[x]].has(_restoration()) else moved_by_ln
+        target = restored_by_ln if eng.topology.elements[eng.ids[x]].has(restoration) else moved_by_ln
         for i in eng.flows_of[x]:
             if eng.f_service[i] != "scscf":
                 continue

@@ -195,10 +195,16 @@ def reregistration_window(topology: Topology, el: Element, access: str) -> Switc
                  f"expires (up to {expiry} s, TS 24.229 §5.1.1.2)"),
         ))
     parts = [detection]  # no DNS TTL: the answers already list the backup (module doc)
-    refresh = _timer(topology, el, "registration_refresh")
+    refresh = registration_refresh(topology, el)
     parts.append(Part("re_registration", refresh,
                       f"registered users re-register at their next refresh (up to {refresh} s)"))
     return Switchover(tuple(parts))
+
+
+def registration_refresh(topology: Topology, el: Element) -> int:
+    """The REGISTER refresh period of the users registered through ``el`` (its own timer, else the
+    network's): the re-registration part of a fixed-access window."""
+    return _timer(topology, el, "registration_refresh")
 
 
 def access_windows(topology: Topology, el: Element, access: AccessTypes | None = None) -> dict[str, Switchover]:
