@@ -83,6 +83,7 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
     memo: LineMemo = {}  # the per-view copies of a zone repeat most of their lines
     enum_done: set[str] = set()
     paths: dict[str | None, Path | None] = {}
+    enum_names: dict[str, bool] = {}  # zone name -> an ENUM zone (the views name the same zones again and again)
     by_view = {v.name: {z.name: z for z in v.zones} for v in conf.views}
     for view in conf.views:
         zones = seen.home.setdefault(view.name, {})
@@ -102,7 +103,10 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
             path = paths[source.file]
             if path is None:
                 continue  # a secondary without a file, a forward zone: nothing to read here
-            if _is_enum(zone.name, enum_suffix):
+            is_enum = enum_names.get(zone.name)
+            if is_enum is None:
+                is_enum = enum_names[zone.name] = _is_enum(zone.name, enum_suffix)
+            if is_enum:
                 if zone.name not in enum_done:
                     enum_done.add(zone.name)
                     runs = scan_enum_zone(path, zone.name, enum_suffix, problems)
