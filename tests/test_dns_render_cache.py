@@ -110,7 +110,7 @@ def test_view_copies_prepared_from_their_base_are_as_prepared_whole() -> None:
         base = plan.zones_of(view.side)[ref.zone]
         header = header_lines(zone, ref.view, "inv.yaml", plan.network)
         comments = {(plan.sbc_name, "A"): "local SBC only"} if view.kind == "local" else {}
-        fast = layouts.prepare(zone, base, view.overrides[ref.zone], header, comments, cache, texts)
+        fast = layouts.prepare(base, view.overrides[ref.zone], header, comments, cache, texts)
         whole = prepare_zone(zone, header, comments)
         assert fast.digest == whole.digest and fast.records == whole.records
         a, b = io.StringIO(), io.StringIO()

@@ -245,13 +245,7 @@ class DnsPlan:
     def zone_for_view(self, view: ViewPlan | str, zone_name: str) -> ZonePlan:
         """The zone as ``view`` serves it: base content with the view's overrides applied."""
         v = self.view(view) if isinstance(view, str) else self.materialise(view)
-        base = self.zones_of(v.side)[zone_name]
-        overrides = v.overrides.get(zone_name)
-        if not overrides:
-            return base
-        merged = dict(base.rrsets)
-        merged.update(overrides)
-        return ZonePlan(base.name, base.kind, base.purpose, base.default_ttl, merged, list(base.blocks))
+        return merged_zone(self.zones_of(v.side)[zone_name], v.overrides.get(zone_name, {}))
 
     def lookup_rrset(self, view: ViewPlan | str, qname: str, rdtype: str) -> RRset | None:
         """The rrset ``view`` answers for (qname, rdtype), ENUM computed from blocks; None if none."""
@@ -915,6 +909,15 @@ class _Builder:
             self.plan.zones[zone_name] = zone
             self.plan.origins[(zone_name, zone_name, "NAPTR")] = origin
             apex(zone)
+
+
+def merged_zone(base: ZonePlan, overrides: dict[RRKey, RRset]) -> ZonePlan:
+    """``base`` with ``overrides`` applied: what a view serves (``DnsPlan.zone_for_view``)."""
+    if not overrides:
+        return base
+    merged = dict(base.rrsets)
+    merged.update(overrides)
+    return ZonePlan(base.name, base.kind, base.purpose, base.default_ttl, merged, list(base.blocks))
 
 
 def _host_prefix(address: str) -> str:

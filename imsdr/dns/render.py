@@ -271,8 +271,8 @@ def _write_zone_file(
 ) -> WrittenFile:
     run = run or _ZoneRun(previous)
     view = plan.view(ref.view) if ref.view else (ACCESS_BASE if ref.side == "access" else CORE_BASE)
-    zone = plan.zone_for_view(view, ref.zone)
-    header = header_lines(zone, ref.view, inventory, plan.network)
+    base = plan.zones_of(view.side)[ref.zone]
+    header = header_lines(base, ref.view, inventory, plan.network)  # (a view's copy: the base's name, purpose)
     comments = {}
     if ref.view and view.kind == "local":
         note = (
@@ -281,12 +281,11 @@ def _write_zone_file(
         )
         comments = {(plan.sbc_name, "A"): note, (plan.sbc_name, "AAAA"): note}
     # every record rendered once: digest and lines; a view's copy from its base zone's rendering
-    base = plan.zones_of(view.side)[ref.zone]
-    if zone is base:
-        prepared = prepare_zone(zone, header, comments, run.cache, run.layouts.layout(zone, base), run.texts)
+    overrides = view.overrides.get(ref.zone) if ref.view else None
+    if not overrides:
+        prepared = prepare_zone(base, header, comments, run.cache, run.layouts.layout(base, base), run.texts)
     else:
-        prepared = run.layouts.prepare(zone, base, view.overrides[ref.zone], header, comments, run.cache,
-                                       run.texts)
+        prepared = run.layouts.prepare(base, overrides, header, comments, run.cache, run.texts)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
     serial = choose_serial(prepared.digest, old, forced, run.day)
     path = safe_join(staging, ref.path)
@@ -295,7 +294,7 @@ def _write_zone_file(
         run.made.add(path.parent)
     with HashingFile(path, run.digests) as fh:
         records = write_prepared(fh, prepared, serial, header)  # type: ignore[arg-type]
-    return WrittenFile(ref.path, "zone", zone.name, ref.view, records, serial)
+    return WrittenFile(ref.path, "zone", base.name, ref.view, records, serial)
 
 
 def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology: Topology,

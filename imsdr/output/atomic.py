@@ -24,15 +24,18 @@ from imsdr.errors import ImsdrError
 
 
 def safe_join(root: Path, relative: str) -> Path:
-    """``root / relative``, refusing anything that could leave ``root``."""
-    rel = PurePosixPath(relative)
-    if not rel.parts:
+    """``root / relative``, refusing anything that could leave ``root``.
+
+    ``relative`` is read as PurePosixPath reads it (empty and '.' parts dropped), by string
+    operations: a national plan joins ~17,000 paths (a property test holds the two together)."""
+    parts = [part for part in relative.split("/") if part and part != "."]
+    if not parts and not relative.startswith("/"):
         raise ImsdrError(f"refusing output path {relative!r}: a file name is needed")
-    if rel.is_absolute() or any(part in ("..", "") for part in rel.parts) or "\x00" in relative:
+    if relative.startswith("/") or ".." in parts or "\x00" in relative:
         raise ImsdrError(f"refusing output path {relative!r}: it must stay inside the output directory")
-    if any(part.startswith(".") for part in rel.parts):
+    if any(part.startswith(".") for part in parts):
         raise ImsdrError(f"refusing output path {relative!r}: hidden names are not written")
-    return root.joinpath(*rel.parts)
+    return root / "/".join(parts)
 
 
 class WrittenDigests:
