@@ -150,20 +150,45 @@ class _FullDiskFile:
 
 @pytest.fixture
 def full_disk_after(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    """Patch open() so writes under tmp_path fail with ENOSPC after ``budget`` bytes."""
+    """Patch open(), and os.open/os.write (imsdr writes its many small files through the file
+    descriptor), so writes under tmp_path fail with ENOSPC after ``budget`` bytes."""
 
     def arm(budget: int) -> None:
-        real_open = builtins.open
+        real_open, real_os_open, real_os_write, real_os_close = builtins.open, os.open, os.write, os.close
         remaining = [budget]
+        counted: set[int] = set()  # descriptors open for writing under tmp_path
+
+        def inside(file: Any) -> bool:
+            return isinstance(file, (str, os.PathLike)) and str(os.fspath(file)).startswith(str(tmp_path))
 
         def fake_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
             handle = real_open(file, mode, *args, **kwargs)
             writing = any(flag in mode for flag in "wax+")
-            inside = isinstance(file, (str, os.PathLike)) and str(os.fspath(file)).startswith(str(tmp_path))
-            return _FullDiskFile(handle, remaining) if writing and inside else handle
+            return _FullDiskFile(handle, remaining) if writing and inside(file) else handle
+
+        def fake_os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            fd = real_os_open(path, flags, *args, **kwargs)
+            if flags & (os.O_WRONLY | os.O_RDWR) and inside(path):
+                counted.add(fd)
+            return fd
+
+        def fake_os_write(fd: int, data: Any) -> int:
+            if fd in counted:
+                if len(data) > remaining[0]:
+                    remaining[0] = 0
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                remaining[0] -= len(data)
+            return real_os_write(fd, data)
+
+        def fake_os_close(fd: int) -> None:
+            counted.discard(fd)
+            real_os_close(fd)
 
         monkeypatch.setattr(builtins, "open", fake_open)
         monkeypatch.setattr(io, "open", fake_open)
+        monkeypatch.setattr(os, "open", fake_os_open)
+        monkeypatch.setattr(os, "write", fake_os_write)
+        monkeypatch.setattr(os, "close", fake_os_close)
 
     return arm
 
