@@ -339,6 +339,7 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None,
     The plan is linted first (a lint error raises, nothing is written). ``previous`` is the DNS
     tree being replaced: the renderer keeps the SOA serial of every zone whose content is unchanged.
     """
+    from imsdr.analysis import cyclic_gc_paused
     from imsdr.dns.render import check_plan as lint_dns_plan
     from imsdr.dns.render import write_dns_files
 
@@ -350,10 +351,11 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None,
         drained = resolve_drain(pipe.topology, pipe.drain)
         plan = build_dns_plan(pipe.topology, excluded=drained)
         changes = drain_changes(pipe.topology, drained, normal=pipe.dns_plan, drained=plan)
-    lint_dns_plan(pipe.topology, plan)
-    directory.mkdir(parents=True, exist_ok=True)
-    report = write_dns_files(pipe.topology, plan, directory, previous,
-                             Path(pipe.inventory_path).name, drain=changes, digests=digests)
+    with cyclic_gc_paused():  # (as render dns: the lint's memos and the files' texts, none garbage)
+        lint_dns_plan(pipe.topology, plan)
+        directory.mkdir(parents=True, exist_ok=True)
+        report = write_dns_files(pipe.topology, plan, directory, previous,
+                                 Path(pipe.inventory_path).name, drain=changes, digests=digests)
     zones = [f for f in report.files if f.kind == "zone"]
     pipe.raw["dns_summary"] = {
         "views": list(report.views),
@@ -408,6 +410,14 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
             fail_on: str = "error", drain: tuple[str, ...] = ()) -> Pipeline:
     """Load the inventory and run every analysis the renderers need."""
+    from imsdr.analysis import cyclic_gc_paused
+
+    with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
+        return _analyse(path, today=today, fail_on=fail_on, drain=drain)
+
+
+def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
+             drain: tuple[str, ...]) -> Pipeline:
     from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
