@@ -67,8 +67,14 @@ import_cmd.register(app)
 
 def main() -> None:
     """The console entry point: the CLI, with the process's own streams made safe first."""
+    import gc
     import sys
 
+    # One command is one short run that builds large, mostly acyclic structures (~150,000 objects
+    # for a national inventory): at the default threshold of 700 allocations a national `check`
+    # ran ~300 collections (0.3 s). Young objects are collected every 50,000 instead; cycles are
+    # still freed.
+    gc.set_threshold(50_000, 20, 10)
     _tolerant_streams()
     try:
         app()
