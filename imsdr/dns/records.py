@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from imsdr.dns.names import name_problems
+from imsdr.inventory.addresses import ipv6_text
 
 # Fixed order of record types inside one owner name in every zone file.
 TYPE_ORDER: tuple[str, ...] = ("SOA", "NS", "NAPTR", "SRV", "CNAME", "A", "AAAA")
@@ -72,12 +73,7 @@ class AAAA:
     def to_text(self) -> str:
         """The address as ipaddress compresses it (``IPv6Address(address).compressed``)."""
         packed = _ipv6_packed(self.address) if "%" not in self.address else None
-        if packed is not None and (packed[:10] != _TEN_ZEROS or packed[10:12] not in (b"\0\0", b"\xff\xff")):
-            return socket.inet_ntop(socket.AF_INET6, packed)  # (the C formatter writes the same text)
-        return ipaddress.IPv6Address(self.address).compressed  # (an IPv4 tail: C writes it dotted)
-
-
-_TEN_ZEROS = bytes(10)
+        return ipv6_text(packed) if packed is not None else ipaddress.IPv6Address(self.address).compressed
 
 
 def _ipv6_packed(text: str) -> bytes | None:
