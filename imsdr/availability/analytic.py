@@ -1,0 +1,279 @@
+"""Minimal cut sets and the analytic availability of every service of every local network.
+
+Basic events (elements and shared risks, :mod:`imsdr.availability.inputs`) are independent; a
+shared risk is the modelled common cause. For each block the combinations of up to
+``max_cut_order`` relevant basic events are tried in increasing size; a combination is a
+*minimal cut set* for a local network when the engine loses part of that network's traffic with
+it down and with none of its proper subsets. A service's cut sets are its blocks' (a series:
+the union; a set that is a cut in several categories counts its largest loss; a set containing a
+smaller cut with at least its loss is dropped).
+
+Outage per year: each cut set C contributes ``P(C) × lost fraction × 525,960`` minutes, ``P(C) =
+∏ q``. The total is exact (inclusion–exclusion over the cut sets: ``P(∪C) = Σ_{S≠∅} (−1)^{|S|+1}
+∏_{e ∈ ∪S} q_e``) when every cut set loses the whole service and there are at most
+:data:`EXACT_LIMIT` of them; otherwise the sum (the rare-event approximation, an upper bound).
+Switchover loss per year: every basic event costs ``f × Σ share × switchover seconds / 60``
+minutes for the users it moves (the longest wait of the categories it touches).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+from imsdr.availability.inputs import MINUTES_PER_YEAR, BasicEvent, basic_events
+from imsdr.availability.services import REACHED_BY_REGISTRATION, SERVICES, ServiceModel
+
+if TYPE_CHECKING:
+    from imsdr.availability.services import Block
+    from imsdr.capacity.engine import Engine
+    from imsdr.model.topology import Topology
+
+EXACT_LIMIT = 12  # inclusion–exclusion over at most this many cut sets (2^12 terms)
+KEEP_CUTS = 20  # cut sets listed per service (all are counted)
+KEEP_IMPORTANCE = 10
+
+
+@dataclass(frozen=True, slots=True)
+class CutSet:
+    events: tuple[str, ...]
+    probability: float  # steady-state probability that every event is down at once
+    fraction: float  # of the local network's users that lose the service meanwhile
+    minutes: float  # outage minutes per year it contributes (probability × fraction × minutes/year)
+
+
+@dataclass(frozen=True, slots=True)
+class Contributor:
+    label: str
+    kind: str  # outage | switchover
+    minutes: float
+
+
+@dataclass(frozen=True, slots=True)
+class Importance:
+    event: str
+    fussell_vesely: float  # share of the downtime in cut sets containing it or its switchovers
+    gain_minutes: float  # downtime per year removed if it never failed
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceAvailability:
+    service: str
+    local_network: str
+    users: int
+    target: float | None  # percent
+    availability: float  # 1 − downtime / minutes per year
+    outage_minutes: float
+    switchover_minutes: float
+    method: str  # exact | rare-event
+    cut_set_count: int
+    cut_sets: tuple[CutSet, ...]  # the largest, ranked
+    contributors: tuple[Contributor, ...]
+    importance: tuple[Importance, ...]
+
+    @property
+    def downtime_minutes(self) -> float:
+        return self.outage_minutes + self.switchover_minutes
+
+    @property
+    def user_minutes(self) -> float:
+        return self.downtime_minutes * self.users
+
+    @property
+    def below_target(self) -> bool:
+        return self.target is not None and self.availability * 100 < self.target
+
+
+@dataclass(frozen=True, slots=True)
+class AvailabilityReport:
+    network: str
+    max_cut_order: int
+    events: int
+    defaults: tuple[str, ...]  # inputs taken from the planning defaults
+    services: tuple[ServiceAvailability, ...]
+    fix_first: tuple[Importance, ...]  # network-wide, by user-minutes per year removed
+
+    def rows(self, service: str) -> list[ServiceAvailability]:
+        return [s for s in self.services if s.service == service]
+
+
+class _Run:
+    """One computation: the service model, the events and the memoised per-block results."""
+
+    def __init__(self, topology: Topology, engine: Engine) -> None:
+        self.topology = topology
+        self.engine = engine
+        self.model = ServiceModel(topology, engine)
+        self.events: list[BasicEvent] = basic_events(topology, engine.index)
+        self.order = topology.inventory.availability.max_cut_order
+        self.events_of: dict[int, list[int]] = defaultdict(list)
+        for k, ev in enumerate(self.events):
+            for x in ev.elements:
+                self.events_of[x].append(k)
+        self.block_cuts: dict[int, dict[str, dict[frozenset[int], float]]] = {}
+        self.block_moves: dict[tuple[int, bool], dict[int, dict[str, float]]] = {}
+        self._seconds: dict[bool, dict[int, int]] = {}
+
+    # --- per block ------------------------------------------------------------------------------
+
+    def relevant(self, block: Block) -> tuple[list[int], dict[int, frozenset[int]]]:
+        members = set(block.members)
+        evs = sorted({k for x in block.members for k in self.events_of.get(x, ())})
+        return evs, {k: frozenset(x for x in self.events[k].elements if x in members) for k in evs}
+
+    def cuts(self, b: int) -> dict[str, dict[frozenset[int], float]]:
+        """LN → minimal cut set (event indices) → lost fraction, for block ``b``."""
+        known = self.block_cuts.get(b)
+        if known is not None:
+            return known
+        block = self.model.blocks[b]
+        evs, down = self.relevant(block)
+        found: dict[str, dict[frozenset[int], float]] = defaultdict(dict)
+        for size in range(1, self.order + 1):
+            for combo in combinations(evs, size):
+                parts = [down[k] for k in combo]
+                if size > 1 and any(parts[j] <= frozenset().union(*(parts[:j] + parts[j + 1:]))
+                                    for j in range(size)):
+                    continue  # an event that adds nothing: never minimal
+                failed = frozenset().union(*parts)
+                loss = self.model.loss(block, failed)
+                if not loss:
+                    continue
+                cset = frozenset(combo)
+                subsets = [frozenset(s) for r in range(1, size) for s in combinations(combo, r)]
+                for ln, fraction in loss.items():
+                    mine = found[ln]
+                    if not any(s in mine for s in subsets):
+                        mine[cset] = fraction
+        self.block_cuts[b] = dict(found)
+        return self.block_cuts[b]
+
+    def seconds(self, with_registration: bool) -> dict[int, int]:
+        """Element index → its switchover seconds for a service (the re-registration and
+        restoration parts only for services that reach registered users)."""
+        known = self._seconds.get(with_registration)
+        if known is None:
+            from imsdr.capacity.timing import AccessTypes, switchover
+
+            access = AccessTypes(self.topology)
+            known = {}
+            for x, ident in enumerate(self.engine.ids):
+                parts = switchover(self.topology, self.topology.elements[ident], access).parts
+                known[x] = sum(p.seconds for p in parts
+                               if with_registration or p.name not in ("re_registration", "restoration"))
+            self._seconds[with_registration] = known
+        return known
+
+    def moves(self, b: int, with_registration: bool) -> dict[int, dict[str, float]]:
+        """Event index → LN → share-weighted switchover seconds, for block ``b``."""
+        key = (b, with_registration)
+        known = self.block_moves.get(key)
+        if known is None:
+            block = self.model.blocks[b]
+            evs, down = self.relevant(block)
+            secs = self.seconds(with_registration)
+            known = {}
+            for k in evs:
+                moved = self.model.moved_seconds(block, down[k], secs)
+                if moved:
+                    known[k] = moved
+            self.block_moves[key] = known
+        return known
+
+    # --- per service ---------------------------------------------------------------------------------
+
+    def service(self, service: str, ln_id: str) -> ServiceAvailability | None:
+        cats = self.model.categories(service, ln_id)
+        if not cats:
+            return None
+        merged: dict[frozenset[int], float] = {}
+        for cat in cats:
+            per_cat: dict[frozenset[int], float] = defaultdict(float)
+            for b in self.model.blocks_of[(cat, ln_id)]:
+                for cset, fraction in self.cuts(b).get(ln_id, {}).items():
+                    per_cat[cset] = min(1.0, per_cat[cset] + fraction)
+            for cset, fraction in per_cat.items():
+                if fraction > merged.get(cset, 0.0):
+                    merged[cset] = fraction
+        cuts = {c: f for c, f in merged.items()
+                if not any(s in merged and merged[s] >= f - 1e-12
+                           for r in range(1, len(c)) for s in map(frozenset, combinations(sorted(c), r)))}
+        events = self.events
+        ranked = sorted(
+            (CutSet(tuple(events[k].id for k in sorted(c)), math.prod(events[k].unavailability for k in c), f,
+                    math.prod(events[k].unavailability for k in c) * f * MINUTES_PER_YEAR) for c, f in cuts.items()),
+            key=lambda cs: (-cs.minutes, len(cs.events), cs.events))
+        exact = len(cuts) <= EXACT_LIMIT and all(f >= 1 - 1e-12 for f in cuts.values())
+        if exact:
+            outage = _union_probability([frozenset(c) for c in cuts], events) * MINUTES_PER_YEAR
+        else:
+            outage = sum(cs.minutes for cs in ranked)
+        reg = service in REACHED_BY_REGISTRATION
+        waits: dict[int, float] = {}
+        for cat in cats:
+            per_cat: dict[int, float] = defaultdict(float)
+            for b in self.model.blocks_of[(cat, ln_id)]:
+                for k, moved in self.moves(b, reg).items():
+                    if ln_id in moved:
+                        per_cat[k] += moved[ln_id]
+            for k, secs in per_cat.items():
+                waits[k] = max(waits.get(k, 0.0), secs)
+        switch = {k: events[k].per_year * secs / 60 for k, secs in waits.items() if secs > 0}
+        switchover = sum(switch.values())
+        contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
+        contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
+        contributors.sort(key=lambda c: (-c.minutes, c.kind, c.label))
+        ln = self.topology.local_networks[ln_id]
+        downtime = outage + switchover
+        target = self.topology.network.availability_targets.get(service)  # type: ignore[call-overload]
+        from imsdr.availability.importance import fussell_vesely
+
+        importance = fussell_vesely(ranked, {events[k].id: m for k, m in switch.items()}, downtime)
+        return ServiceAvailability(
+            service, ln_id, int(ln.subscribers), target, 1 - downtime / MINUTES_PER_YEAR, outage, switchover,
+            "exact" if exact else "rare-event", len(ranked), tuple(ranked[:KEEP_CUTS]),
+            tuple(contributors[:KEEP_CUTS]), tuple(importance[:KEEP_IMPORTANCE]))
+
+
+def _union_probability(cuts: list[frozenset[int]], events: list[BasicEvent]) -> float:
+    """P(at least one cut set is in effect), by inclusion–exclusion (independent events)."""
+    total = 0.0
+    for r in range(1, len(cuts) + 1):
+        sign = 1.0 if r % 2 else -1.0
+        for chosen in combinations(cuts, r):
+            union = frozenset().union(*chosen)
+            total += sign * math.prod(events[k].unavailability for k in union)
+    return total
+
+
+def availability_report(topology: Topology, engine: Engine) -> AvailabilityReport:
+    """Every service of every local network, with cut sets, contributors and importance."""
+    run = _Run(topology, engine)
+    rows: list[ServiceAvailability] = []
+    for service in SERVICES:
+        for ln_id in topology.local_networks:
+            row = run.service(service, ln_id)
+            if row is not None:
+                rows.append(row)
+    gain: dict[str, float] = defaultdict(float)
+    fv_total = sum(r.user_minutes for r in rows)
+    for r in rows:
+        for imp in r.importance:
+            gain[imp.event] += imp.gain_minutes * r.users
+    fix_first = tuple(sorted(
+        (Importance(ev, g / fv_total if fv_total else 0.0, g) for ev, g in gain.items() if g > 0),
+        key=lambda i: (-i.gain_minutes, i.event))[:KEEP_IMPORTANCE])
+    defaults = _defaults_used(topology)
+    return AvailabilityReport(topology.network.name, run.order, len(run.events), defaults, tuple(rows), fix_first)
+
+
+def _defaults_used(topology: Topology) -> tuple[str, ...]:
+    from imsdr.availability.inputs import element_reliability, risk_events
+
+    kinds = sorted({topology.elements[e].type.value for e in topology.elements
+                    if element_reliability(topology, e)[2] == "default"})
+    risks = [k for k in ("site", "power", "route", "region") if risk_events(topology, k)[2] == "default"]
+    return tuple(kinds + [f"risk:{k}" for k in risks])
