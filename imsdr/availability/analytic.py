@@ -109,6 +109,7 @@ class _Run:
         self.model = ServiceModel(topology, engine)
         self.events: list[BasicEvent] = basic_events(topology, engine.index)
         self.order = topology.inventory.availability.max_cut_order
+        self.cutoff = topology.inventory.availability.probability_cutoff
         self.events_of: dict[int, list[int]] = defaultdict(list)
         for k, ev in enumerate(self.events):
             for x in ev.elements:
@@ -131,23 +132,46 @@ class _Run:
             return known
         block = self.model.blocks[b]
         evs, down = self.relevant(block)
+        # largest cover first: the bound below then knows the most the remaining picks can add
+        evs.sort(key=lambda k: (-len(down[k]), k))
+        need = self.model.min_failures(block)
         found: dict[str, dict[frozenset[int], float]] = defaultdict(dict)
-        for size in range(1, self.order + 1):
-            for combo in combinations(evs, size):
-                parts = [down[k] for k in combo]
-                if size > 1 and any(parts[j] <= frozenset().union(*(parts[:j] + parts[j + 1:]))
-                                    for j in range(size)):
-                    continue  # an event that adds nothing: never minimal
-                failed = frozenset().union(*parts)
-                loss = self.model.loss(block, failed)
-                if not loss:
-                    continue
-                cset = frozenset(combo)
-                subsets = [frozenset(s) for r in range(1, size) for s in combinations(combo, r)]
-                for ln, fraction in loss.items():
-                    mine = found[ln]
-                    if not any(s in mine for s in subsets):
-                        mine[cset] = fraction
+        order, loss_of = self.order, self.model.loss
+
+        size = [len(down[k]) for k in evs]
+
+        q = [self.events[k].unavailability for k in evs]
+        cutoff = self.cutoff
+
+        def visit(start: int, combo: list[int], failed: frozenset[int], p: float) -> None:
+            room = order - len(combo) - 1  # picks left after this one
+            for j in range(start, len(evs)):
+                # the most members this pick and the remaining ones can still fail; it only
+                # shrinks with j (covers are sorted), so once short of ``need`` nothing later helps
+                if len(failed) + size[j] + room * (size[j + 1] if j + 1 < len(evs) else 0) < need:
+                    return
+                k = evs[j]
+                pk = p * q[j]
+                if pk < cutoff or down[k] <= failed:
+                    continue  # too improbable to count (and so is every superset), or adds nothing
+                now = failed | down[k]
+                chosen = [*combo, k]
+                if any(down[c] <= frozenset().union(*(down[o] for o in chosen if o != c)) for c in combo):
+                    continue  # an earlier pick became redundant: never minimal
+                if len(now) >= need:
+                    loss = loss_of(block, now)
+                    if loss:
+                        cset = frozenset(chosen)
+                        subsets = [frozenset(s) for r in range(1, len(chosen))
+                                   for s in combinations(chosen, r)]
+                        for ln, fraction in loss.items():
+                            mine = found[ln]
+                            if not any(s in mine for s in subsets):
+                                mine[cset] = fraction
+                if room:
+                    visit(j + 1, chosen, now, pk)
+
+        visit(0, [], frozenset(), 1.0)
         self.block_cuts[b] = dict(found)
         return self.block_cuts[b]
 
@@ -199,8 +223,8 @@ class _Run:
                 if fraction > merged.get(cset, 0.0):
                     merged[cset] = fraction
         cuts = {c: f for c, f in merged.items()
-                if not any(s in merged and merged[s] >= f - 1e-12
-                           for r in range(1, len(c)) for s in map(frozenset, combinations(sorted(c), r)))}
+                if len(c) == 1 or not any(merged.get(frozenset(s), 0.0) >= f - 1e-12
+                                          for r in range(1, len(c)) for s in combinations(c, r))}
         events = self.events
         ranked = sorted(
             (CutSet(tuple(events[k].id for k in sorted(c)), math.prod(events[k].unavailability for k in c), f,

@@ -13,6 +13,7 @@ core: any one serves) and, where the local network routes to a PSAP, the MGCF an
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -92,11 +93,34 @@ class ServiceModel:
         ecscfs: dict[str, list[int]] = defaultdict(list)
         for el in top.with_role("ecscf"):
             ecscfs[top.scope(el)].append(ix[el.id])
+        users: dict[tuple[int, ...], list[str]] = {}  # one block per set of E-CSCFs
         for ln in top.local_networks.values():
             scopes = {top.sites[s].province or "" for s in ln.home_sites if s in top.sites}
-            members = sorted({x for sc in scopes for x in ecscfs.get(sc, [])})
+            members = tuple(sorted({x for sc in scopes for x in ecscfs.get(sc, [])}))
             if members:
-                self._add(Block(f"ecscf:{ln.id}", "ecscf", tuple(members), (), (ln.id,), {ln.id: 1.0}))
+                users.setdefault(members, []).append(ln.id)
+        for members, lns in users.items():
+            self._add(Block(f"ecscf:{len(self.blocks)}", "ecscf", members, (), tuple(lns), {ln: 1.0 for ln in lns}))
+
+    def min_failures(self, block: Block) -> int:
+        """A lower bound on how many members must fail before the block loses anything: every
+        member of an any-one-of block; the smallest set of candidates of a flow without capacity
+        limits; 1 when a member's capacity could refuse traffic first."""
+        e = self.engine
+        if not block.flows:
+            return len(block.members)
+        if any(e.cap_after[x] != math.inf for x in block.members):
+            return 1
+        best = len(block.members)
+        for i in block.flows:
+            first = {x for tier in e.f_tiers[i] for x in tier}
+            best = min(best, len(first))
+            if e.f_stage2[i]:
+                for x in first:
+                    second = {y for tier in e.pcscf_tiers.get(x, ()) for y in tier}
+                    if second:
+                        best = min(best, len(second))
+        return max(1, best)
 
     def _add(self, block: Block) -> None:
         self.blocks.append(block)

@@ -449,6 +449,9 @@ class Availability(_Strict):
             "event rate and duration per shared-risk kind: site, power (feed), route (transmission), region"))
     max_cut_order: Annotated[int, Field(ge=1, le=4)] = Field(3, description=(
             "largest minimal cut set enumerated (1-4 basic events)"))
+    probability_cutoff: Annotated[float, Field(ge=0, le=1e-3)] = Field(1e-10, description=(
+            "cut sets less probable than this are not enumerated (each would add under 0.00006 minutes a year "
+            "at the default)"))
 
 
 class Network(_Strict):
