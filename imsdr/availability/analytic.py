@@ -209,6 +209,21 @@ class _Run:
 
     # --- per service ---------------------------------------------------------------------------------
 
+    def switchover_waits(self, service: str, ln_id: str) -> dict[int, float]:
+        """Event index → the minutes one occurrence costs the local network's users of ``service``
+        in switchovers (share-weighted; the longest of the categories it touches)."""
+        reg = service in REACHED_BY_REGISTRATION
+        waits: dict[int, float] = {}
+        for cat in self.model.categories(service, ln_id):
+            per_cat: dict[int, float] = defaultdict(float)
+            for b in self.model.blocks_of[(cat, ln_id)]:
+                for k, moved in self.moves(b, reg).items():
+                    if ln_id in moved:
+                        per_cat[k] += moved[ln_id]
+            for k, secs in per_cat.items():
+                waits[k] = max(waits.get(k, 0.0), secs)
+        return {k: secs / 60 for k, secs in waits.items() if secs > 0}
+
     def service(self, service: str, ln_id: str) -> ServiceAvailability | None:
         cats = self.model.categories(service, ln_id)
         if not cats:
@@ -235,17 +250,8 @@ class _Run:
             outage = _union_probability([frozenset(c) for c in cuts], events) * MINUTES_PER_YEAR
         else:
             outage = sum(cs.minutes for cs in ranked)
-        reg = service in REACHED_BY_REGISTRATION
-        waits: dict[int, float] = {}
-        for cat in cats:
-            per_cat: dict[int, float] = defaultdict(float)
-            for b in self.model.blocks_of[(cat, ln_id)]:
-                for k, moved in self.moves(b, reg).items():
-                    if ln_id in moved:
-                        per_cat[k] += moved[ln_id]
-            for k, secs in per_cat.items():
-                waits[k] = max(waits.get(k, 0.0), secs)
-        switch = {k: events[k].per_year * secs / 60 for k, secs in waits.items() if secs > 0}
+        waits = self.switchover_waits(service, ln_id)
+        switch = {k: events[k].per_year * m for k, m in waits.items()}
         switchover = sum(switch.values())
         contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
         contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
@@ -275,7 +281,11 @@ def _union_probability(cuts: list[frozenset[int]], events: list[BasicEvent]) -> 
 
 def availability_report(topology: Topology, engine: Engine) -> AvailabilityReport:
     """Every service of every local network, with cut sets, contributors and importance."""
-    run = _Run(topology, engine)
+    return report_of(_Run(topology, engine))
+
+
+def report_of(run: _Run) -> AvailabilityReport:
+    topology = run.topology
     rows: list[ServiceAvailability] = []
     for service in SERVICES:
         for ln_id in topology.local_networks:
