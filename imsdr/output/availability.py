@@ -60,10 +60,11 @@ def availability_to_dict(report: AvailabilityReport, estimate: SimulationEstimat
     return data
 
 
-def _summary_rows(report: AvailabilityReport) -> list[tuple[str, ...]]:
+def _summary_rows(report: AvailabilityReport, top_n: int = 3) -> list[tuple[str, ...]]:
     rows = []
     for r in report.services:
-        top = ", ".join(f"{c.label} ({minutes(c.minutes)})" for c in r.contributors[:3])
+        top = ", ".join(f"{c.label if c.kind == 'outage' else 'switchover ' + c.label} ({minutes(c.minutes)})"
+                        for c in r.contributors[:top_n])
         target = "–" if r.target is None else f"{r.target:g} %" + (" BELOW" if r.below_target else "")
         rows.append((SERVICE_LABELS[r.service], r.local_network, percent(r.availability), target,
                      minutes(r.downtime_minutes), minutes(r.outage_minutes), minutes(r.switchover_minutes),
@@ -129,9 +130,10 @@ def availability_tables(console: Console, report: AvailabilityReport,
                         estimate: SimulationEstimate | None = None) -> None:
     from imsdr.output.tables import styled, table
 
-    t = table(f"Availability: {report.network}", *HEADER,
+    t = table(f"Availability: {report.network}", "service", "LN", "availability", "target", "down min/yr",
+              "outage", "switch", "user-min/yr", "largest contributor (min/yr)",
               caption=f"cut sets up to order {report.max_cut_order}; importance: Fussell–Vesely")
-    for row, r in zip(_summary_rows(report), report.services, strict=True):
+    for row, r in zip(_summary_rows(report, 1), report.services, strict=True):
         cells: list[Any] = list(row)
         if r.below_target:
             cells[3] = styled(row[3], "bold red")
@@ -195,13 +197,13 @@ def availability_svg(report: AvailabilityReport) -> str:
     left, bar_w, bar_h, gap, top = 150, 480, 22, 14, 40
     longest = max((t for _l, t, _p in data), default=0.0) or 1.0
     height = top + len(data) * (bar_h + gap) + 20 + len(names) * 18 + 10
-    width = left + bar_w + 110
+    title = f"Expected downtime per year by contributor (user-weighted minutes): {report.network}"
+    width = max(left + bar_w + 110, int(len(title) * 8.2) + 20)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
            f'<title>Downtime per year by contributor: {escape(report.network)}</title>',
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-           f'<text x="10" y="22" font-size="14" font-weight="bold">Expected downtime per year by contributor '
-           f'(user-weighted minutes): {escape(report.network)}</text>']
+           f'<text x="10" y="22" font-size="14" font-weight="bold">{escape(title)}</text>']
     y = top
     for label, total, parts in data:
         out.append(f'<text x="10" y="{y + 15}">{escape(label)}</text>')
