@@ -10,9 +10,9 @@ switchover minutes (those of the analytic model) for the users not already in an
 The estimate is the mean downtime per simulated year. Its 95 % interval adds two parts:
 switchover loss (many small events) ``mean ± 1.96 s/√N`` over the N years; outage (a few rare,
 long episodes) the exact Poisson (Garwood) interval of the number of outage episodes per year
-times the loss of one episode: the observed mean for the lower end, for the upper end the larger
-of that mean and the longest mean down time of the events involved (with few episodes their mean
-says little; an episode rarely outlasts the longest repair).
+times the loss of one episode, between the smaller of the observed mean and the shortest mean
+down time of the events involved and the larger of that mean and the longest (with few episodes
+their mean says little; an episode lasts about as long as one of those repairs).
 """
 
 from __future__ import annotations
@@ -159,11 +159,12 @@ def simulate(run: _Run, report: AvailabilityReport, years: int, seed: int = 1) -
         half = Z95 * float(sw.std(ddof=1)) / math.sqrt(years) if years > 1 else 0.0
         total_outage = float(outage[r].sum())
         k = episodes[r]
-        longest = max((run.events[e].mttr_hours for _c, bs in blocks[key] for b in bs
-                       for e in run.relevant(run.model.blocks[b])[0]), default=0.0) * 60
+        repairs = [run.events[e].mttr_hours * 60 for _c, bs in blocks[key] for b in bs
+                   for e in run.relevant(run.model.blocks[b])[0]] or [0.0]
         low_k, high_k = poisson_interval(k)
         per_episode = total_outage / k if k else 0.0
-        o_low, o_high = low_k / years * per_episode, high_k / years * max(per_episode, longest)
+        o_low = low_k / years * min(per_episode, min(repairs))
+        o_high = high_k / years * max(per_episode, max(repairs))
         mean = sw_mean + total_outage / years
         analytic = report.services[r].downtime_minutes
         out.append(EstimateRow(key[0], key[1], analytic, mean, max(0.0, sw_mean - half) + o_low,
