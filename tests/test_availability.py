@@ -151,7 +151,8 @@ def test_shared_power_feed_moves_avail_001(tmp_path: Path) -> None:
     """A 99.9995 % registration target (2.63 min/yr allowed) holds on the province (0.86 min/yr).
     Put site-b, home of hss-b-1, on site-a's power feed: the HSS pair's members now share one
     feed, and that feed alone is a cut set of registration: q = 4 / (87,660 + 4) = 0.0000456 →
-    +24.00 min/yr of outage (predicted; the cut sets it absorbs were 0.2 min/yr), so AVAIL-001 fires, naming the feed first."""
+    +24.00 min/yr of outage (predicted; the cut sets it absorbs were 0.2 min/yr), so AVAIL-001
+    fires, naming the feed first."""
     from imsdr.inventory.build import load_inventory
     from imsdr.model.topology import Topology
 

@@ -117,6 +117,7 @@ class _Run:
         self.block_cuts: dict[int, dict[str, dict[frozenset[int], float]]] = {}
         self.block_moves: dict[tuple[int, bool], dict[int, dict[str, float]]] = {}
         self._seconds: dict[bool, dict[int, int]] = {}
+        self._cut_sets: dict[tuple[frozenset[int], float], CutSet] = {}
 
     # --- per block ------------------------------------------------------------------------------
 
@@ -141,10 +142,15 @@ class _Run:
         size = [len(down[k]) for k in evs]
 
         q = [self.events[k].unavailability for k in evs]
+        best_q = q + [0.0]  # best_q[j]: the most probable event from position j on
+        for j in range(len(q) - 1, -1, -1):
+            best_q[j] = max(q[j], best_q[j + 1])
         cutoff = self.cutoff
 
         def visit(start: int, combo: list[int], failed: frozenset[int], p: float) -> None:
             room = order - len(combo) - 1  # picks left after this one
+            if p * best_q[start] < cutoff:
+                return  # no event left makes the combination probable enough
             for j in range(start, len(evs)):
                 # the most members this pick and the remaining ones can still fail; it only
                 # shrinks with j (covers are sorted), so once short of ``need`` nothing later helps
@@ -209,6 +215,16 @@ class _Run:
 
     # --- per service ---------------------------------------------------------------------------------
 
+    def cut_set(self, events: frozenset[int], fraction: float) -> CutSet:
+        """The CutSet of these event indices (made once per run: local networks share them)."""
+        key = (events, fraction)
+        known = self._cut_sets.get(key)
+        if known is None:
+            p = math.prod(self.events[k].unavailability for k in events)
+            known = self._cut_sets[key] = CutSet(tuple(self.events[k].id for k in sorted(events)), p, fraction,
+                                                 p * fraction * MINUTES_PER_YEAR)
+        return known
+
     def switchover_waits(self, service: str, ln_id: str) -> dict[int, float]:
         """Event index → the minutes one occurrence costs the local network's users of ``service``
         in switchovers (share-weighted; the longest of the categories it touches)."""
@@ -241,10 +257,8 @@ class _Run:
                 if len(c) == 1 or not any(merged.get(frozenset(s), 0.0) >= f - 1e-12
                                           for r in range(1, len(c)) for s in combinations(c, r))}
         events = self.events
-        ranked = sorted(
-            (CutSet(tuple(events[k].id for k in sorted(c)), math.prod(events[k].unavailability for k in c), f,
-                    math.prod(events[k].unavailability for k in c) * f * MINUTES_PER_YEAR) for c, f in cuts.items()),
-            key=lambda cs: (-cs.minutes, len(cs.events), cs.events))
+        ranked = sorted((self.cut_set(c, f) for c, f in cuts.items()),
+                        key=lambda cs: (-cs.minutes, len(cs.events), cs.events))
         exact = len(cuts) <= EXACT_LIMIT and all(f >= 1 - 1e-12 for f in cuts.values())
         if exact:
             outage = _union_probability([frozenset(c) for c in cuts], events) * MINUTES_PER_YEAR

@@ -88,7 +88,8 @@ def simulate(run: _Run, report: AvailabilityReport, years: int, seed: int = 1) -
     rows = [(r.service, r.local_network) for r in report.services]
     cats = {key: run.model.categories(*key) for key in rows}
     blocks = {key: [(cat, run.model.blocks_of[(cat, key[1])]) for cat in cats[key]] for key in rows}
-    relevant = sorted({k for key in rows for _c, bs in blocks[key] for b in bs for k in run.relevant(run.model.blocks[b])[0]})
+    relevant = sorted({k for key in rows for _c, bs in blocks[key] for b in bs
+                       for k in run.relevant(run.model.blocks[b])[0]})
     waits = {key: run.switchover_waits(*key) for key in rows}
     boundaries: list[tuple[float, int, int]] = []  # (time, +1 start / -1 end, event)
     for k in relevant:
