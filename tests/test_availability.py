@@ -234,3 +234,20 @@ def test_plan_writes_the_page_and_a_chart_rsvg_renders(tmp_path: Path) -> None:
     png = tmp_path / "chart.png"
     subprocess.run([rsvg, str(out / "runbooks" / "availability.svg"), "-o", str(png)], check=True, timeout=30)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+
+
+def test_unknown_override_ids_are_refused_with_their_location(tmp_path: Path) -> None:
+    from tests.inventory_factory import write_inventory
+
+    data = lab_data()
+    data["availability"] = {"elements": {"lab-sbc-9": {"mtbf_hours": 1000, "mttr_hours": 1}},
+                            "groups": {"no-such-pool": {"mtbf_hours": 1000, "mttr_hours": 1}},
+                            "platforms": {"nowhere": {"mtbf_hours": 1000, "mttr_hours": 1}},
+                            "types": {"sbc": {"mtbf_hours": -5, "mttr_hours": 1}}}
+    path = write_inventory(data, tmp_path)
+    result = runner.invoke(app, ["availability", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    text = result.output
+    for bad in ("lab-sbc-9", "no-such-pool", "nowhere", "mtbf_hours"):
+        assert bad in text, text
+    assert f"{path.name}:" in text
