@@ -253,9 +253,7 @@ class _Run:
             for cset, fraction in per_cat.items():
                 if fraction > merged.get(cset, 0.0):
                     merged[cset] = fraction
-        cuts = {c: f for c, f in merged.items()
-                if len(c) == 1 or not any(merged.get(frozenset(s), 0.0) >= f - 1e-12
-                                          for r in range(1, len(c)) for s in combinations(c, r))}
+        cuts = {c: f for c, f in merged.items() if len(c) == 1 or _minimal_in(c, f, merged)}
         events = self.events
         ranked = sorted((self.cut_set(c, f) for c, f in cuts.items()),
                         key=lambda cs: (-cs.minutes, len(cs.events), cs.events))
@@ -267,7 +265,7 @@ class _Run:
         waits = self.switchover_waits(service, ln_id)
         switch = {k: events[k].per_year * m for k, m in waits.items()}
         switchover = sum(switch.values())
-        contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
+        contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked[:KEEP_CUTS]]
         contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
         contributors.sort(key=lambda c: (-c.minutes, c.kind, c.label))
         ln = self.topology.local_networks[ln_id]
@@ -280,6 +278,15 @@ class _Run:
             service, ln_id, int(ln.subscribers), target, 1 - downtime / MINUTES_PER_YEAR, outage, switchover,
             "exact" if exact else "rare-event", len(ranked), tuple(ranked[:KEEP_CUTS]),
             tuple(contributors[:KEEP_CUTS]), tuple(importance[:KEEP_IMPORTANCE]))
+
+
+def _minimal_in(c: frozenset[int], f: float, merged: dict[frozenset[int], float]) -> bool:
+    """No proper subset of ``c`` is a cut set losing at least ``f``."""
+    floor = f - 1e-12
+    if len(c) == 2:
+        a, b = c
+        return merged.get(frozenset((a,)), 0.0) < floor and merged.get(frozenset((b,)), 0.0) < floor
+    return not any(merged.get(frozenset(s), 0.0) >= floor for r in range(1, len(c)) for s in combinations(c, r))
 
 
 def _union_probability(cuts: list[frozenset[int]], events: list[BasicEvent]) -> float:
