@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("capacity",),
     ("model",),
     ("example", "starter", "inventory"),
+    ("untrusted",),
     ("diagnostics", "errors", "reference"),
     ("imsdr",),
 ]
