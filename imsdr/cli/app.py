@@ -51,6 +51,7 @@ def _root(
     STATE["debug"] = debug
     STATE["quiet"] = quiet
     STATE["verbose"] = verbose and not quiet
+    STATE["plain"] = False
 
 
 init_cmd.register(app)

@@ -22,18 +22,42 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-STATE = {"debug": False, "quiet": False, "verbose": False}
+STATE = {"debug": False, "quiet": False, "verbose": False, "plain": False}
 
 
 class Format(str, Enum):
     table = "table"
+    text = "text"  # the table's content as plain lines, also on a terminal
     json = "json"
+
+
+def plain_output() -> bool:
+    """Whether tables are written as plain lines: stdout is not a terminal (a pipe, a CI log, a
+    file) or ``--format text`` was given. Plain lines never wrap and hold no box drawing: one line
+    per table row, one ``FILE:LINE:COL: SEVERITY RULE message`` line per finding. Whether stdout
+    is a terminal is Rich's judgement, so ``TTY_COMPATIBLE=1`` or ``FORCE_COLOR`` keep the tables
+    in a CI log that renders them."""
+    if STATE["plain"]:
+        return True
+    from rich.console import Console
+
+    return not Console(file=sys.stdout).is_terminal
+
+
+def text_is_plain_table(fmt: Any) -> Any:
+    """The ``--format`` callback of every command with a table: ``text`` is the table written as
+    plain lines wherever stdout goes (the command then sees ``table``)."""
+    if getattr(fmt, "value", None) == "text":
+        STATE["plain"] = True
+        return type(fmt)("table")
+    return fmt
 
 
 InventoryArg = Annotated[
     Path, typer.Argument(help="Inventory YAML file.", show_default=False, dir_okay=False, metavar="INVENTORY")
 ]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format (text: the table as plain lines).",
+                                           callback=text_is_plain_table)]
 ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Replace OUT even if imsdr did not write it (its files are lost) and follow OUT if it "
     "is a symlink. Never replaces /, a system directory, HOME, the working directory or a parent, a git "
@@ -45,9 +69,16 @@ ForceOpt = Annotated[bool, typer.Option(
 # ":bomb:" stays ":bomb:". Styling is given explicitly (rich.text.Text with a style), never as markup.
 
 def stdout() -> Console:
+    """The console tables are printed on: Rich on a terminal; on a pipe, in a CI log or with
+    ``--format text``, a console that writes every table as plain lines (:mod:`imsdr.output.plain`)."""
     from rich.console import Console
 
-    return Console(soft_wrap=False, markup=False, emoji=False)
+    if not plain_output():
+        return Console(soft_wrap=False, markup=False, emoji=False)
+    from imsdr.output.plain import PlainConsole
+
+    return PlainConsole(soft_wrap=True, markup=False, emoji=False, highlight=False, no_color=True,
+                        force_terminal=False, width=100_000)
 
 
 def stderr() -> Console:
@@ -98,9 +129,13 @@ def handle_errors(fn: F) -> F:
 
 
 class ImsdrGroup(TyperGroup):
-    """The root command group. A bad option value (an unknown --format, a number out of range) is
+    """The root command group. The root options are accepted after the command's name too
+    (:func:`global_flags_first`). A bad option value (an unknown --format, a number out of range) is
     reported as one plain line naming the option and what it accepts: typer converts values with
     pydantic, whose own words ("Value error, ...", "Input should be ...") are not ours to show."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, global_flags_first(args) if ctx.parent is None else args)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -110,11 +145,27 @@ class ImsdrGroup(TyperGroup):
             raise
 
 
+GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v", "--debug"})
+
+
+def global_flags_first(args: list[str]) -> list[str]:
+    """``args`` with the root options ``-q``, ``-v`` and ``--debug`` moved before the command's
+    name wherever they were given (``imsdr plan INV --out DIR -v`` is ``imsdr -v plan INV --out
+    DIR``); nothing after ``--`` is touched. No command has options of these names."""
+    try:
+        end = args.index("--")
+    except ValueError:
+        end = len(args)
+    flags = [a for a in args[:end] if a in GLOBAL_FLAGS]
+    return flags + [a for a in args[:end] if a not in GLOBAL_FLAGS] + args[end:]
+
+
 class ImsdrCommand(TyperCommand):
     """Every imsdr command (``cls=`` of each registration). Its help speaks the user's words: an
     argument is shown by its name (``INVENTORY...``), not followed by the Python type typer derives
     from the annotation (``<list[Path]>``, ``<str>``); the usage line writes required arguments bare
     and optional ones in brackets, as click does (typer writes ``{INVENTORY...}...``)."""
+
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -244,7 +295,7 @@ def stage(label: str) -> Iterator[None]:
             yield
     else:
         yield
-    if STATE["verbose"]:
+    if STATE["verbose"] and not STATE["quiet"]:
         sys.stderr.write(f"{label}: {time.perf_counter() - started:.2f} s\n")
 
 

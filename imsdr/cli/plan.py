@@ -23,6 +23,7 @@ from imsdr.cli.common import (
     stdout,
     styled,
     template_limits,
+    text_is_plain_table,
     write_stdout,
 )
 
@@ -49,12 +50,14 @@ TemplatesOpt = Annotated[Path | None, typer.Option(
 
 class PlanFormat(str, Enum):  # noqa: UP042 - same pattern as common.Format
     table = "table"
+    text = "text"
     markdown = "markdown"
     json = "json"
 
 
 PlanFormatOpt = Annotated[PlanFormat, typer.Option(
-    "--format", "-f", help="Output format (markdown: the --check summary, ready for a pull request).")]
+    "--format", "-f", callback=text_is_plain_table,
+    help="Output format (markdown: the --check summary, ready for a pull request; text: plain lines).")]
 DiffOpt = Annotated[bool, typer.Option(
     "--diff", help="With --check: also print the raw unified diff of every file (after the summary).")]
 DrainOpt = Annotated[list[str] | None, typer.Option(

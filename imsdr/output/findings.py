@@ -140,6 +140,22 @@ def _sarif_run(report: CheckReport, docs_url: str | None) -> dict[str, Any]:
     return run
 
 
+# --- plain lines (pipes, CI logs, --format text) -------------------------------------------------
+
+def finding_line(file: str, f: Finding, waived: str = "") -> str:
+    """``FILE:LINE:COL: SEVERITY RULE message`` on one line (the compiler convention editors and
+    CI log viewers link), the fix after `` — fix: ``; a waived finding says so and why."""
+    from imsdr.diagnostics import one_line
+
+    where = str(f.location) if f.location else one_line(file)
+    text = f"{where}: {'waived' if waived else f.severity.value} {f.rule_id} {one_line(f.message)}"
+    if f.hint and not waived:
+        text += f" — fix: {one_line(f.hint)}"
+    if waived:
+        text += f" — waived: {one_line(waived)}"
+    return text
+
+
 # --- Markdown -----------------------------------------------------------------------------------
 
 def _cell(text: str) -> str:
