@@ -32,6 +32,7 @@ class CheckFormat(str, Enum):  # noqa: UP042 - same pattern as common.Format
     sarif = "sarif"
     markdown = "markdown"
     github = "github"
+    gitlab = "gitlab"  # a GitLab Code Quality report
 
 
 class RulesFormat(str, Enum):  # noqa: UP042
@@ -155,6 +156,8 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
         write_stdout("\n".join(out.to_markdown(r, level, heading_level=1) for r in reports))  # type: ignore[arg-type]
     elif fmt is CheckFormat.github:
         write_stdout("".join(out.to_github(r, level) for r in reports))  # type: ignore[arg-type]
+    elif fmt is CheckFormat.gitlab:
+        write_stdout(out.to_gitlab(reports))
     else:
         for report in reports:
             if report.deployment != "invalid":  # its problems are on stderr already
