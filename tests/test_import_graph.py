@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("capacity",),
     ("model",),
     ("example", "starter", "inventory"),
-    ("untrusted",),
+    ("untrusted", "progress"),
     ("diagnostics", "errors", "reference"),
     ("imsdr",),
 ]

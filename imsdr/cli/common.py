@@ -283,20 +283,62 @@ def stage(label: str) -> Iterator[None]:
     """Progress for work that can take seconds at national scale, on stderr: a spinner when stderr
     is a terminal, nothing when it is piped; --verbose adds how long each stage took, --quiet
     silences both. Data on stdout is never touched."""
+    with progress(label):
+        yield
+
+
+@contextlib.contextmanager
+def progress(title: str) -> Iterator[Any]:
+    """Live progress on stderr for long work whose core names its stages (an
+    :class:`imsdr.progress.Stages` is yielded to hand to it): on a terminal, ``title`` and the
+    stage running now, each with its elapsed time (``rich.progress``); nothing when stderr is
+    piped. ``--verbose`` writes one ``STAGE: N.NN s`` line per stage and one for ``title``;
+    ``--quiet`` silences both. Data on stdout is never touched."""
     import time
 
     started = time.perf_counter()
-    if STATE["quiet"]:
-        yield
-        return
+    verbose = STATE["verbose"] and not STATE["quiet"]
     console = stderr()
-    if console.is_terminal:
-        with console.status(f"{label}...", spinner="line"):
+    live = None
+    if not STATE["quiet"] and console.is_terminal:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        live = Progress(SpinnerColumn("line"), TextColumn("{task.description}"), TimeElapsedColumn(),
+                        console=console, transient=True)
+    stages = _CliStages(live, verbose)
+    with live if live is not None else contextlib.nullcontext():
+        if live is not None:
+            live.add_task(f"{title}...", total=None)
+        yield stages
+    if verbose:
+        sys.stderr.write(f"{title}: {time.perf_counter() - started:.2f} s\n")
+
+
+class _CliStages:
+    """The CLI's :class:`imsdr.progress.Stages`: each stage a line of the live display while it
+    runs, and its time on stderr with --verbose."""
+
+    def __init__(self, live: Any, verbose: bool) -> None:
+        self._live = live
+        self._verbose = verbose
+
+    @contextlib.contextmanager
+    def stage(self, label: str) -> Iterator[None]:
+        import time
+
+        started = time.perf_counter()
+        task = self._live.add_task(f"  {label}", total=None) if self._live is not None else None
+        try:
             yield
-    else:
-        yield
-    if STATE["verbose"] and not STATE["quiet"]:
-        sys.stderr.write(f"{label}: {time.perf_counter() - started:.2f} s\n")
+        finally:
+            if task is not None:
+                self._live.remove_task(task)
+        if self._verbose:
+            line = f"  {label}: {time.perf_counter() - started:.2f} s"
+            if self._live is not None:
+                self._live.console.print(line, markup=False, highlight=False)
+            else:
+                sys.stderr.write(line + "\n")
 
 
 def load(path: Path) -> tuple[Inventory, SourceMap]:
