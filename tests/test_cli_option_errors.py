@@ -91,7 +91,7 @@ def test_a_near_miss_gets_a_suggestion() -> None:
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == (
         "Error: Invalid value for '--format' / '-f': 'JSON' is not one of: table, text, json, sarif, markdown, "
-        "github; did you mean 'json'?")
+        "github, gitlab; did you mean 'json'?")
 
 
 def test_a_missing_file_keeps_its_own_message() -> None:

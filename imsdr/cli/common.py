@@ -164,7 +164,29 @@ class ImsdrCommand(TyperCommand):
     """Every imsdr command (``cls=`` of each registration). Its help speaks the user's words: an
     argument is shown by its name (``INVENTORY...``), not followed by the Python type typer derives
     from the annotation (``<list[Path]>``, ``<str>``); the usage line writes required arguments bare
-    and optional ones in brackets, as click does (typer writes ``{INVENTORY...}...``)."""
+    and optional ones in brackets, as click does (typer writes ``{INVENTORY...}...``). Options
+    not given default to the team's ``imsdr.toml`` beside the inventory (:mod:`imsdr.cli.defaults`)."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        if "default_map" not in extra and not any(a in ("-h", "--help") for a in args):
+            from imsdr.cli.defaults import defaults_for
+            from imsdr.errors import ImsdrError
+
+            path = []
+            ctx = parent
+            while ctx is not None and ctx.parent is not None:
+                path.insert(0, ctx.info_name)
+                ctx = ctx.parent
+            try:
+                defaults = defaults_for(self, (*path, info_name or self.name or ""), args)
+            except ImsdrError as exc:
+                if STATE["debug"]:
+                    raise
+                print_error(exc)
+                raise typer.Exit(2) from None
+            if defaults:
+                extra["default_map"] = defaults
+        return super().make_context(info_name, args, parent, **extra)
 
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
