@@ -473,7 +473,8 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
                 templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> dict[str, Any]:
-    """Write dns/, runbooks/, diameter/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
+    """Write dns/, runbooks/, diameter/, monitoring/ and plan.json under ``root`` (a fresh
+    directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     """
@@ -486,9 +487,10 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
     with stages.stage("writing dns/"):
         _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
-    with stages.stage("writing runbooks/ and diameter/"):
+    with stages.stage("writing runbooks/, diameter/ and monitoring/"):
         write_pages(root / "runbooks", pages, digests)
         _write_diameter(pipe, root / "diameter", digests)
+        _write_monitoring(pipe, root / "monitoring", digests)
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
         (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
@@ -505,6 +507,16 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
             path = safe_join(directory, f"{config.client}/{name}")
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text(path, text, digests)
+
+
+def _write_monitoring(pipe: Pipeline, directory: Path, digests: WrittenDigests | None = None) -> None:
+    """monitoring/: the Prometheus rules derived from this run's analysis (imsdr.monitoring)."""
+    from imsdr.monitoring.render import monitoring_files
+    from imsdr.output.atomic import safe_join, write_text
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in sorted(monitoring_files(pipe.analysis).items()):
+        write_text(safe_join(directory, name), text, digests)
 
 
 def plan_summary(pipe: Pipeline, root: Path, digests: WrittenDigests | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__main__",),
     ("cli",),
     ("plan", "importers"),
+    ("monitoring",),
     ("runbook", "resolve"),
     ("dns", "diameter"),
     ("output",),
