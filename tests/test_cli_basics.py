@@ -154,3 +154,33 @@ def test_validate_table_lists_element_types_under_elements() -> None:
     start = names.index("elements")
     assert names[start + 1].startswith("  ") and names[names.index("pairs") - 1].startswith("  ")
     assert not any(name.startswith("  ") for name in names[names.index("pairs"):])
+
+
+def test_every_command_help_shows_examples_of_itself() -> None:
+    """`-h` of each command ends its description with one or two examples, each an invocation of
+    that command (a new command without them fails here)."""
+    import re
+
+    import typer
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    def leaves(group, prefix: tuple[str, ...]):  # type: ignore[no-untyped-def]
+        for name, cmd in sorted(group.commands.items()):
+            if hasattr(cmd, "commands"):
+                yield from leaves(cmd, (*prefix, name))
+            else:
+                yield (*prefix, name)
+
+    runner = CliRunner()
+    commands = list(leaves(typer.main.get_command(app), ()))
+    assert len(commands) >= 18
+    for path in commands:
+        text = runner.invoke(app, [*path, "-h"], env={"COLUMNS": "400"}).stdout
+        described = re.split(r"\n(?:Arguments|Options):\n", text)[0]
+        shown = described.split("Examples:", 1)[1] if "Examples:" in described else ""
+        examples = re.findall(r"`(imsdr [^`]+)`", shown)
+        assert examples, f"imsdr {' '.join(path)} -h shows no example"
+        for example in examples:
+            assert example.split()[1:1 + len(path)] == list(path), (path, example)

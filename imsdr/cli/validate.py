@@ -97,7 +97,9 @@ def inventory_summary(inv) -> dict:  # type: ignore[no-untyped-def]
 
 @handle_errors
 def schema() -> None:
-    """Print the inventory format's JSON Schema (for yaml-language-server and editors)."""
+    """Print the inventory format's JSON Schema (for yaml-language-server and editors).
+
+    Examples: `imsdr schema > inventory.schema.json`"""
     from imsdr.inventory.jsonschema import inventory_json_schema
     from imsdr.output.jsonout import dumps
 
