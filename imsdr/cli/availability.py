@@ -30,7 +30,8 @@ def availability(
     sets up to availability.max_cut_order, outage and switchover loss, Fussell–Vesely importance
     and what to fix first (docs/availability.md). Exit 1 when a service is below its
     network.availability_targets value (AVAIL-001) or a simulation interval misses the analytic figure.
-    """
+
+    Examples: `imsdr availability inventory.yaml`; `imsdr availability inventory.yaml --simulate 1000 --format json`"""
     analysis = _analysis(inventory)
     report = analysis.availability
     estimate = None
