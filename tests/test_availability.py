@@ -137,7 +137,7 @@ def province():  # type: ignore[no-untyped-def]
 
 def test_province_figures_documented(province) -> None:  # type: ignore[no-untyped-def]
     """docs/availability.md explains every service of the sample with the figures imsdr prints."""
-    from imsdr.output.availability import minutes, percent
+    from imsdr.availability.services import minutes, percent
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "availability.md").read_text(encoding="utf-8")
     for r in province.services:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING
 
+from imsdr.availability.figures import Contributor, CutSet, Importance
+from imsdr.availability.importance import fussell_vesely
 from imsdr.availability.inputs import MINUTES_PER_YEAR, BasicEvent, basic_events
 from imsdr.availability.services import REACHED_BY_REGISTRATION, SERVICES, ServiceModel
 
@@ -35,28 +37,6 @@ if TYPE_CHECKING:
 EXACT_LIMIT = 12  # inclusion–exclusion over at most this many cut sets (2^12 terms)
 KEEP_CUTS = 20  # cut sets listed per service (all are counted)
 KEEP_IMPORTANCE = 10
-
-
-@dataclass(frozen=True, slots=True)
-class CutSet:
-    events: tuple[str, ...]
-    probability: float  # steady-state probability that every event is down at once
-    fraction: float  # of the local network's users that lose the service meanwhile
-    minutes: float  # outage minutes per year it contributes (probability × fraction × minutes/year)
-
-
-@dataclass(frozen=True, slots=True)
-class Contributor:
-    label: str
-    kind: str  # outage | switchover
-    minutes: float
-
-
-@dataclass(frozen=True, slots=True)
-class Importance:
-    event: str
-    fussell_vesely: float  # share of the downtime in cut sets containing it or its switchovers
-    gain_minutes: float  # downtime per year removed if it never failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,8 +251,6 @@ class _Run:
         ln = self.topology.local_networks[ln_id]
         downtime = outage + switchover
         target = self.topology.network.availability_targets.get(service)  # type: ignore[call-overload]
-        from imsdr.availability.importance import fussell_vesely
-
         importance = fussell_vesely(ranked, {events[k].id: m for k, m in switch.items()}, downtime)
         return ServiceAvailability(
             service, ln_id, int(ln.subscribers), target, 1 - downtime / MINUTES_PER_YEAR, outage, switchover,

@@ -12,12 +12,12 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from imsdr.availability.analytic import CutSet, Importance
+    from imsdr.availability.figures import CutSet, Importance
 
 
 def fussell_vesely(cut_sets: list[CutSet], switchover: dict[str, float], downtime: float) -> list[Importance]:
     """Every event in a cut set or with switchover loss, ranked by the minutes it accounts for."""
-    from imsdr.availability.analytic import Importance
+    from imsdr.availability.figures import Importance
 
     minutes: dict[str, float] = defaultdict(float)
     for cs in cut_sets:

@@ -35,6 +35,18 @@ SERVICE_LABELS = {
     "registration": "registration", "originating": "originating call", "terminating": "terminating call",
     "pstn_breakout": "PSTN breakout", "pstn_ingress": "PSTN ingress", "emergency": "emergency call",
 }
+
+
+def percent(value: float) -> str:
+    """An availability for people: 99.99551 %."""
+    return f"{value * 100:.5f} %"
+
+
+def minutes(value: float) -> str:
+    """Minutes a year for people: three decimals."""
+    return f"{value:.3f}"
+
+
 #: services whose users wait for re-registration (they cannot be reached until the UE registers
 #: again); the others lose only detection (and restore) time in a switchover
 REACHED_BY_REGISTRATION = frozenset({"terminating", "pstn_ingress"})

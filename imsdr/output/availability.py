@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
-from imsdr.availability.services import SERVICE_LABELS
+from imsdr.availability.services import SERVICE_LABELS, minutes, percent
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,14 +21,6 @@ if TYPE_CHECKING:
 CHART_CONTRIBUTORS = 5  # per service bar; the rest is "other"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
-
-
-def percent(value: float) -> str:
-    return f"{value * 100:.5f} %"
-
-
-def minutes(value: float) -> str:
-    return f"{value:.3f}"
 
 
 def service_to_dict(row: ServiceAvailability) -> dict[str, Any]:

@@ -16,8 +16,7 @@ from imsdr.rules.base import Rule, RuleContext, make_doc
 def _below_target(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
     if not ctx.topology.network.availability_targets:
         return
-    from imsdr.availability.services import SERVICE_LABELS
-    from imsdr.output.availability import minutes, percent
+    from imsdr.availability.services import SERVICE_LABELS, minutes, percent
 
     for row in ctx.analysis.availability.services:
         if not row.below_target:
