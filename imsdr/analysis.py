@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from imsdr.availability.analytic import AvailabilityReport
+    from imsdr.availability.analytic import AvailabilityModel, AvailabilityReport
     from imsdr.capacity.engine import Engine
     from imsdr.capacity.report import CapacityReport
     from imsdr.model.topology import Topology
@@ -61,12 +61,19 @@ class Analysis:
             return capacity_report(self.topology, engine)
 
     @cached_property
-    def availability(self) -> AvailabilityReport:
-        from imsdr.availability.analytic import availability_report
+    def availability_model(self) -> AvailabilityModel:
+        """Basic events, blocks and their memoised losses: the report and ``--simulate`` read it."""
+        from imsdr.availability.analytic import AvailabilityModel
 
-        engine = self.engine
+        return AvailabilityModel(self.topology, self.engine)
+
+    @cached_property
+    def availability(self) -> AvailabilityReport:
+        from imsdr.availability.analytic import report_of
+
+        model = self.availability_model
         with cyclic_gc_paused():
-            return availability_report(self.topology, engine)
+            return report_of(model)
 
 
 @contextmanager

@@ -195,7 +195,7 @@ def test_generated_network_with_common_cause_events(tmp_path: Path) -> None:
     """A generated province whose power feeds fail 4 times a year for 6 h, with both HSSs on one
     feed: the common cause is frequent enough to be observed many times, and the simulated interval
     still contains the analytic figure."""
-    from imsdr.availability.analytic import _Run, report_of
+    from imsdr.availability.analytic import AvailabilityModel, report_of
     from imsdr.availability.montecarlo import simulate
 
     out = runner.invoke(app, ["example", "province", "--seed", "3"])
@@ -212,7 +212,7 @@ def test_generated_network_with_common_cause_events(tmp_path: Path) -> None:
             s["power"] = [feed]
     topo = topology_from_data(data, tmp_path)
     analysis = Analysis(topo)
-    run = _Run(topo, analysis.engine)
+    run = AvailabilityModel(topo, analysis.engine)
     report = report_of(run)
     reg = [r for r in report.services if r.service == "registration"]
     assert reg and all(r.cut_sets[0].events == (f"power:{feed}",) for r in reg)

@@ -80,8 +80,9 @@ class AvailabilityReport:
         return [s for s in self.services if s.service == service]
 
 
-class _Run:
-    """One computation: the service model, the events and the memoised per-block results."""
+class AvailabilityModel:
+    """One run's availability model: the service blocks, the basic events and the memoised
+    per-block cut sets and switchovers (read by the report and by the Monte Carlo cross-check)."""
 
     def __init__(self, topology: Topology, engine: Engine) -> None:
         self.topology = topology
@@ -280,10 +281,10 @@ def _union_probability(cuts: list[frozenset[int]], events: list[BasicEvent]) -> 
 
 def availability_report(topology: Topology, engine: Engine) -> AvailabilityReport:
     """Every service of every local network, with cut sets, contributors and importance."""
-    return report_of(_Run(topology, engine))
+    return report_of(AvailabilityModel(topology, engine))
 
 
-def report_of(run: _Run) -> AvailabilityReport:
+def report_of(run: AvailabilityModel) -> AvailabilityReport:
     topology = run.topology
     rows: list[ServiceAvailability] = []
     for service in SERVICES:

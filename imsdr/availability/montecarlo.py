@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.availability.inputs import HOURS_PER_YEAR
 
 if TYPE_CHECKING:
-    from imsdr.availability.analytic import AvailabilityReport, _Run
+    from imsdr.availability.analytic import AvailabilityModel, AvailabilityReport
 
 Z95 = 1.959964
 
@@ -79,7 +79,7 @@ def _periods(rng: Any, mtbf: float, mttr: float, horizon: float) -> list[tuple[f
     return out
 
 
-def simulate(run: _Run, report: AvailabilityReport, years: int, seed: int = 1) -> SimulationEstimate:
+def simulate(run: AvailabilityModel, report: AvailabilityReport, years: int, seed: int = 1) -> SimulationEstimate:
     """Estimate every service's downtime per year over ``years`` simulated years."""
     import numpy as np
 

@@ -36,10 +36,9 @@ def availability(
     report = analysis.availability
     estimate = None
     if simulate:
-        from imsdr.availability.analytic import _Run
         from imsdr.availability.montecarlo import simulate as run_simulation
 
-        estimate = run_simulation(_Run(analysis.topology, analysis.engine), report, simulate, seed)
+        estimate = run_simulation(analysis.availability_model, report, simulate, seed)
     with cyclic_gc_paused():
         if fmt is ReportFormat.json:
             from imsdr.output.availability import availability_to_dict
