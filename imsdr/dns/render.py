@@ -117,8 +117,8 @@ def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, ser
                keys: Path | None = None, drain: tuple[str, ...] = ()) -> RenderReport:
     """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first).
 
-    ``keys``: also make sure that file (outside ``out``) holds a TSIG key for every view,
-    generating the missing ones with tsig-keygen (mode 0600).
+    ``keys``: also make sure that file (outside ``out``, not an input) holds a TSIG key for every
+    view, generating the missing ones (see :mod:`imsdr.dns.keys`).
     ``drain``: element or site ids; the files describe the drained state (see :mod:`imsdr.dns.drain`).
     Render over the directory the servers load, so the SOA serial of every changed zone moves forward.
     """
@@ -142,7 +142,7 @@ def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, se
     if keys is not None:
         from imsdr.dns.keys import ensure_keys
 
-        added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out)
+        added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out, target.inputs)
     with atomic_directory(target) as staging:
         report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial,
                                  drain=changes)

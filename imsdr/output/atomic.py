@@ -101,6 +101,20 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def sync_directory(directory: Path | str) -> None:
+    """Flush a directory's entries (a rename into it) to disk; file systems that cannot are let be."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def write_text(path: Path | str, text: str, digests: WrittenDigests | None = None) -> None:
     """Write ``text`` as UTF-8 without newline translation, as ``Path.write_text(text,
     encoding="utf-8", newline="\\n")`` does, recording its digest in ``digests``."""
