@@ -23,6 +23,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import IO, Any
 
 from imsdr.errors import ImsdrError
 
@@ -130,6 +131,24 @@ def read_untrusted_text(path: str | os.PathLike[str], limit: int, *, dir_fd: int
         raise UntrustedFile(f"{file}:{line}:{column}", f"not UTF-8 text (byte 0x{raw[exc.start]:02x})",
                             named_at) from None
 
+
+
+def open_untrusted_file(path: str | os.PathLike[str], limit: int, *, encoding: str | None = None,
+                        newline: str | None = None, named_at: str | None = None,
+                        display: str | None = None) -> IO[Any]:
+    """A file object (binary, or text in ``encoding``) on the regular file at ``path`` of at most
+    ``limit`` bytes, for readers that stream a large file (ENUM zones, tables); as
+    :func:`open_untrusted` it follows no link and never blocks on a FIFO or device. The size is
+    checked when the file is opened; a streaming reader bounds what it keeps itself."""
+    file = display or os.fspath(path)
+    fd, info = open_untrusted(path, named_at=named_at, display=display)
+    if info.st_size > limit:
+        os.close(fd)
+        raise UntrustedFile(file, f"is {info.st_size:,} bytes; at most {limit:,} are read", named_at)
+    os.set_blocking(fd, True)
+    if encoding is None:
+        return os.fdopen(fd, "rb")
+    return os.fdopen(fd, "r", encoding=encoding, newline=newline)
 
 def open_directory(path: str | os.PathLike[str], *, dir_fd: int | None = None,
                    display: str | None = None) -> int:
