@@ -605,3 +605,64 @@ def atomic_directory(out: Path | str | os.PathLike[str] | OutputTarget) -> Itera
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def write_files_atomically(files: list[tuple[Path, str]], mode: int = FILE_MODE) -> None:
+    """Write every ``(path, text)`` or none: each text goes to a new file beside its path first,
+    then all are renamed into place; when any step fails, the paths already renamed get their
+    previous files back (or are removed), directories created for them are removed, and an
+    ImsdrError says what failed. A path that is a directory is refused before anything is written.
+    """
+    for path, _text in files:
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise ImsdrError(f"{path}: is a directory; nothing written")
+    created: list[Path] = []
+    staged: list[tuple[Path, Path]] = []
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for path, text in files:
+            parent = path.parent if str(path.parent) else Path(".")
+            missing = [p for p in (parent, *parent.parents) if not os.path.lexists(p)]
+            for directory in reversed(missing):
+                os.mkdir(directory)
+                created.append(directory)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+            staged.append((Path(tmp), path))
+            try:
+                _write_all(fd, text.encode("utf-8"))
+                os.fchmod(fd, mode)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        for tmp, path in staged:
+            backup = None
+            if os.path.lexists(path):
+                backup = path.parent / f".{path.name}.old-{os.getpid()}"
+                os.rename(path, backup)
+            try:
+                os.rename(tmp, path)
+            except OSError:
+                if backup is not None:
+                    os.rename(backup, path)
+                raise
+            done.append((path, backup))
+        for _path, backup in done:
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+    except BaseException as exc:
+        for path, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.rename(backup, path)
+                else:
+                    os.unlink(path)
+        for tmp, _path in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        if isinstance(exc, OSError):
+            raise ImsdrError(f"{exc.filename or ''}: cannot write: {exc.strerror or exc}; nothing written") from None
+        raise
