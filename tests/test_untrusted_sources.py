@@ -70,7 +70,8 @@ def replace(path: Path, kind: str, limit: int) -> None:
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-@pytest.mark.parametrize("source", ["named.conf", "zone", "dispatcher list", "csv", "--into draft", "--out draft"])
+@pytest.mark.parametrize("source", ["named.conf", "zone", "dispatcher list", "csv", "xlsx", "--into draft",
+                                    "--out draft"])
 def test_an_import_source_that_is_not_a_bounded_regular_file_is_refused(rendered: Path, tmp_path: Path,
                                                                         source: str, kind: str) -> None:
     where = fresh(rendered, tmp_path)
@@ -86,8 +87,8 @@ def test_an_import_source_that_is_not_a_bounded_regular_file_is_refused(rendered
     elif source == "dispatcher list":
         replace(listing, kind, MAX_LIST_BYTES)
         args, victim = ("import", "kamailio", str(listing), *HOP, "--out", "d.yaml"), listing
-    elif source == "csv":
-        victim = where / "elements.csv"
+    elif source in ("csv", "xlsx"):
+        victim = where / f"elements.{source}"
         victim.write_text("id,type\n")
         replace(victim, kind, MAX_TABLE_BYTES)
         args = ("import", "table", str(victim), "--out", "d.yaml")

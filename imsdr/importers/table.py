@@ -137,6 +137,13 @@ def _xlsx_rows(path: Path, problems: ImportProblems) -> Iterator[tuple[int, list
 
 
 def import_table(path: Path, problems: ImportProblems) -> Draft:
+    from imsdr.untrusted import UntrustedFile, open_untrusted_file
+
+    try:  # a link, FIFO, device or oversize file is refused before either reader opens it
+        open_untrusted_file(path, MAX_TABLE_BYTES).close()
+    except UntrustedFile as exc:
+        problems.add(str(path), 1, 1, exc.reason)
+        return Draft()
     rows = _xlsx_rows(path, problems) if path.suffix.lower() == ".xlsx" else _csv_rows(path, problems)
     draft = Draft()
     file = str(path)
