@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from imsdr.analysis import cyclic_gc_paused
-from imsdr.cli.common import ImsdrCommand, InventoryArg, handle_errors, load, stderr, stdout, write_stdout
+from imsdr.cli.common import (
+    ImsdrCommand,
+    InventoryArg,
+    handle_errors,
+    load,
+    stderr,
+    stdout,
+    text_is_plain_table,
+    write_stdout,
+)
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -16,11 +25,13 @@ if TYPE_CHECKING:
 
 class ReportFormat(StrEnum):
     table = "table"
+    text = "text"
     json = "json"
     markdown = "markdown"
 
 
-FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")]
+FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", callback=text_is_plain_table,
+                                                 help="Output format (text: the tables as plain lines).")]
 
 
 def register(app: typer.Typer) -> None:
