@@ -65,7 +65,9 @@ def test_a_failure_at_any_step_writes_nothing(tmp_path: Path, monkeypatch: pytes
         result = runner.invoke(app, ["init", str(project), *args])
         monkeypatch.undo()
         assert result.exit_code == 2, (step, at, result.output)
-        assert "nothing written" in result.output and "Traceback" not in result.output
+        assert "Traceback" not in result.output  # (an early open may be the defaults file, read before)
+        if step in ("write", "rename"):
+            assert "nothing written" in result.output, result.output
         assert snapshot(project) == before, (step, at)
 
 
