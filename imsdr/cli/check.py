@@ -122,7 +122,10 @@ InventoriesArg = Annotated[list[Path], typer.Argument(
 def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
           fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None,
           rules_config: RulesConfigOpt = None, docs_url: DocsUrlOpt = None) -> None:
-    """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input."""
+    """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input.
+
+    Examples: `imsdr check inventory.yaml`; `imsdr check inventory.yaml --fail-on warning --format sarif >
+    imsdr.sarif`"""
     from functools import partial
 
     from imsdr.cli.common import print_error
@@ -251,7 +254,9 @@ DomainOpt = Annotated[bool, typer.Option(
 
 @handle_errors
 def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table, domain: DomainOpt = False) -> None:
-    """List the rule catalogue, or explain one rule (its reason and a failing and a passing example)."""
+    """List the rule catalogue, or explain one rule (its reason and a failing and a passing example).
+
+    Examples: `imsdr rules`; `imsdr rules GEO-001`"""
     from imsdr.errors import ImsdrError
     from imsdr.output import findings as out
     from imsdr.rules.registry import all_rules, get_rule, suggest
@@ -300,7 +305,10 @@ SiteOpt = Annotated[str | None, typer.Option(
 
 @handle_errors
 def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, site: SiteOpt = None) -> None:
-    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid, DOT or JSON."""
+    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid, DOT or JSON.
+
+    Examples: `imsdr graph inventory.yaml > topology.mmd`; `imsdr graph inventory.yaml --site site-a --format
+    dot`"""
     import difflib
 
     from imsdr.errors import ImsdrError

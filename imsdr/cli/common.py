@@ -363,8 +363,54 @@ class _CliStages:
                 sys.stderr.write(line + "\n")
 
 
-def load(path: Path) -> tuple[Inventory, SourceMap]:
-    from imsdr.inventory.build import load_inventory
+STDIN = "-"  # an inventory argument that means standard input
+STDIN_NAME = "<stdin>"  # how diagnostics name it
 
+
+def load(path: Path) -> tuple[Inventory, SourceMap]:
+    from imsdr.inventory.build import load_inventory, load_inventory_stream
+
+    if str(path) == STDIN:
+        with stage("loading standard input"):
+            return load_inventory_stream(sys.stdin.buffer, STDIN_NAME)
     with stage(f"loading {path}"):
         return load_inventory(path)
+
+
+def expand_inventories(paths: list[Path]) -> list[Path]:
+    """The inventories named: a file as given, ``-`` for standard input, and for a directory every
+    inventory in it and below (a YAML file whose top level has ``network:`` and ``sites:``), in
+    name order; hidden directories and symbolic links are skipped."""
+    from imsdr.errors import ImsdrError
+
+    out: list[Path] = []
+    for path in paths:
+        if str(path) == STDIN or not path.is_dir() or path.is_symlink():
+            out.append(path)
+            continue
+        found = sorted(_inventories_below(path))
+        if not found:
+            raise ImsdrError(f"{path}: no inventory in this directory (a .yaml or .yml file with top-level "
+                             "'network:' and 'sites:')")
+        out.extend(found)
+    return out
+
+
+def _inventories_below(directory: Path) -> Iterator[Path]:
+    import os
+    import re
+
+    top_level = re.compile(rb"^(network|sites):", re.MULTILINE)
+    for root, dirs, files in os.walk(directory):  # os.walk never follows directory links
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = Path(root, name)
+            if name.startswith(".") or not name.endswith((".yaml", ".yml")) or path.is_symlink():
+                continue
+            try:
+                with path.open("rb") as handle:
+                    head = handle.read(1 << 20)
+            except OSError:
+                continue
+            if len({m.group(1) for m in top_level.finditer(head)}) == 2:
+                yield path

@@ -37,7 +37,7 @@ def monitoring(inventory: InventoryArg, out: OutOpt, fmt: FormatOpt = Format.tab
                runbook_url: RunbookUrlOpt = "../runbooks/") -> None:
     """Render Prometheus alerting and recording rules that watch what the DR design assumes into OUT.
 
-    Example: `imsdr render monitoring inventory.yaml --out monitoring --runbook-url https://wiki/runbooks/`."""
+    Examples: `imsdr render monitoring inventory.yaml --out monitoring --runbook-url https://wiki/runbooks/`."""
     from imsdr.analysis import Analysis
     from imsdr.model.topology import Topology
     from imsdr.monitoring.render import monitoring_files, runbook_base, write_monitoring

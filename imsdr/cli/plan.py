@@ -76,7 +76,10 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
          template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False,
          drain: DrainOpt = None) -> None:
-    """The main job: every analysis and every rendered file for an inventory, in one directory."""
+    """The main job: every analysis and every rendered file for an inventory, in one directory.
+
+    Examples: `imsdr plan inventory.yaml --out plan`; `imsdr plan inventory.yaml --out plan --check --format
+    markdown` (in CI)"""
     from imsdr.plan import check_plan, write_plan
 
     limits = template_limits(template_timeout, template_max_output)

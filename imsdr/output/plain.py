@@ -25,7 +25,8 @@ def cell_text(value: Any) -> str:
     text = getattr(value, "plain", None)
     if text is None:
         text = "" if value is None else str(value)
-    return " — ".join(part.strip() for part in text.splitlines() if part.strip())
+    lines = [part.rstrip() for part in text.splitlines() if part.strip()]
+    return " — ".join([lines[0], *(line.strip() for line in lines[1:])]) if lines else ""
 
 
 def table_lines(table: Table) -> list[str]:
