@@ -125,7 +125,7 @@ def test_drained_files_pass_named_checkconf_and_named_serves_them(tmp_path: Path
     assert check.returncode == 0, check.stdout + check.stderr
     answer = server.answer("_sip._udp.pcscf1.ims.example.net", "SRV", source="127.0.0.4")
     assert answer is not None and [rd.target.to_text() for rd in answer] == ["pcscf-b-1.ims.example.net."]
-    lines = (out / "kamailio/dispatcher-sbc-pcscf.list").read_text()
+    lines = (out / "kamailio/sbc-capital/dispatcher.list").read_text()
     assert "duid=pcscf-a-1" not in lines and "duid=pcscf-b-1" in lines
 
 
@@ -151,5 +151,5 @@ def test_plan_drain_renders_dns_drained_and_says_so(tmp_path: Path) -> None:
                                       "cscf-b-1", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["dns"]["drained"] == ["cscf-b-1"]
-    icscf = (tmp_path / "p/dns/kamailio/dispatcher-pcscf-icscf.list").read_text()
+    icscf = (tmp_path / "p/dns/kamailio/pcscf-a-1/dispatcher.list").read_text()
     assert "duid=cscf-b-1" not in icscf and "duid=cscf-a-1" in icscf

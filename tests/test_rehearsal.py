@@ -211,8 +211,8 @@ def lab() -> Iterator[Lab]:
         sbc_cfg.write_text(_kamailio_cfg(
             SBC, ports["sbc"], root / "sbc.ctl", "    exit;",
             extra='loadmodule "dispatcher.so"\n'
-                  f'modparam("dispatcher", "list_file", "{dns_dir}/kamailio/dispatcher-sbc-pcscf.list")\n'
-                  f'include_file "{dns_dir}/kamailio/dispatcher-probing.cfg"'))
+                  f'modparam("dispatcher", "list_file", "{dns_dir}/kamailio/sbc-a/dispatcher.list")\n'
+                  f'include_file "{dns_dir}/kamailio/sbc-a/dispatcher-probing.cfg"'))
         check = subprocess.run([kamailio_bin(), "-c", "-f", str(sbc_cfg)], capture_output=True, text=True,
                                timeout=30)
         assert check.returncode == 0, check.stdout + check.stderr
@@ -341,7 +341,7 @@ def test_pcscf_page_rehearsed_against_named_and_kamailio(lab: Lab) -> None:
     drain = _steps(_section(page, "#### Drain pcscf-a"))
     assert [s.title.split(" ")[0] for s in drain][:2] == ["Render", "Load"]
     assert _run_steps(lab, drain) == len(drain) >= 5
-    assert "duid=pcscf-a" not in (lab.dns_dir / "kamailio/dispatcher-sbc-pcscf.list").read_text()
+    assert "duid=pcscf-a" not in (lab.dns_dir / "kamailio/sbc-a/dispatcher.list").read_text()
 
     # the outage lasts a while (at least Kamailio's 5 s reload_delta between two list reloads), then
     # pcscf-a recovers: the pre-failback checklist item with a command, and the failback as written

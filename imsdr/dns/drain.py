@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from imsdr.dns.dispatcher import (
-    PCSCF_ICSCF_LIST,
-    SBC_PCSCF_LIST,
     DispatcherSet,
-    pcscf_icscf_sets,
-    sbc_pcscf_sets,
+    dispatcher_list_path,
+    dispatcher_sets,
 )
 from imsdr.dns.plan import DnsPlan, build_dns_plan
 from imsdr.dns.views import zone_file_path, zone_files
@@ -185,20 +183,20 @@ def record_changes(normal: DnsPlan, drained: DnsPlan) -> list[RecordChange]:
             for (z, n, t, rem, add), views in sorted(grouped.items(), key=lambda kv: kv[0][:3])]
 
 
-def _set_lines(sets: list[DispatcherSet]) -> dict[int, tuple[str, list[str]]]:
-    return {s.setid: (s.source, [d.line(s.setid) for d in s.destinations]) for s in sets}
+def _set_lines(sets: list[DispatcherSet]) -> dict[str, tuple[int, list[str]]]:
+    return {s.source: (s.setid, [d.line(s.setid) for d in s.destinations]) for s in sets}
 
 
 def dispatcher_changes(topo: Topology, drained: frozenset[str]) -> list[DispatcherChange]:
+    """Per source element (one list file each): the lines its set loses or gains."""
+    before, after = _set_lines(dispatcher_sets(topo)), _set_lines(dispatcher_sets(topo, drained))
     out = []
-    for path, make in ((SBC_PCSCF_LIST, sbc_pcscf_sets), (PCSCF_ICSCF_LIST, pcscf_icscf_sets)):
-        before, after = _set_lines(make(topo)), _set_lines(make(topo, drained))
-        for setid in sorted(set(before) | set(after)):
-            source, old = before.get(setid, after.get(setid, ("", [])))
-            new = after.get(setid, (source, []))[1]
-            if old != new:
-                out.append(DispatcherChange(path, setid, source, tuple(x for x in old if x not in new),
-                                            tuple(x for x in new if x not in old)))
+    for source in [*before, *(s for s in after if s not in before)]:
+        setid, old = before.get(source, after.get(source, (0, [])))
+        new = after.get(source, (setid, []))[1]
+        if old != new:
+            out.append(DispatcherChange(dispatcher_list_path(source), setid, source,
+                                        tuple(x for x in old if x not in new), tuple(x for x in new if x not in old)))
     return out
 
 

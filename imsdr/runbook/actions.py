@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from imsdr.dns.dispatcher import PCSCF_ICSCF_LIST, SBC_PCSCF_LIST, pcscf_icscf_sets, sbc_pcscf_sets, sip_uri
+from imsdr.dns.dispatcher import dispatcher_list_path, dispatcher_sets, sip_uri
 from imsdr.dns.drain import (
     DrainChanges,
     dns_server_elements,
@@ -111,12 +111,13 @@ class ActionBuilder:
         self.failures = failures
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
-        self._sets = {SBC_PCSCF_LIST: sbc_pcscf_sets(topo), PCSCF_ICSCF_LIST: pcscf_icscf_sets(topo)}
         self._listed_in: dict[str, list[tuple[str, int, Element]]] = {}  # destination -> its sets
-        for path, sets in self._sets.items():
-            for ds in sets:
-                for d in ds.destinations:
-                    self._listed_in.setdefault(d.element, []).append((path, ds.setid, topo.elements[ds.source]))
+        self._uris: dict[tuple[str, str], str] = {}  # (source, destination) -> the URI in its list
+        for ds in dispatcher_sets(topo):
+            for d in ds.destinations:
+                self._listed_in.setdefault(d.element, []).append(
+                    (dispatcher_list_path(ds.source), ds.setid, topo.elements[ds.source]))
+                self._uris[(ds.source, d.element)] = d.uri
 
     # --- shared pieces ---------------------------------------------------------------------------
 
@@ -125,6 +126,10 @@ class ActionBuilder:
         for server in self.servers:
             return platform_of(self.topo, server).directory
         return "/etc/imsdr/dns"
+
+    def uri_in(self, source: Element, el: Element) -> str:
+        """The URI ``source``'s dispatcher list gives ``el`` (the hop's transport)."""
+        return self._uris.get((source.id, el.id)) or sip_uri(el)
 
     def sources_of(self, el: Element) -> list[tuple[str, int, Element]]:
         """(list file, set id, source element) of every dispatcher set that lists ``el``."""
@@ -150,15 +155,15 @@ class ActionBuilder:
         t = el.type.value
         out = []
         if t in ("pcscf", "cscf"):
-            uri = sip_uri(el)
             for path, setid, source in self.sources_of(el):
                 plat = platform_of(self.topo, source)
                 if plat.kind != "kamailio":
                     continue
+                uri = self.uri_in(source, el)
                 out.append({"host": f"{source.id} ({first_address(source)})", "placeholder": False,
                             "command": flags_command(plat.control, uri), "failed": ["FLAGS: IP"],
                             "normal": ["FLAGS: AP"],
-                            "what": f"dispatcher state of {el.id} in {path.split('/')[-1]} set {setid}"})
+                            "what": f"dispatcher state of {el.id} in {path} set {setid}"})
                 break
         if t == "enum_dns":
             plat = platform_of(self.topo, el)
@@ -322,7 +327,7 @@ class ActionBuilder:
             plat = platform_of(topo, el)
             if plat.kind != "kamailio" or (skip_site and el.site == skip_site) or source in gone:
                 continue
-            uris = sorted({sip_uri(topo.elements[e]) for e in gone
+            uris = sorted({self.uri_in(el, topo.elements[e]) for e in gone
                            if any(src.id == source for _p, _s, src in self._listed_in.get(e, []))})
             for uri in uris:
                 if drained:
@@ -397,12 +402,14 @@ class ActionBuilder:
                 rollback=f"`{drain_cmd}`, then the same command"))
             if plat.kind == "kamailio":
                 for e in returning:
-                    uri = sip_uri(topo.elements[e])
+                    uri = self.uri_in(el, topo.elements[e])
                     steps.append(_step(
                         f"Check {e} answers {el.id}'s OPTIONS", owner, f"{el.id} ({r.address})",
                         [flags_command(plat.control, uri)], "exact", ["FLAGS: AP"],
                         go="FLAGS: AP: it answers OPTIONS and takes traffic again",
-                        nogo=f"FLAGS: IP: {e} does not answer OPTIONS; no traffic goes to it",
+                        nogo=f"FLAGS: TP (trying: probes missed, fewer than the threshold): wait one more "
+                             f"probe interval and check again; FLAGS: IP: {e} does not answer OPTIONS, no "
+                             "traffic goes to it",
                         rollback=f"`{drain_cmd}`, then `{r.command}` on {el.id}",
                         wait_s=self._detection_seconds(el) + self._interval(el)))
         for server in self.servers:
