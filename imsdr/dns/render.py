@@ -24,8 +24,9 @@ from imsdr.dns.dispatcher import (
 from imsdr.dns.drain import (
     DRAIN_NOTE,
     DrainChanges,
-    drain_changes,
+    drained_state,
     previously_drained,
+    reload_scripts,
     render_drain_note,
     resolve_drain,
 )
@@ -127,15 +128,23 @@ def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, ser
 def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, serial: int | None,
                 keys: Path | None, drain: tuple[str, ...]) -> RenderReport:
     changes = None
-    if drain:
-        drained = resolve_drain(topology, drain)
-        plan = check_plan(topology, build_dns_plan(topology, excluded=drained))
-        changes = drain_changes(topology, drained, drained=plan)
-    else:
-        plan = check_plan(topology)
     target = as_target(out)
     out = target.path
+    if drain:
+        drained = resolve_drain(topology, drain)  # an unknown id first: the likelier mistake
+        if serial is None and not any(out.glob("zones/*/*.zone")):
+            raise RenderError(
+                f"refusing to render a drained state into {out}: it holds no previous render, so every "
+                "changed zone's SOA serial would start again at today's YYYYMMDD00 and may be lower than "
+                "what the live servers serve (they would ignore the change, and secondaries would not "
+                "transfer it). Render over the directory the servers load, or give --serial N above the "
+                "live serials (`dig @SERVER ZONE SOA +short`).")
+        plan = check_plan(topology, build_dns_plan(topology, excluded=drained))
+        changes = drained_state(topology, drained, drained=plan).changes
+    else:
+        plan = check_plan(topology)
     back = previously_drained(out, topology) if not drain else ()
+    failback = drained_state(topology, back, normal=plan).changes if back else None
     added: list[str] = []
     if keys is not None:
         from imsdr.dns.keys import ensure_keys
@@ -143,9 +152,8 @@ def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, se
         added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out)
     with atomic_directory(target) as staging:
         report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial,
-                                 drain=changes)
-    if back:
-        report.failback = drain_changes(topology, back, normal=plan)
+                                 drain=changes, failback=failback)
+    report.failback = failback
     report.out = out
     report.keys_added = added
     return report
@@ -160,6 +168,7 @@ def write_dns_files(
     serial: int | None = None,
     drain: DrainChanges | None = None,
     digests: WrittenDigests | None = None,
+    failback: DrainChanges | None = None,
 ) -> RenderReport:
     """Write the files of a linted ``plan`` into an existing (staging) ``directory``.
 
@@ -198,6 +207,11 @@ def write_dns_files(
     if drain is not None:
         _write_text(digests, directory, DRAIN_NOTE, render_drain_note(drain, inventory))
         report.files.append(WrittenFile(DRAIN_NOTE, "drain"))
+    loading = drain if drain is not None else failback
+    if loading is not None:  # one reload script per server, run by the runbook's step
+        for path, text in reload_scripts(loading, inventory, failback=drain is None).items():
+            _write_text(digests, directory, path, text)
+            report.files.append(WrittenFile(path, "reload"))
     report.files.append(WrittenFile("README.md", "readme"))
     _write_text(digests, directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
@@ -284,7 +298,8 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
             "resolver": "forward zones for the access resolvers of a local network",
             "dispatcher": "Kamailio dispatcher list",
             "kamailio": "Kamailio OPTIONS probing parameters (include_file)",
-            "drain": "the drained state: record diff against normal, reload commands",
+            "drain": "the drained state: what changes, on which servers, in which order",
+            "reload": "one server's reload commands (sh), each output checked",
             "readme": "this file",
         }[f.kind]
         view = f.view or ("all views of its side without an override" if f.kind == "zone" else "")
