@@ -211,10 +211,6 @@ def sip_lab() -> Iterator[SipLab]:
     inventory = root / "lab.yaml"
     text = _inventory(dns_dir, root / "sbc.ctl", rndc_conf, rndc_port, dns_port, ports)
     text = text.replace("registration_refresh: 600", f"registration_refresh: {REFRESH_S}")
-    text = text.replace("{id: pcscf-a, type: pcscf,", "{id: pcscf-a, type: pcscf, platform: lab-kamailio-a,")
-    text = text.replace("{id: pcscf-b, type: pcscf,", "{id: pcscf-b, type: pcscf, platform: lab-kamailio-b,")
-    text += (f'  lab-kamailio-a: {{kind: kamailio, control: "kamcmd -s unix:{root / "pcscf-a.ctl"}"}}\n'
-             f'  lab-kamailio-b: {{kind: kamailio, control: "kamcmd -s unix:{root / "pcscf-b.ctl"}"}}\n')
     inventory.write_text(text)
     lab = SipLab(root, inventory, dns_dir, env)
     lab.ports = ports

@@ -170,6 +170,9 @@ def verify(
         "--drain", metavar="ID",
         help="Check the drained state of this element or site (repeatable): every answer the drain "
              "changes, in every view, on every live DNS server.")] = None,
+    failback: Annotated[bool, typer.Option(
+        "--failback", help="With --drain: check that the answers the drain changes are the normal ones "
+                           "again (after the failback).")] = False,
     keys: Annotated[Path | None, typer.Option(
         "--keys", metavar="FILE", dir_okay=False,
         help="With --drain: the views' TSIG keys file; each query is signed with its view's key, which "
@@ -200,7 +203,7 @@ def verify(
     from imsdr.resolve.verify import verify as run
 
     if drain:
-        _verify_drain(inventory, tuple(drain), server, keys, timeout, retries, workers, fmt)
+        _verify_drain(inventory, tuple(drain), server, keys, timeout, retries, workers, fmt, failback)
         return
     if server is None:
         raise ImsdrError("--server is required (except with --drain)")
@@ -272,11 +275,12 @@ def verify(
 
 
 DRAIN_OK = "no drift: every server answers the drained state"
+FAILBACK_OK = "no drift: every server answers the normal state"
 
 
 def _verify_drain(inventory: Path, ids: tuple[str, ...], server: str | None, keys: Path | None,
-                  timeout: float, retries: int, workers: int, fmt: Format) -> None:
-    from imsdr.dns.drain import drained_state, first_address, platform_of
+                  timeout: float, retries: int, workers: int, fmt: Format, failback: bool = False) -> None:
+    from imsdr.dns.drain import dns_server_elements, drained_state, first_address, platform_of
     from imsdr.errors import ImsdrError
     from imsdr.plan import load_topology
     from imsdr.resolve.drain_verify import DrainServer, check_drained, dig_port, drain_questions, read_keys
@@ -291,12 +295,14 @@ def _verify_drain(inventory: Path, ids: tuple[str, ...], server: str | None, key
             raise ImsdrError(f"--server: {exc}") from None
         servers = [DrainServer(server, address, port)]
     else:
-        servers = [DrainServer(s.id, first_address(s), dig_port(platform_of(topology, s).dig))
-                   for s in state.live_servers()]
+        # after the failback the drained servers are back and must answer normally too
+        live = dns_server_elements(topology) if failback else state.live_servers()
+        servers = [DrainServer(s.id, first_address(s), dig_port(platform_of(topology, s).dig)) for s in live]
     keyring = read_keys(keys) if keys is not None else None
-    questions = drain_questions(state, servers, keyring)
+    questions = drain_questions(state, servers, keyring, normal=failback)
     drift = check_drained(questions, keyring, timeout=timeout, retries=retries, workers=min(workers, 16))
-    result = {"drained": list(state.drained), "servers": [s.label for s in servers],
+    result = {"drained": list(state.drained), "expected": "normal" if failback else "drained",
+              "servers": [s.label for s in servers],
               "checked": len(questions), "signed": sum(q.key is not None for q in questions),
               "drift_count": len(drift), "ok": not drift, "drift": [d.to_dict() for d in drift]}
     if fmt is Format.json:
@@ -305,15 +311,16 @@ def _verify_drain(inventory: Path, ids: tuple[str, ...], server: str | None, key
         write_stdout(dumps(envelope("verify-drain", result, str(inventory))))
     else:
         console = _wide()
-        console.print(f"verify --drain {' '.join(state.drained)}: {len(questions)} answers checked on "
+        console.print(f"verify --drain {' '.join(state.drained)}{' --failback' if failback else ''}: "
+                      f"{len(questions)} answers checked on "
                       f"{len(servers)} server(s) ({result['signed']} signed with their view's key)",
                       highlight=False)
         if not drift:
-            console.print(DRAIN_OK, highlight=False)
+            console.print(FAILBACK_OK if failback else DRAIN_OK, highlight=False)
         else:
             from rich.table import Table
 
-            table = Table(title=f"{len(drift)} difference(s) from the drained state")
+            table = Table(title=f"{len(drift)} difference(s) from the {'normal' if failback else 'drained'} state")
             for column in ("server/view", "name", "type", "kind", "detail"):
                 table.add_column(column, overflow="fold")
             for d in drift:

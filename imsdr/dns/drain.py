@@ -48,6 +48,7 @@ class PlatformInfo:
     control: str
     dig: str = "dig"
     directory: str = "/etc/imsdr/dns"
+    keys: str | None = None
 
     @property
     def placeholder(self) -> bool:
@@ -62,7 +63,7 @@ def platform_of(topo: Topology, el: Element) -> PlatformInfo:
         control = spec.control or DEFAULT_CONTROL[spec.kind]
         if spec.kind == "vendor" and spec.control is None:
             control = f"{el.vendor.replace(' ', '-').upper()}-CLI"
-        return PlatformInfo(name, spec.kind, control, spec.dig, spec.directory)
+        return PlatformInfo(name, spec.kind, control, spec.dig, spec.directory, spec.keys)
     control = DEFAULT_CONTROL[name]
     if name == "vendor":
         control = f"{el.vendor.replace(' ', '-').upper()}-CLI"
@@ -141,6 +142,12 @@ class DrainChanges:
     @property
     def empty(self) -> bool:
         return not (self.records or self.dispatcher)
+
+    def returning(self) -> DrainChanges:
+        """The same changes seen from the failback: the drained elements come back and load the
+        normal files too, so none of their reloads is skipped."""
+        back = [Reload(r.element, r.address, r.command, r.expected, r.placeholder) for r in self.reloads]
+        return DrainChanges(self.drained, self.records, self.dispatcher, back, self.layout_changed)
 
     def live_reloads(self) -> list[Reload]:
         """The commands to run now: every reload but those of drained (down) elements."""

@@ -144,7 +144,7 @@ def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, se
     else:
         plan = check_plan(topology)
     back = previously_drained(out, topology) if not drain else ()
-    failback = drained_state(topology, back, normal=plan).changes if back else None
+    failback = drained_state(topology, back, normal=plan).changes.returning() if back else None
     added: list[str] = []
     if keys is not None:
         from imsdr.dns.keys import ensure_keys

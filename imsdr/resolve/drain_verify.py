@@ -92,11 +92,12 @@ def view_source(plan: Any, view: str) -> str | None:
 
 
 def drain_questions(state: DrainedState, servers: Sequence[DrainServer],
-                    keys: dict[str, tuple[str, str]] | None) -> list[DrainQuestion]:
-    """Every changed answer, in every view it changes in, on every server."""
+                    keys: dict[str, tuple[str, str]] | None, normal: bool = False) -> list[DrainQuestion]:
+    """Every changed answer, in every view it changes in, on every server; the drained answer
+    expected, or the normal one (``normal``: after the failback)."""
     import dns.name
 
-    plan = state.plan
+    plan = state.normal if normal else state.plan
     out: list[DrainQuestion] = []
     for server in servers:
         for view, _zone, qname, rdtype in state.answers():

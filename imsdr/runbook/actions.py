@@ -22,12 +22,15 @@ from imsdr.dns.dispatcher import dispatcher_list_path, dispatcher_sets, sip_uri
 from imsdr.dns.drain import (
     DrainChanges,
     dns_server_elements,
-    drain_changes,
+    drained_state,
     first_address,
     platform_of,
+    reload_script_path,
+    script_ok_line,
 )
 from imsdr.dns.plan import build_dns_plan
 from imsdr.runbook.context import sample_source
+from imsdr.runbook.steps import step as typed_step
 
 if TYPE_CHECKING:
     from imsdr.dns.plan import DnsPlan
@@ -75,9 +78,15 @@ def recovery_target(topo: Topology, service: str) -> dict[str, Any] | None:
 
 def _step(title: str, owner: Mapping[str, Any], host: str, commands: Sequence[str], expect: str,
           expected: Sequence[str] = (), go: str = "", nogo: str = "", rollback: str = "",
-          wait_s: int = 0) -> dict[str, Any]:
-    return {"title": title, "owner": dict(owner), "host": host, "commands": list(commands), "expect": expect,
-            "expected": list(expected), "go": go, "nogo": nogo, "rollback": rollback, "wait_s": wait_s}
+          wait_s: int = 0, **rest: Any) -> dict[str, Any]:
+    """One step of the typed model (:class:`imsdr.runbook.steps.Step`), as the templates read it."""
+    return typed_step(title, owner, host, commands, expect, expected, go=go, nogo=nogo, rollback=rollback,
+                      wait_s=wait_s, **rest)
+
+
+VERIFY_DRAIN_OK = "no drift: every server answers the drained state"
+VERIFY_FAILBACK_OK = "no drift: every server answers the normal state"
+REGISTERED_OK = "usrloc:registered_users = 0"  # kamcmd stats.get_statistics registered_users, Kamailio 5.6
 
 
 def flags_command(control: str, uri: str) -> str:
@@ -205,12 +214,13 @@ class ActionBuilder:
             return {"detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
                     "failback_steps": [], "ttl_s": max(topo.network.ttl.srv, topo.network.ttl.a)}
         drained_plan = build_dns_plan(topo, excluded=tuple(sorted(self._expand(ids))))
-        changes = drain_changes(topo, ids, normal=self.normal, drained=drained_plan)
+        state = drained_state(topo, ids, normal=self.normal, drained=drained_plan)
+        changes = state.changes
         if changes.empty and subject is not None:
             return self._vendor_procedure(subject, owner)
-        reloads = [r for r in changes.reloads
+        reloads = [r for r in changes.live_reloads()
                    if skip_site is None or topo.elements[r.element].site != skip_site]
-        printed = [f"{r.element}: {r.command}" for r in changes.reloads]
+        printed = [f"{r.element}: {r.command}" for r in changes.live_reloads()]
         steps: list[dict[str, Any]] = []
         if changes.empty:
             printed = []
@@ -227,13 +237,8 @@ class ActionBuilder:
             mine = [r for r in dns_reloads if r.element == server.id]
             if not mine:
                 continue
-            steps.append(_step(
-                f"Load the changed zones on {server.id}", owner_dns, f"{server.id} ({first_address(server)})",
-                [r.command for r in mine], "manual" if mine[0].placeholder else "exact",
-                [r.expected for r in mine if r.expected],
-                go="the lines shown (`zone reload queued` only means queued: the checks below confirm the "
-                   "new answers)", nogo="an error names the zone: stop and escalate",
-                rollback=f"`{back_cmd}`, then the same commands"))
+            steps.append(self._load_step(f"Load the changed zones on {server.id}", server, mine, directory,
+                                         owner_dns, f"`{back_cmd}`, then the same command"))
         for r in kam_reloads:
             el = topo.elements[r.element]
             steps.append(_step(
@@ -245,6 +250,9 @@ class ActionBuilder:
                 rollback=f"`{back_cmd}`, then the same command"))
         steps += self._verify_steps(ids, drained_plan, changes, owner, owner_dns, skip_site, drained=True)
         ttl = self._ttl(changes)
+        if subject is not None and subject.type.value in ("pcscf", "sbc"):
+            steps += self._pco_steps(subject, owner)
+            steps.append(self._drain_period_step(subject, owner, ttl, back_cmd))
         failback = self._failback(ids, label, service, changes, drained_plan, back_cmd, drain_cmd, skip_site,
                                   subject)
         return {"detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
@@ -337,6 +345,8 @@ class ActionBuilder:
                         go="0: no set sends to it", nogo="a number above 0: the old list is loaded; reload again",
                         rollback="none needed"))
         servers = [s for s in self.servers if not (skip_site and s.site == skip_site)]
+        if changes.records and servers:
+            steps.append(self._verify_drain_step(ids, owner_dns, failback=False))
         keys = {(c.name, c.rdtype) for c in changes.records}
         seen = set()
         for checks in self.checks.values():
@@ -345,8 +355,8 @@ class ActionBuilder:
                     continue
                 seen.add(check["command"])
                 lines = _dig_lines(plan, check)
-                if not servers:
-                    continue
+                if not servers or len(seen) > 1:
+                    continue  # verify --drain checks every answer; one a human sees is enough
                 server = servers[0]
                 command = check["command"].replace(f"{check['dig']} @{check['server']} ",
                                                    f"{platform_of(topo, server).dig} @{first_address(server)} ", 1)
@@ -412,20 +422,18 @@ class ActionBuilder:
                              "traffic goes to it",
                         rollback=f"`{drain_cmd}`, then `{r.command}` on {el.id}",
                         wait_s=self._detection_seconds(el) + self._interval(el)))
-        for server in self.servers:
-            if skip_site and server.site == skip_site:
-                continue
+        for server in self.servers:  # the drained servers are back: they load the normal files too
             mine = [r for r in changes.reloads if r.element == server.id]
             if not mine:
                 continue
-            steps.append(_step(
-                f"Load the normal zones on {server.id}", owner_dns, f"{server.id} ({first_address(server)})",
-                [r.command for r in mine], "manual" if mine[0].placeholder else "exact",
-                [r.expected for r in mine if r.expected], go="the lines shown; the checks below confirm",
-                nogo="an error names the zone: stop and escalate",
-                rollback=f"`{drain_cmd}`, then the same commands"))
-        for check in self._normal_checks(changes):
+            steps.append(self._load_step(f"Load the normal zones on {server.id}", server, mine,
+                                         self.render_dir(), owner_dns, f"`{drain_cmd}`, then the same command"))
+        if changes.records and self.servers:
+            steps.append(self._verify_drain_step(ids, owner_dns, failback=True))
+        for check in self._normal_checks(changes)[:1]:  # one answer a human sees; verify checks the rest
             steps.append(check)
+        if subject is not None and subject.type.value in ("pcscf", "sbc"):
+            steps += self._pco_steps(subject, owner, back=True)
         canary = any(s["expected"] == ["FLAGS: AP"] for s in steps)
         return {"checklist": checklist, "failback_steps": steps, "failback_wait_s": wait, "canary": canary}
 
@@ -443,6 +451,103 @@ class ActionBuilder:
                     owner_dns, "a host in the view's source range", [check["command"]], "exact", check["expected"],
                     go="the normal answer (order aside)", nogo="the drained answer: reload the zones again",
                     rollback="none needed"))
+        return out
+
+    def _load_step(self, title: str, server: Element, mine: list[Any], directory: str,
+                   owner: Mapping[str, Any], rollback: str) -> dict[str, Any]:
+        """Run the server's reload script (its commands and the output each must print are in it)."""
+        host = f"{server.id} ({first_address(server)})"
+        if mine[0].placeholder:
+            return _step(title, owner, host, [r.command for r in mine], "manual",
+                         [r.expected for r in mine if r.expected], go="the vendor's success output",
+                         nogo="an error names the zone: stop and escalate", rollback=rollback)
+        return _step(
+            title, owner, host, [f"sh {directory}/{reload_script_path(server.id)}"], "exact",
+            [script_ok_line(server.id, len(mine))],
+            go="the line shown: every reload printed what it prints when it worked (`zone reload queued` "
+               "only means queued: the verify step below confirms the new answers)",
+            nogo="`FAILED on ...` names the command and its output; the commands after it were not run: "
+                 "fix the cause and run the script again (a reload already done prints `zone reload up-to-date`)",
+            rollback=rollback)
+
+    def _verify_drain_step(self, ids: Sequence[str], owner: Mapping[str, Any], failback: bool) -> dict[str, Any]:
+        """``imsdr verify --drain``: every changed answer, every view, every live server."""
+        keys = next((platform_of(self.topo, s).keys for s in self.servers if platform_of(self.topo, s).keys), None)
+        command = (f"imsdr verify {self.inventory} --drain {' --drain '.join(ids)}"
+                   + (f" --keys {keys}" if keys else "") + (" --failback" if failback else ""))
+        host = ("the host holding the inventory (each query is signed with its view's TSIG key, which "
+                "selects the view)" if keys else
+                "a host holding the inventory and an address inside every view's source range (or set "
+                "`keys` on the DNS platform: signed queries select the view from anywhere)")
+        state = "normal" if failback else "drained"
+        return _step(
+            f"Verify the {state} state on every view of every DNS server", owner, host, [command], "includes",
+            [VERIFY_FAILBACK_OK if failback else VERIFY_DRAIN_OK],
+            go=f"exit status 0 and the line shown: every answer the drain changes is the {state} one",
+            nogo="exit status 1: the table names the server, view and answer still different; repeat that "
+                 "server's load step, then this check",
+            rollback="none needed")
+
+    def _registration_refresh(self, el: Element) -> int:
+        own = el.timers.registration_refresh
+        return int(own if own is not None else self.topo.network.timers.registration_refresh)
+
+    def drain_period_s(self, el: Element, ttl_s: int) -> int:
+        """How long until the users registered through ``el`` have moved: every UE refreshes its
+        registration within one refresh interval (and a binding not refreshed expires then), and a
+        UE that resolves its next hop by DNS sees the drained answer within the TTL."""
+        return self._registration_refresh(el) + ttl_s
+
+    def _drain_period_step(self, el: Element, owner: Mapping[str, Any], ttl_s: int, back_cmd: str) -> dict[str, Any]:
+        plat = platform_of(self.topo, el)
+        period = self.drain_period_s(el, ttl_s)
+        refresh = self._registration_refresh(el)
+        poll = max(1, min(30, refresh // 10))
+        if el.type.value == "sbc":
+            lever = ("flush the SBC's registration cache (vendor command), so each UE's next request is "
+                     "refused and the UE registers again through the DNS/outbound-proxy order")
+        else:
+            lever = ("PS users: P-CSCF restoration (TS 23.380 §5), the S-CSCF/HSS restore each user at its "
+                     "first terminating request; fixed users: network-initiated de-registration from the "
+                     "S-CSCF (reg-event NOTIFY, RFC 3680), after which the UE registers again elsewhere")
+        if plat.kind == "kamailio":
+            commands, expect, expected = [f"{plat.control} stats.get_statistics registered_users"], "exact", \
+                [REGISTERED_OK]
+        else:
+            commands, expect, expected = [f"{plat.control} show registrations count"], "manual", \
+                ["(vendor output: 0 registered users)"]
+        return _step(
+            f"Wait for the users registered through {el.id} to move (drain period {period} s)", owner,
+            f"{el.id} ({first_address(el)})", commands, expect, expected,
+            go=f"0 (or below the threshold you chose): the users registered through {el.id} have moved; it "
+               "can be stopped without failing terminating calls",
+            nogo=f"still above after {period} s (one registration refresh {refresh} s + TTL {ttl_s} s): UEs "
+                 "that did not refresh, or that keep their flow (VoLTE/IPsec, RFC 5626 outbound); use the "
+                 f"lever, or accept that their terminating calls fail until they register again; no answer "
+                 f"at all ({el.id} has failed): its users re-register elsewhere at their refresh, wait the "
+                 f"{period} s",
+            rollback=f"`{back_cmd}` and the load steps again: new registrations return to {el.id}",
+            until_s=period, poll_s=poll, lever=lever)
+
+    def _pco_steps(self, el: Element, owner: Mapping[str, Any], back: bool = False) -> list[dict[str, Any]]:
+        """PS users learn their P-CSCFs from the P-GW/SMF (PCO): a drain changes that list too."""
+        out = []
+        for ln in self.topo.local_networks.values():
+            gw = ln.packet_gateway
+            if ln.access == "fixed" or gw is None:
+                continue
+            cli = f"{gw.id.upper()}-CLI"
+            verb = "add" if back else "remove"
+            out.append(_step(
+                f"{'Put' if back else 'Take'} {el.id} {'back into' if back else 'out of'} the P-CSCF list "
+                f"{gw.kind.upper()} {gw.id} hands to {ln.id}'s UEs", owner, f"{gw.id} ({gw.kind})",
+                [f"{cli} {verb} pcscf-address apn {gw.apn} {first_address(el)}",
+                 f"{cli} show pcscf-addresses apn {gw.apn}"], "manual",
+                go=f"the list {'includes' if back else 'no longer includes'} {first_address(el)}: new PDN "
+                   "connections get the new list (PCO); existing ones keep theirs until P-CSCF restoration "
+                   "or re-attach",
+                nogo="the list is unchanged: escalate to the packet-core team",
+                rollback=f"`{cli} {'remove' if back else 'add'} pcscf-address apn {gw.apn} {first_address(el)}`"))
         return out
 
     def _interval(self, source: Element) -> int:
