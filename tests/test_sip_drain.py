@@ -76,9 +76,10 @@ request_route {{
 
 
 # the SBC: REGISTER to the dispatcher's first active P-CSCF (algorithm 8, as the rendered list
-# means), with a Path header so terminating requests come back through it; requests that carry a
-# Route to it (a P-CSCF following the Path) are loose-routed to the UE
-SBC_BODY = """    if (loose_route()) { t_relay(); exit; }
+# means), with a Path header so terminating requests come back through it; a request with a Route
+# to it (a P-CSCF following the Path: a preloaded route, which loose_route() consumes without
+# reporting it as loose routing) goes on to the UE in its Request-URI
+SBC_BODY = """    if ($hdr(Route) != $null) { loose_route(); t_relay(); exit; }
     if (method == "REGISTER") {
         add_path();
         if (!ds_select_dst("1", "8")) { sl_send_reply("503", "No P-CSCF"); exit; }
@@ -155,19 +156,25 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>
-  <send retrans="500"><![CDATA[
-BYE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[routes]
-From: <sip:core@{domain}>;tag=[pid]C[call_number]
-To: <sip:[field0]@{domain}>[peer_tag_param]
-Call-ID: [call_id]
-CSeq: 2 BYE
-Max-Forwards: 70
+</scenario>
+"""
+
+
+# the UE side of a terminating request: answer the INVITE (the ACK is end-to-end and not waited for)
+UAS_XML = """<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="ue">
+  <recv request="INVITE"/>
+  <send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]U[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:ue@[local_ip]:[local_port]>
 Content-Length: 0
 
 ]]></send>
-  <recv response="200"/>
 </scenario>
 """
 
@@ -267,3 +274,117 @@ def test_registrations_through_the_sbc_survive_a_3s_pcscf(sip_lab: SipLab) -> No
     assert sip_lab.registered("pcscf-a") == len(users) and sip_lab.registered("pcscf-b") == 0
     sys.stderr.write(f"sip: {len(users)} registrations through the SBC to a {SLOW_REGISTER_S} s P-CSCF "
                      f"in {took:.1f} s, none failed\n")
+
+
+def _refresh_xml(rounds: int, uas_port: int) -> str:
+    """REGISTER, then a refresh every half registration lifetime, ``rounds`` times (one UE per call)."""
+    sends = []
+    for cseq in range(1, rounds + 1):
+        sends.append(f"""  <send retrans="500"><![CDATA[
+REGISTER sip:{DOMAIN} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:[field0]@{DOMAIN}>;tag=[pid]F[call_number]
+To: <sip:[field0]@{DOMAIN}>
+Call-ID: [call_id]
+CSeq: {cseq} REGISTER
+Contact: <sip:[field0]@[local_ip]:{uas_port}>
+Max-Forwards: 70
+Supported: path
+Expires: {REFRESH_S}
+Content-Length: 0
+
+]]></send>
+  <recv response="100" optional="true"/>
+  <recv response="200"/>
+  <pause milliseconds="{REFRESH_S * 1000 // 2}"/>
+""")
+    return ('<?xml version="1.0" encoding="ISO-8859-1" ?>\n<scenario name="refresh">\n' + "".join(sends)
+            + "</scenario>\n")
+
+
+def _holder(lab: SipLab, user: str) -> str | None:
+    """Where the S-CSCF would send a terminating request: the P-CSCF of the user's newest binding
+    (pcscf-b once the UE refreshed there, else pcscf-a)."""
+    for name in ("pcscf-b", "pcscf-a"):
+        if re.search(rf"AoR: {user}(?:@\S+)?\s", lab.kam(name, "ul.dump brief") + "\n"):
+            return name
+    return None
+
+
+def test_drain_moves_registered_users_within_the_predicted_period(sip_lab: SipLab) -> None:
+    import signal
+    import threading
+
+    from test_rehearsal import _run_steps, _section, _steps
+
+    lab = sip_lab
+    users = [f"ref{i}" for i in range(6)]
+    (lab.root / "refresh.xml").write_text(_refresh_xml(8, lab.ports["uas"]))
+    csv = lab.root / "refresh-users.csv"
+    csv.write_text("SEQUENTIAL\n" + "".join(f"{u};\n" for u in users))
+    lab.start("ues", [sipp_bin(), f"{SBC}:{lab.ports['sbc']}", "-sf", str(lab.root / "refresh.xml"), "-inf",
+                      str(csv), "-m", str(len(users)), "-l", str(len(users)), "-r", "100", "-i", UE, "-p",
+                      str(free_port()), "-nostdin", "-trace_err", "-error_file",
+                      str(lab.root / "refresh.err")])
+    (lab.root / "ue.xml").write_text(UAS_XML)
+    lab.start("uas", [sipp_bin(), "-sf", str(lab.root / "ue.xml"), "-i", UE, "-p", str(lab.ports["uas"]),
+                      "-nostdin"])
+    _wait_for(lambda: all(_holder(lab, u) == "pcscf-a" for u in users), 20, "every UE registered on pcscf-a",
+              lab)
+
+    # terminating requests to every registered UE, from the core, all through the drain
+    failures: list[str] = []
+    calls = [0]
+    stop = threading.Event()
+
+    def terminate() -> None:
+        while not stop.is_set():
+            by_pcscf: dict[str, list[str]] = {}
+            for user in users:
+                holder = _holder(lab, user)
+                if holder is None:
+                    failures.append(f"{user} registered nowhere")
+                    continue
+                by_pcscf.setdefault(holder, []).append(user)
+            for name, who in by_pcscf.items():
+                address = PCSCF_A if name == "pcscf-a" else PCSCF_B
+                result = lab.sipp("call", who, address, lab.ports[name], ORIGIN, 15, rate=50)
+                calls[0] += len(who)
+                if result.returncode != 0:
+                    failures.append(f"calls via {name} to {who}: {result.stderr[-1500:]}")
+            stop.wait(1.0)
+
+    caller = threading.Thread(target=terminate, daemon=True)
+    caller.start()
+    try:
+        rendered = lab.sh(f"imsdr render runbook {lab.inventory.name} --out {lab.root / 'runbook'}")
+        assert rendered.returncode == 0, rendered.stderr
+        page = (lab.root / "runbook" / "pcscf.md").read_text()
+        steps = _steps(_section(page, "#### Drain pcscf-a"))
+        period = steps[-1]
+        assert period.title.startswith("Wait for the users registered through pcscf-a") and period.until_s
+        predicted = period.until_s
+        assert predicted == REFRESH_S + 5  # one refresh + the TTL of the changed SRV/A records
+        load = next(i for i, s in enumerate(steps) if s.title.startswith("Load the new dispatcher list on sbc-a"))
+        assert _run_steps(lab, steps[: load + 1]) == load + 1
+        drained_at = time.monotonic()
+        # new registrations go to the other P-CSCF at once
+        fresh = lab.sipp("register", ["fresh0"], SBC, lab.ports["sbc"], UE, 20)
+        assert fresh.returncode == 0, fresh.stdout[-2000:]
+        assert _holder(lab, "fresh0") == "pcscf-b"
+        assert _run_steps(lab, steps[load + 1:]) == len(steps) - load - 1  # verify --drain, ..., the wait
+        moved = time.monotonic() - drained_at
+        assert lab.registered("pcscf-a") == 0
+        sys.stderr.write(f"sip drain: registered users on pcscf-a reached 0 {moved:.1f} s after the dispatcher "
+                         f"reload; the page predicts at most {predicted:g} s; {calls[0]} terminating calls\n")
+        assert moved <= predicted
+    finally:
+        stop.set()
+        caller.join(timeout=30)
+        for name in ("ues", "uas"):
+            proc = lab.processes.pop(name)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=10)
+    assert not failures, failures[:2]
+    assert calls[0] >= 2 * len(users)
