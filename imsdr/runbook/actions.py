@@ -183,20 +183,68 @@ class ActionBuilder:
                         "command": f"{plat.dig} @{first_address(el)} {zone} SOA +short +time={timeout} +tries=1",
                         "failed": [";; connection timed out; no servers could be reached"],
                         "normal": [f"the SOA record of {zone}"], "what": f"{el.id} answers DNS"})
-        if not out and platform_of(self.topo, el).kind == "kamailio":
-            plat = platform_of(self.topo, el)
-            out.append({"host": f"{el.id} ({first_address(el)})", "placeholder": False,
-                        "command": f"{plat.control} core.uptime",
-                        "failed": ["an error instead of the uptime (Kamailio not running)"],
-                        "normal": ["uptime: N"], "what": f"{el.id}'s Kamailio answers its control socket"})
         if not out:
+            out += self._observer_checks(el)
+        return out
+
+    def observers(self, el: Element) -> list[Element]:
+        """Who sees ``el`` fail when its site is gone (a dead element cannot be logged into): an
+        SBC's P-CSCFs, an HSS/SLF's Diameter clients (the CSCFs), an AS's and an MGCF's S-CSCFs
+        and BGCF/CSCFs. Two at different sites where there are, so a declaration does not rest on
+        one observer's view."""
+        topo, t = self.topo, el.type.value
+        if t == "sbc":
+            candidates = [topo.elements[p] for p in el.pcscfs if p in topo.elements] or \
+                list(topo.by_type.get("pcscf", []))
+        elif t in ("hss", "slf"):
+            candidates = [e for e in topo.by_type.get("cscf", [])
+                          if any(r.value in ("icscf", "scscf") for r in e.roles)]
+        elif t in ("as", "mgcf"):
+            candidates = list(topo.with_role("scscf") or topo.by_type.get("cscf", []))
+        else:
+            candidates = []
+        candidates = [c for c in candidates if c.id != el.id]
+        other_site = [c for c in candidates if c.site != el.site]
+        chosen = (other_site[:1] + [c for c in candidates if c.site == el.site][:1]) if other_site else candidates[:2]
+        return chosen or candidates[:2]
+
+    def _observer_checks(self, el: Element) -> list[dict[str, Any]]:
+        out = []
+        t = el.type.value
+        address = first_address(el)
+        for peer in self.observers(el):
+            plat = platform_of(self.topo, peer)
+            host = f"{peer.id} ({first_address(peer)}), a peer of {el.id}"
+            if t in ("hss", "slf"):
+                if plat.kind == "kamailio":
+                    command = (f"{plat.control} cdp.list_peers | grep -A3 -F '{self.topo.fqdn(el)}' "
+                               "| grep -o '[IR]_Open' | sort -u")
+                    out.append({"host": host, "placeholder": False, "command": command, "failed": ["(no output)"],
+                                "normal": ["I_Open or R_Open"],
+                                "what": f"the Diameter peer state of {el.id} on {peer.id}"})
+                    continue
+                command = f"{plat.control} show diameter peer {el.id}"
+                failed, normal = ["(vendor output: peer CLOSED / not OPEN)"], ["(vendor output: peer OPEN)"]
+            elif t == "sbc" and plat.kind == "kamailio":  # Kamailio keeps no state of an upstream SBC
+                port = el.port
+                command = f"sipsak -s sip:{address}:{port}"
+                failed, normal = ["(no reply: sipsak reports a timeout)"], ["(a 200 reply)"]
+            elif t == "sbc":
+                command = f"{plat.control} show sip peer {address}"
+                failed, normal = ["(vendor output: no request from it, OPTIONS to it unanswered)"], \
+                    ["(vendor output: peer reachable)"]
+            else:
+                command = f"{plat.control} show sip peer {address}"
+                failed, normal = ["(vendor output: requests to it time out (408) or are refused)"], \
+                    ["(vendor output: peer reachable)"]
+            out.append({"host": host, "placeholder": True, "command": command, "failed": failed, "normal": normal,
+                        "what": f"{el.id} as {peer.id} sees it"})
+        if not out:  # nobody imsdr knows observes it: its own alarms, if it can still be reached
             plat = platform_of(self.topo, el)
-            verb = {"hss": "show diameter peers", "slf": "show diameter peers"}.get(t, "show alarms")
-            out.append({"host": f"{el.id} ({first_address(el)})", "placeholder": plat.placeholder,
-                        "command": f"{plat.control} {verb}",
-                        "failed": ["(vendor output: element or peer down)"],
-                        "normal": ["(vendor output: no critical alarm, peers OPEN)"],
-                        "what": f"{el.id}'s own alarms and peers"})
+            out.append({"host": f"{el.id} ({address})", "placeholder": plat.placeholder,
+                        "command": f"{plat.control} {'core.uptime' if plat.kind == 'kamailio' else 'show alarms'}",
+                        "failed": ["an error or no answer (element down)"],
+                        "normal": ["(its uptime / no critical alarm)"], "what": f"{el.id}'s own state"})
         return out
 
     # --- drain and failback of one element (or a site) ------------------------------------------
@@ -573,10 +621,47 @@ def storm(topo: Topology, el: Element, failure_storm: Mapping[str, Any] | None) 
     capacity = el.capacity.registered_users
     limit = topo.network.capacity_model.max_utilisation
     return {"users": users, "refresh_s": window,
+            "reregister": "502" if topo.network.restoration.scscf_restoration_response == "502" else "504",
             "per_second": users / window if window else None,
             "capacity": capacity,
             "headroom_ok": capacity is None or users <= capacity * limit,
             "utilisation": users / capacity if capacity else None}
+
+
+# When to act, per element type, and why: the reason differs, so one RTO formula does not fit all.
+DECISION_RULES: dict[str, dict[str, str]] = {
+    "sbc": {
+        "when": "drain as soon as the failure is confirmed and not flapping: the failed state shows in two "
+                "checks one probe interval apart, beyond the detection time",
+        "why": "a fixed-access UE or IAD sends every new request to its first proxy address first and waits "
+               "a whole transaction timeout (Timer B/F, 32 s) on the dead SBC before trying the second; "
+               "only the drained DNS answers and lists stop that wait"},
+    "pcscf": {
+        "when": "drain as soon as the failure is confirmed and not flapping (two checks one probe interval "
+                "apart show the failed state)",
+        "why": "the SBCs already route new requests around it, but users registered through it keep their "
+               "Path: their terminating calls fail until they register again; the drain period below moves "
+               "them"},
+    "hss": {
+        "when": "swap the active role only when the active member is down as seen by two observers (the "
+                "Diameter peer state on clients at two sites) and is fenced so it cannot come back active "
+                "by itself",
+        "why": "two active members writing at once (split brain) corrupt subscriber data; a swap on one "
+               "observer's word risks exactly that, a short outage of Cx/Sh does not"},
+    "slf": {
+        "when": "swap or drain only when the member is down as seen by two observers (Diameter peer state "
+                "on clients at two sites)",
+        "why": "the SLF answers redirects only: a short outage costs retries, a wrong swap costs nothing "
+               "durable, but a flapping peer makes every client re-route twice"},
+}
+DEFAULT_RULE = {
+    "when": "drain when the element is not back at the decision point below",
+    "why": "the clients' own failover covers short outages; the drain makes the failover explicit within "
+           "the RTO"}
+
+
+def decision_rule(el_type: str) -> dict[str, str]:
+    return DECISION_RULES.get(el_type, DEFAULT_RULE)
 
 
 def _budget(topo: Topology, target: Mapping[str, Any] | None, detection_s: float | None,
@@ -591,10 +676,12 @@ def _budget(topo: Topology, target: Mapping[str, Any] | None, detection_s: float
         rows.append({"what": "after a drain: clients see the new answers within the TTL", "seconds": ttl_s})
     rto = target["rto"] if target else None
     decision = None
+    code = "502" if topo.network.restoration.scscf_restoration_response == "502" else "504 with the restoration body"
     if rto is not None:
         decision = max(0, int(rto - (detection_s or 0) - ttl_s))
     return {"rows": rows, "rto": rto, "rpo": target["rpo"] if target else None,
             "switchover_within_rto": None if rto is None or switchover_s is None else switchover_s <= rto,
+            "reregister": code,
             "decision_s": decision}
 
 
@@ -617,8 +704,8 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
             "notify": notify_list(topo, t),
             "owner": owner_for(topo, t),
             "target": target,
-            "budget": _budget(topo, target, failure.get("detection_s"), failure.get("switchover_s"),
-                              proc["ttl_s"]),
+            "budget": {**_budget(topo, target, failure.get("detection_s"), failure.get("switchover_s"),
+                                 proc["ttl_s"]), "rule": decision_rule(t)},
             "procedure": proc,
             "storm": storm(topo, el, failure.get("storm")) if t in ("sbc", "pcscf", "cscf") else None,
         }
