@@ -109,3 +109,15 @@ def test_drain_verified_on_every_view_by_key_and_loaded_by_the_script(lab: dict[
     table = _invoke("verify", str(inventory), "--drain", "dns-b-1", "--server", f"127.0.0.1:{server.port}",
                     "--keys", str(server.keys))
     assert table.exit_code == 0 and "no drift: every server answers the drained state" in table.stdout
+
+
+def test_keys_file_is_read_as_untrusted_input(tmp_path: Path) -> None:
+    real = tmp_path / "real.keys"
+    real.write_text('key "view-a" { algorithm hmac-sha256; secret "c2VjcmV0"; };\n')
+    link = tmp_path / "link.keys"
+    link.symlink_to(real)
+    result = _invoke("verify", str(PROVINCE), "--drain", "dns-b-1", "--keys", str(link), "--server", "127.0.0.1:9")
+    assert result.exit_code == 2 and "link.keys" in result.stderr and "Traceback" not in result.output
+    from imsdr.resolve.drain_verify import read_keys
+
+    assert read_keys(real) == {"view-a": ("hmac-sha256", "c2VjcmV0")}

@@ -18,9 +18,7 @@ reloaded) is drift; nothing is reported when the drained state is fully loaded.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,20 +41,11 @@ _KEY = re.compile(r'key\s+"([A-Za-z0-9.-]+)"\s*\{\s*algorithm\s+([a-z0-9-]+)\s*;
 
 
 def read_keys(path: Path) -> dict[str, tuple[str, str]]:
-    """key name -> (algorithm, secret) of a BIND keys file (``tsig-keygen`` output). A symlink, a
-    non-regular file or a file above 1 MiB is refused."""
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        raise ImsdrError(f"--keys {path}: {exc.strerror}") from None
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-        raise ImsdrError(f"--keys {path}: not a regular file (symlinks are not followed)")
-    if info.st_size > MAX_KEYS_BYTES:
-        raise ImsdrError(f"--keys {path}: larger than {MAX_KEYS_BYTES} bytes")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImsdrError(f"--keys {path}: cannot read it: {exc}") from None
+    """key name -> (algorithm, secret) of a BIND keys file (``tsig-keygen`` output), read as
+    untrusted input: a symlink, a non-regular file or a file above 1 MiB is refused."""
+    from imsdr.untrusted import read_untrusted_text
+
+    text = read_untrusted_text(path, MAX_KEYS_BYTES)
     return {name: (algorithm, secret) for name, algorithm, secret in _KEY.findall(text)}
 
 
@@ -85,10 +74,17 @@ def _dns_rrset(rrset: Any) -> dns.rrset.RRset | None:
 
 def view_source(plan: Any, view: str) -> str | None:
     """The first host of the view's first IPv4 (else IPv6) match prefix."""
-    from imsdr.runbook.context import sample_source
+    import ipaddress
 
-    prefixes = list(plan.view(view).match_clients)
-    return sample_source(prefixes, 4) or sample_source(prefixes, 6)
+    nets = []
+    for text in plan.view(view).match_clients:
+        try:
+            nets.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            continue  # an ACL name or a key: not an address to send from
+    for net in sorted(nets, key=lambda n: n.version):
+        return str(net.network_address if net.num_addresses <= 2 else net.network_address + 1)
+    return None
 
 
 def drain_questions(state: DrainedState, servers: Sequence[DrainServer],
