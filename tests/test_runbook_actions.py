@@ -231,3 +231,12 @@ def test_decision_rules_drain_period_pco_and_restoration_answer(rendered: Any) -
     assert not any("502" in page for page in pages.values())
     assert "P-Asserted-Identity: <sip:pcscf-a-1.ims.example.net;lr>" in pages["pcscf.md"]
     assert "VoLTE UEs (IPsec security associations to one P-CSCF) and RFC 5626 outbound UEs" in pages["pcscf.md"]
+
+
+def test_hss_drain_moves_diameter_routes_and_failback_restores_the_active_role(rendered: Any) -> None:
+    page = rendered[1]["hss-slf.md"]
+    drain = _between(page, "#### Drain hss-a-1\n", r"\n#### ")
+    assert "Move the Diameter routes of hss-a-1's clients to its mate" in drain
+    back = _between(page, "#### Fail back hss-a-1\n", r"\n#### ")
+    assert back.index("Put hss-a-1 back in service") < back.index("Make hss-a-1 the active member of hss-pair again")
+    assert "both report active (split brain)" in back

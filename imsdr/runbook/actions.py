@@ -314,7 +314,9 @@ class ActionBuilder:
         topo = self.topo
         plat = platform_of(topo, el)
         host = f"{el.id} ({first_address(el)})"
-        steps, back = [], []
+        steps: list[dict[str, Any]] = []
+        back: list[dict[str, Any]] = []
+        reactivate: list[dict[str, Any]] = []  # after it is back in service and resynchronised
         for group in topo.groups_of.get(el.id, []):
             mates = [topo.elements[m] for m in group.members if m != el.id and m in topo.elements]
             if getattr(group.spec, "mode", None) == "active-standby" and mates:
@@ -326,6 +328,25 @@ class ActionBuilder:
                     go=f"{mate.id} reports active and serves reads and writes",
                     nogo=f"{mate.id} stays standby: stop, keep {el.id} in service, escalate",
                     rollback=f"`{mplat.control} set ha-role standby` on {mate.id}"))
+                if group.members and group.members[0] == el.id:  # el held the active role: give it back
+                    reactivate.append(_step(
+                        f"Make {el.id} the active member of {group.id} again", owner, host,
+                        [f"{plat.control} set ha-role active", f"{plat.control} show ha-role",
+                         f"{mplat.control} show ha-role"], "manual",
+                        go=f"{el.id} reports active and {mate.id} standby: one active member, the "
+                           "configured one",
+                        nogo=f"both report active (split brain): set {el.id} standby at once and escalate; "
+                             f"{el.id} stays standby: leave {mate.id} active, escalate",
+                        rollback=f"`{plat.control} set ha-role standby` on {el.id}"))
+        if el.type.value in ("hss", "slf"):
+            steps.append(_step(
+                f"Move the Diameter routes of {el.id}'s clients to its mate", owner,
+                "each Diameter client (I-CSCF, S-CSCF, AS) of the element",
+                [f"{plat.control} show diameter routes"], "manual",
+                go="the clients' routes for the realm point at the mate (the Diameter page's reload step "
+                   "loads the peer configuration imsdr renders for them)",
+                nogo="a client still routes to it: reload that client's Diameter configuration, escalate",
+                rollback=f"the same reload with {el.id} as the route"))
         steps.append(_step(
             f"Take {el.id} out of service", owner, host,
             [f"{plat.control} set out-of-service", f"{plat.control} show diameter peers"], "manual",
@@ -337,6 +358,7 @@ class ActionBuilder:
             [f"{plat.control} set in-service", f"{plat.control} show diameter peers"], "manual",
             go="its clients' peers to it are OPEN again", nogo="peers stay closed: take it out again, escalate",
             rollback=f"`{plat.control} set out-of-service`"))
+        back += reactivate
         return {"detailed": True, "vendor": True, "render": "", "failback_render": "", "steps": steps,
                 "changes": None, "record_changes": 0, "dispatcher_changes": 0, "ttl_s": 0,
                 "checklist": self._data_checklist({el.id}), "failback_steps": back, "failback_wait_s": 0,
