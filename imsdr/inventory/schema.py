@@ -794,6 +794,9 @@ class Platform(_Strict):
     dig: Command = Field("dig", description="bind: how to query this server (e.g. 'dig -p 5353')")
     directory: Command = Field("/etc/imsdr/dns", description="where this platform's hosts load the "
                                                               "files of 'imsdr render dns' from")
+    keys: Command | None = Field(None, description=(
+        "bind: the views' TSIG keys file on the host that runs the runbook's checks ('imsdr verify "
+        "--drain --keys'): a signed query selects its view from anywhere"))
 
 
 class RuleSetting(str, Enum):
