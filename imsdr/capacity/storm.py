@@ -87,7 +87,7 @@ class Arrival:
         return self.users * (1 - self.share) / self.refresh
 
 
-FIXED_IMMEDIATE_SHARE = 0.3  # fixed access: UEs on TCP/TLS or with keep-alives (docs/domain.md §4.8)
+FIXED_IMMEDIATE_SHARE = 0.3  # fixed access: UEs on TCP/TLS or with keep-alives (docs/domain.md §8.2)
 FIXED_IMMEDIATE_WITHIN = 60  # seconds: SBC NAT pings and RFC 5626 CRLF keep-alives run at 20-60 s
 
 
@@ -95,7 +95,7 @@ def arrival_profile(
     topology: Topology, ln_id: str, refresh: int, ps_window: int | None
 ) -> tuple[str, float, int, int, str]:
     """(access, immediate share, within s, refresh s, reason) of the local network ``ln_id``:
-    its own ``registration_arrival``, else the default of its access type (docs/domain.md §4.8).
+    its own ``registration_arrival``, else the default of its access type (docs/domain.md §8.2).
     ``ps_window``: seconds of the PS re-registration window (P-CSCF restoration), None without."""
     ln = topology.local_networks.get(ln_id)
     access = ln.access if ln is not None else "fixed"

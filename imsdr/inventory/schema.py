@@ -556,7 +556,7 @@ class LocalNetwork(_Strict):
         None, description="PS access: the P-GW/SMF serving the local network (hands out the P-CSCF list)")
     registration_arrival: RegistrationArrival | None = Field(None, description=(
         "how its users re-register when their SBC/P-CSCF fails; unset: the access type's default "
-        "(docs/domain.md, registration storm)"))
+        "(domain.md §8.2)"))
     emergency: Emergency | None = Field(
         None, description="emergency-call data a DR (virtual) SBC must emit for this local network")
 

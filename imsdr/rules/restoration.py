@@ -385,7 +385,8 @@ RULES: list[Rule] = [
             MGCF-003's breakout, where the ENUM/DNS sets share one writer: with `sync: provisioning`
             (or unset, rendered as provisioning) the provisioning system pushes every change to all
             sets at once, so a bad push, a corrupt export or a provisioning outage is a common-mode
-            failure of every set, not a double failure. Then the trunks' shortfall is a design risk.
+            failure of every set, not a double failure. Then the trunks' shortfall is a design risk
+            (domain.md §4.1, §4.7).
             """,
             """
             redundancy:
