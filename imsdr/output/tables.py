@@ -110,7 +110,8 @@ def _sections(report: CapacityReport) -> list[Section]:
          ("lost", "sites", "result", "verdict")),
         ("Registration storm of a site or region loss", report.storms, storm,
          ("lost", "storm", "result", "verdict")),
-        ("Sessions and DNS queries", report.dimensions, dimension, ("element", "dimension", "formula", "verdict")),
+        ("Sessions, DNS queries and background Diameter", report.dimensions, dimension,
+         ("element", "dimension", "formula", "verdict")),
     ]
 
 
