@@ -14,11 +14,22 @@ an *initial* registration with IMS AKA (3GPP TS 24.229, TS 33.203):
 
 Users of a failed S-CSCF keep their SBC and P-CSCF: with restoration data the new S-CSCF fetches
 their data with one SAR each (TS 23.380 §4); without it they register again (a full initial
-registration). Moving N users in a window of T seconds adds N/T registrations per second; the
-window is :func:`registration_window` (the refresh period, as in the switchover of the failed element).
-At an element the storm comes on top of the refreshes it already serves (users / refresh per
-second); the time to drain at an element is its storm registrations over the capacity left by
-those refreshes; the slowest element is the bottleneck.
+registration); both at their next request, spread over the refresh interval.
+
+The users of a failed SBC/P-CSCF arrive by their local network's arrival profile
+(:func:`arrival_profile`, docs/domain.md §8.2): a share within a few seconds (keep-alives,
+TCP/TLS, P-CSCF restoration), the rest spread over the refresh interval
+(:func:`imsdr.capacity.timing.refresh_interval`, TS 24.229 §5.1.1.4.1). At an element the storm
+comes on top of its background (refreshes; at the HSS/SLF also LIR, :func:`background_per_user`);
+SIP elements are judged in REGISTER/s (:func:`register_capacity`), the HSS/SLF in Diameter/s. A
+fluid queue (:func:`fluid_drain`) gives when the backlog is worked off and when the last user is
+registered again; a registration rate limit of an SBC/P-CSCF caps what it admits and so what the
+core behind it sees. :func:`failback_storm` is the storm on the recovering elements when they
+come back, paced as the runbook fails back.
+
+One module: the storm of a failure and of its failback read the same moved users, profiles and
+capacities, and every consumer (capacity, simulate, scenarios, plan, runbooks) reads the
+:class:`Storm` it returns.
 """
 
 from __future__ import annotations

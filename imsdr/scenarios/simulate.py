@@ -572,8 +572,7 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
                 "capacity": r.capacity,
                 "utilisation": r.utilisation,
                 "status": r.status,
-                "blocking": r.blocking,
-                "occupancy": r.occupancy,
+                **({} if r.blocking is None else {"blocking": r.blocking, "occupancy": r.occupancy}),
             }
             for r in report.loads
         ],
