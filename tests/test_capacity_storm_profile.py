@@ -214,3 +214,18 @@ def test_enum_outage_breakout_is_a_warning_with_provisioning_sync(tmp_path: Path
     found = json.loads(invoke("check", write_inventory(data, tmp_path), "--format", "json").stdout)["findings"]
     rules = {f["rule"]: f for f in found}
     assert rules["MGCF-003"]["severity"] == "info" and "MGCF-004" not in rules
+
+
+# --- one model --------------------------------------------------------------------------------------------------
+
+
+def test_capacity_simulate_and_runbook_read_the_same_storm(tmp_path: Path) -> None:
+    capacity = json.loads(invoke("capacity", PROVINCE, "--format", "json").stdout)
+    row = next(s for s in capacity["storms"] if s["scenario"] == "site:site-a")
+    storm = _storm(PROVINCE, "site-a")
+    assert (row["registrations_per_second"], row["sustained_registrations_per_second"], row["drain_s"]) == (
+        storm["registrations_per_second"], storm["sustained_registrations_per_second"], storm["drain_s"])
+    site_a = (Path(__file__).resolve().parent.parent / "docs" / "sample-runbook" / "site-site-a.md").read_text()
+    # the committed sample runbook (tests/test_runbook.py keeps it current) shows the same figures
+    assert "| pcscf-a-1 | pcscf | 1,500,000 | sbc-capital, sbc-river | 2,500 REGISTER/s |" in site_a
+    assert "(peak 8,375\nregistrations/s, then 875/s)" in site_a
