@@ -131,7 +131,7 @@ def test_pipe_gets_one_line_per_finding_with_its_place(tmp_path: Path) -> None:
     """Outside a terminal (a pipe, a CI log) and with --format text: one
     FILE:LINE:COL: SEVERITY RULE message line per finding, never wrapped, no box drawing."""
     path, (tw_line, _) = edit(
-        tmp_path, ("diameter_watchdog: 8", "8", "15"), ("registration_refresh: 1800", "1800", "7200")
+        tmp_path, ("diameter_watchdog: 8", "8", "15"), ("registration_expiry: 1800", "1800", "7800")
     )
     piped = invoke("check", str(path), "--today", TODAY)
     text = invoke("check", str(path), "--today", TODAY, "--format", "text", env={"TTY_COMPATIBLE": "1"})
