@@ -159,6 +159,13 @@ class _Stop(Exception):
 def _parse(tokens: list[Token], file: str, problems: ImportProblems) -> list[Statement]:
     """Statements of one file; braces must balance and every statement ends with ';'."""
     marks = [i for i, tok in enumerate(tokens) if tok.text in _PUNCTUATION and not tok.quoted]
+    for word in tokens:
+        # BIND keeps a token as a C string, and what it makes of the bytes after a NUL depends on
+        # the kind of token (a keyword, a name, an address): a NUL byte in a token is refused
+        if "\x00" in word.text:
+            problems.add(file, word.line, word.column + word.quoted + word.text.index("\x00"),
+                         "a NUL byte: not read (BIND ends the word there, and refuses most of them)")
+            return []
     try:
         statements, pos = _block(tokens, marks, 0, None, file, problems, 0)
     except _Stop:
@@ -184,11 +191,6 @@ def _block(tokens: list[Token], marks: list[int], pos: int, opener: Statement | 
         mark = _next_mark(marks, pos, n)
         words = tokens[pos:mark]
         pos = mark
-        for word in words:
-            if not word.quoted and "\x00" in word.text:
-                problems.add(file, word.line, word.column + word.text.index("\x00"),
-                             f"a NUL byte in {word.text.replace(chr(0), '')!r}: BIND refuses it")
-                raise _Stop
         if pos < n and tokens[pos].text == "{" and not tokens[pos].quoted:
             if depth >= MAX_NESTING:
                 brace = tokens[pos]
@@ -343,6 +345,7 @@ TOP_LEVEL = frozenset({
     "managed-keys", "masters", "options", "parental-agents", "plugin", "primaries", "remote-servers",
     "server", "statistics-channels", "template", "tls", "trust-anchors", "trusted-keys", "view", "zone",
 })
+_NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")  # a word BIND reads as an acl name, not an address
 _SHORT_V4 = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3}){0,3})/([0-9]{1,2})")
 
 
@@ -358,8 +361,27 @@ def _prefix(text: str) -> str | None:
         return None
 
 
+class _AclUse:
+    """What an acl's definition leaves to its use: BIND resolves the names in an acl when the acl
+    is used, so an unused acl may name an acl nobody defines; a used one may not."""
+
+    def __init__(self) -> None:
+        self.unresolved: dict[str, list[tuple[str, int, int, str]]] = {}  # acl -> its undefined names
+        self.names: dict[str, list[str]] = {}  # acl -> the acls it names
+
+    def use(self, name: str, problems: ImportProblems, seen: set[str] | None = None) -> None:
+        seen = set() if seen is None else seen
+        if name in seen:
+            return
+        seen.add(name)
+        for problem in self.unresolved.pop(name, []):
+            problems.add(*problem)
+        for inner in self.names.get(name, []):
+            self.use(inner, problems, seen)
+
+
 def _address_list(stmt: Statement | None, acls: dict[str, list[str]], known: set[str],
-                  problems: ImportProblems) -> list[str]:
+                  problems: ImportProblems, uses: _AclUse, defining: str | None = None) -> list[str]:
     """An address match list as plain prefixes and ACL names.
 
     Every element is checked as BIND checks it: a name (quoted or not) must be a built-in ACL or
@@ -385,17 +407,36 @@ def _address_list(stmt: Statement | None, acls: dict[str, list[str]], known: set
             continue
         word = words[0]
         if word.text in _BUILTIN_ACLS or word.text in known:
+            if word.text in known:
+                if defining is None:
+                    uses.use(word.text, problems)
+                else:
+                    uses.names.setdefault(defining, []).append(word.text)
             if not negated:
                 out.append(word.text)
             continue
         prefix = None if word.quoted else _prefix(word.text)
-        if prefix is None:
+        if prefix is None and (word.quoted or _NAME_LIKE.fullmatch(word.text)) and defining is not None:
+            uses.unresolved.setdefault(defining, []).append(
+                (word.file, word.line, word.column, f"{word.text!r} is not an acl this configuration defines"))
+        elif prefix is None:
             why = "is not an acl this configuration defines (a quoted element names an acl)" if word.quoted \
                 else "is neither an address, a prefix (without host bits) nor a known acl"
             problems.add(word.file, word.line, word.column, f"{word.text!r} {why}")
         elif not negated:
             out.append(prefix)
     return out
+
+
+def _one_value(stmt: Statement, problems: ImportProblems) -> bool:
+    """Whether an option imsdr reads (``type``, ``file``, ``directory``...) has its one value, as
+    BIND requires (a lost ';' joins it with the next option: ``file "x" type primary``)."""
+    if len(stmt.words) == 2 and stmt.block is None:
+        return True
+    shown = " ".join(w.text for w in stmt.words)[:60]
+    problems.add(stmt.file, stmt.line, stmt.column, f"{stmt.keyword!r} takes one value, not {shown!r} "
+                                                    "(a missing ';'?)")
+    return False
 
 
 def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
@@ -411,6 +452,9 @@ def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
         first.setdefault(keyword, child)
         if keyword in lists:
             lists[keyword].extend(w.text for s in child.block or [] for w in s.words[:1])
+    for keyword in ("type", "file", "in-view"):
+        if keyword in first and not _one_value(first[keyword], problems):
+            return None
     kind = first["type"].arg(1) if "type" in first else None
     file = first["file"].arg(1) if "file" in first else None
     in_view = first["in-view"].arg(1) if "in-view" in first else None
@@ -428,6 +472,7 @@ def read_named_conf(path: Path, problems: ImportProblems, root: Path | None = No
     loose_zones: list[ZoneStatement] = []
     defined: dict[tuple[str, str], Statement] = {}  # (kind, name) -> its first definition
     known = {stmt.arg(1) or "" for stmt in statements if stmt.keyword == "acl" and stmt.arg(1)}
+    uses = _AclUse()
 
     def first_definition(kind: str, name: str, stmt: Statement) -> bool:
         earlier = defined.setdefault((kind, name), stmt)
@@ -436,20 +481,25 @@ def read_named_conf(path: Path, problems: ImportProblems, root: Path | None = No
                                                             f"{earlier.file}:{earlier.line}): BIND refuses this")
         return earlier is stmt
 
-    for stmt in statements:
+    # acls first: a view may use an acl defined after it (BIND resolves names when the whole file is read)
+    for stmt in sorted(statements, key=lambda stmt: stmt.keyword != "acl"):
         if stmt.keyword not in TOP_LEVEL or (stmt.words and stmt.words[0].quoted):
             problems.add(stmt.file, stmt.line, stmt.column, f"unknown statement {stmt.keyword!r}: BIND refuses it")
         elif stmt.keyword == "acl" and stmt.arg(1):
             if first_definition("acl", stmt.arg(1) or "", stmt):
-                acls[stmt.arg(1) or ""] = _address_list(stmt, acls, known, problems)
+                acls[stmt.arg(1) or ""] = _address_list(stmt, acls, known, problems, uses, stmt.arg(1))
         elif stmt.keyword == "options":
             opt = stmt.child("directory")
-            if opt and opt.arg(1):
+            if opt and _one_value(opt, problems):
                 directory = Path(opt.arg(1) or "")
         elif stmt.keyword == "view" and stmt.arg(1):
             if not first_definition("view", stmt.arg(1) or "", stmt):
                 continue
-            view = View(stmt.arg(1) or "", _address_list(stmt.child("match-clients"), acls, known, problems),
+            clients = stmt.child("match-clients")
+            if clients is not None and (len(clients.words) != 1 or clients.block is None):
+                problems.add(clients.file, clients.line, clients.column, "match-clients takes one list: "
+                             f"{' '.join(w.text for w in clients.words)[:60]!r} (a missing ';'?)")
+            view = View(stmt.arg(1) or "", _address_list(clients, acls, known, problems, uses),
                         where=f"{stmt.file}:{stmt.line}")
             names: set[str] = set()
             for child in stmt.children("zone"):
