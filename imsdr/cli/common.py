@@ -238,9 +238,15 @@ def stage(label: str) -> Iterator[None]:
     if STATE["quiet"]:
         yield
         return
-    console = stderr()
+    from rich.console import Console
+
+    from imsdr.diagnostics import one_line
+    from imsdr.output.terminal import raw_stream
+
+    # the spinner moves the cursor: it writes beneath the escaping stream, its label escaped
+    console = Console(file=raw_stream(sys.stderr), soft_wrap=True, markup=False, emoji=False)
     if console.is_terminal:
-        with console.status(f"{label}...", spinner="line"):
+        with console.status(f"{one_line(label)}...", spinner="line"):
             yield
     else:
         yield
