@@ -308,3 +308,17 @@ def test_a_row_wider_than_any_element_list_is_refused_at_its_row(tmp_path: Path)
     path.write_bytes(workbook([HEADER, ROW, ["x"] * 300]))
     out = refused("import", "table", path, "--out", tmp_path / "d.yaml")
     assert f"{path}:3:{MAX_SHEET_COLUMNS + 1}: a cell in column {MAX_SHEET_COLUMNS + 1}" in out
+
+
+def test_running_out_of_memory_keeps_the_file_and_the_including_line(tmp_path: Path) -> None:
+    """A child process with a small address space reads an included file that needs more: the
+    refusal names the include statement and the file, exit 2, no traceback."""
+    (tmp_path / "named.conf").write_text('options {\n  directory ".";\n};\ninclude "big.conf";\n')
+    (tmp_path / "big.conf").write_text("acl big {\n" + "  10.0.0.1;\n" * 1_300_000 + "};\n")
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (400 << 20, 400 << 20)); "
+            "from imsdr.cli.app import main; sys.argv = ['imsdr'] + sys.argv[1:]; main()")
+    run = subprocess.run([sys.executable, "-c", code, "import", "bind", "named.conf", "--out", "d.yaml"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    assert "named.conf:4:1: big.conf: out of memory reading it" in run.stderr, run.stderr[-2000:]

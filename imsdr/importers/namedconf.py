@@ -294,10 +294,20 @@ def _load(path: Path, expansion: _Expansion, stack: tuple[Path, ...],
     problems = expansion.problems
     file = str(path)
     before = len(problems.problems)
-    tokens = _tokens(text, file, problems)
-    if len(problems.problems) > before:
+    try:
+        tokens = _tokens(text, file, problems)
+        if len(problems.problems) > before:
+            return []
+        statements = _parse(tokens, file, problems)
+    except (MemoryError, RecursionError) as exc:  # a resource limit keeps the file it was reading
+        del text
+        problems.add(*(where or (file, 1, 1)), f"{file}: {_exhausted(exc)} reading it")
         return []
-    return _expand(_parse(tokens, file, problems), path, expansion, (*stack, real))
+    return _expand(statements, path, expansion, (*stack, real))
+
+
+def _exhausted(exc: BaseException) -> str:
+    return "out of memory" if isinstance(exc, MemoryError) else "nesting or recursion too deep"
 
 
 def _expand(block: list[Statement], path: Path, expansion: _Expansion, stack: tuple[Path, ...]) -> list[Statement]:

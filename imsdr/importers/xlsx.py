@@ -238,6 +238,9 @@ def sheet_rows(raw: bytes) -> Iterator[tuple[int, list[Cell]]]:
         raise _unreadable(f"malformed XML: {exc}", row, column) from None
     except (KeyError, OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as exc:
         raise _unreadable(f"cannot read the workbook: {exc}", row, column) from None
+    except (MemoryError, RecursionError) as exc:  # a resource limit keeps where it was reading
+        raise XlsxProblem(f"{'out of memory' if isinstance(exc, MemoryError) else 'nesting too deep'} "
+                          "reading the workbook", row, column) from None
 
 
 def _rows(events: Iterator[tuple[str, Any]], strings: list[str]) -> Iterator[tuple[int, list[Cell]]]:

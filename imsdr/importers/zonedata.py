@@ -407,6 +407,9 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
     except (dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
         return None
+    except MemoryError:  # a resource limit keeps the file it was reading
+        problems.add(str(path), 1, 1, f"zone {origin}: out of memory reading it")
+        return None
     out: list[RRset] = []
     for name, rdataset in zone.iterate_rdatasets():
         owner = name.to_text(omit_final_dot=True).lower()
