@@ -70,7 +70,8 @@ def zone_files(out: Path) -> list[Path]:
 def test_layout_and_readme_lists_every_file(rendered: Path) -> None:
     files = tree(rendered)
     assert "named/dns-a-1.conf" in files and "named/dns-b-1.conf" in files and "README.md" in files
-    assert "kamailio/dispatcher-sbc-pcscf.list" in files and "kamailio/dispatcher-pcscf-icscf.list" in files
+    assert "kamailio/sbc-capital/dispatcher.list" in files and "kamailio/pcscf-a-1/dispatcher.list" in files
+    assert "kamailio/sbc-capital/dispatcher-probing.cfg" in files
     assert "zones/users-capital/ims.example.net.zone" in files and "zones/core-site-a/ims.example.net.zone" in files
     assert "zones/enum/6.8.e164.arpa.zone" in files and "resolvers/capital.conf" in files
     assert "zones/users-capital/ims.mnc001.mcc460.3gppnetwork.org.zone" in files
@@ -143,7 +144,7 @@ def test_keys_are_generated_outside_the_output_tree_only(tmp_path: Path) -> None
     assert not out.exists()
     keys = tmp_path / "private" / "tsig.keys"
     report = render_dns(topo(), out, "x.yaml", keys=keys)
-    assert keys.stat().st_mode & 0o777 == 0o600 and len(report.keys_added) == 9
+    assert keys.stat().st_mode & 0o777 == 0o640 and len(report.keys_added) == 9  # new: 0640, group of its directory
     before = keys.read_text()
     assert render_dns(topo(), out, "x.yaml", keys=keys).keys_added == []  # never rotated behind one's back
     assert keys.read_text() == before
@@ -311,7 +312,7 @@ def test_cli_render_dns_generates_keys_outside_the_output(tmp_path: Path) -> Non
     keys = tmp_path / "etc" / "imsdr-tsig.keys"
     result = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out), "--keys", str(keys)])
     assert result.exit_code == 0, result.output
-    assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o600
+    assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o640
     assert 'key "imsdr-core-site-b"' in keys.read_text()
 
 

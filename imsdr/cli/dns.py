@@ -42,8 +42,9 @@ def render_dns(
              "max(today's YYYYMMDD00, previous + 1)).")] = None,
     keys: Annotated[Path | None, typer.Option(
         "--keys", metavar="FILE", dir_okay=False,
-        help="TSIG keys file (outside --out) to complete: a key per view is generated with tsig-keygen "
-             "when missing (mode 0600); the rendered files only name the keys.")] = None,
+        help="TSIG keys file (outside --out) to complete: a key per view is generated when missing; the "
+             "file keeps its owner, group and mode (new: 0640, the directory's group) and may hold only "
+             "key statements; the rendered files only name the keys.")] = None,
     drain: Annotated[list[str] | None, typer.Option(
         "--drain", metavar="ID",
         help="Render the drained state: leave this element (or every element of this site) out of "
@@ -100,8 +101,11 @@ def render_dns(
         else:
             sys.stderr.write(f"failing back from the drained state of {', '.join(changes.drained)}: "
                              "reload with these commands\n")
-        for r in changes.reloads:
+        for r in changes.live_reloads():
             write_stdout(f"{r.element}: {r.command}\n")
+        down = sorted({r.element for r in changes.reloads if r.down})
+        if down:
+            sys.stderr.write(f"skipped (drained, down): {', '.join(down)}\n")
 
 
 def _files_table(report: RenderReport, out: Path, show_all: bool) -> Table:

@@ -265,7 +265,8 @@ def _read(path: Path, expansion: _Expansion, where: tuple[str, int, int] | None)
         return None
     budget = MAX_EXPANDED_BYTES - expansion.bytes
     try:
-        text = read_untrusted_text(path, min(MAX_CONFIG_BYTES, max(budget, 0)),
+        # the resolved path (inside the tree: a link within it is followed, as BIND follows it)
+        text = read_untrusted_text(real, min(MAX_CONFIG_BYTES, max(budget, 0)), display=str(path),
                                    named_at=f"{at[0]}:{at[1]}" if where else None)
     except UntrustedFile as exc:
         if budget < MAX_CONFIG_BYTES and "at most" in exc.reason:
@@ -544,17 +545,19 @@ def read_named_confs(paths: list[Path], problems: ImportProblems) -> list[NamedC
     configuration is the earlier one's, with its own file name in every location."""
     import hashlib
 
+    from imsdr.untrusted import UntrustedFile, read_untrusted
+
     parsed: dict[tuple[Path, str], NamedConf] = {}
     out: list[NamedConf] = []
     for path in paths:
         key = None
         try:
-            data = path.read_bytes() if path.stat().st_size <= MAX_CONFIG_BYTES else b""
+            data = read_untrusted(path, MAX_CONFIG_BYTES)
             text = data.decode("utf-8")
             if text and "\\" not in text:
                 stripped = _LINE_COMMENT.sub("", text)
                 key = (path.parent.resolve(), hashlib.sha256(stripped.encode()).hexdigest())
-        except (OSError, UnicodeDecodeError):
+        except (UntrustedFile, UnicodeDecodeError):
             key = None  # read_named_conf reports it
         earlier = parsed.get(key) if key else None
         if earlier is not None:

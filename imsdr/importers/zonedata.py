@@ -133,11 +133,13 @@ def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str
 
     file, line = where.rsplit(":", 1)
     try:
-        raw = read_untrusted(path, MAX_ZONE_BYTES, named_at=where)
+        raw = read_untrusted(path, MAX_ZONE_BYTES)
     except UntrustedFile as exc:
-        hint = " (zone file names are relative to options { directory }: give --zones-dir)" \
-            if exc.reason == "no such file" else ""
-        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.reason}{hint}")
+        if exc.reason != "no such file":
+            problems.add(str(path), 1, 1, exc.reason)
+        else:
+            problems.add(file, int(line), 1, f"cannot read zone file {path}: No such file or directory (zone file "
+                                              "names are relative to options { directory }: give --zones-dir)")
         return None
     rrsets = imsdr_form_rrsets(raw, origin, memo)
     if rrsets is None:
