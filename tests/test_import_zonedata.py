@@ -38,7 +38,7 @@ def _by_dnspython(text: str, origin: str = ORIGIN) -> tuple[list[RRset] | None, 
         path = Path(scratch) / "db.zone"
         path.write_bytes(text.encode("utf-8", "surrogateescape"))
         try:
-            return _dnspython_rrsets(path, origin, problems), problems
+            return _dnspython_rrsets(path.read_bytes(), path, origin, problems), problems
         except OSError as exc:  # an edit wrote $INCLUDE of a file that is not there
             problems.add(str(path), 1, 1, str(exc))
             return None, problems

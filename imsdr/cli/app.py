@@ -97,10 +97,15 @@ def _tolerant_streams() -> None:
     backslash escapes (in JSON they stay valid escapes) instead of ending the run with a traceback."""
     import sys
 
+    from imsdr.output.terminal import escaping
+
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    # control and escape sequences from data (a file name with ESC ] ...) are shown escaped
+    sys.stdout = escaping(sys.stdout)
+    sys.stderr = escaping(sys.stderr)
 
 
 def _silence_stdout() -> None:

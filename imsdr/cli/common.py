@@ -319,8 +319,14 @@ def progress(title: str) -> Iterator[Any]:
     import time
 
     started = time.perf_counter()
+    from rich.console import Console
+
+    from imsdr.diagnostics import one_line
+    from imsdr.output.terminal import raw_stream
+
     verbose = STATE["verbose"] and not STATE["quiet"]
-    console = stderr()
+    # the live display moves the cursor: it writes beneath the escaping stream, its labels escaped
+    console = Console(file=raw_stream(sys.stderr), soft_wrap=True, markup=False, emoji=False)
     live = None
     if not STATE["quiet"] and console.is_terminal:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -330,7 +336,7 @@ def progress(title: str) -> Iterator[Any]:
     stages = _CliStages(live, verbose)
     with live if live is not None else contextlib.nullcontext():
         if live is not None:
-            live.add_task(f"{title}...", total=None)
+            live.add_task(f"{one_line(title)}...", total=None)
         yield stages
     if verbose:
         sys.stderr.write(f"{title}: {time.perf_counter() - started:.2f} s\n")
@@ -349,7 +355,9 @@ class _CliStages:
         import time
 
         started = time.perf_counter()
-        task = self._live.add_task(f"  {label}", total=None) if self._live is not None else None
+        from imsdr.diagnostics import one_line
+
+        task = self._live.add_task(f"  {one_line(label)}", total=None) if self._live is not None else None
         try:
             yield
         finally:
@@ -358,7 +366,7 @@ class _CliStages:
         if self._verbose:
             line = f"  {label}: {time.perf_counter() - started:.2f} s"
             if self._live is not None:
-                self._live.console.print(line, markup=False, highlight=False)
+                self._live.console.print(one_line(line), markup=False, highlight=False)
             else:
                 sys.stderr.write(line + "\n")
 

@@ -78,9 +78,15 @@ def import_bind(
 
     Examples: `imsdr import bind /etc/bind/named.conf --out draft.yaml`; `imsdr import bind named.conf
     --zones-dir /var/lib/bind --into draft.yaml --out draft.yaml`"""
+    from imsdr.dns.names import name_problems
+    from imsdr.errors import ImsdrError
     from imsdr.importers.bind import import_bind as run
 
-    _finish(lambda problems: run(named_confs, problems, zones_dir, enum_suffix.rstrip(".").lower()), out, into)
+    suffix = enum_suffix.removesuffix(".").lower()
+    why = name_problems(suffix) if suffix and "*" not in suffix else ["not a DNS name"]
+    if why:
+        raise ImsdrError(f"--enum-suffix {enum_suffix!r}: {why[0]}")
+    _finish(lambda problems: run(named_confs, problems, zones_dir, suffix), out, into)
 
 
 @import_app.command("kamailio", cls=ImsdrCommand)
@@ -100,16 +106,18 @@ def import_kamailio(
     Examples: `imsdr import kamailio dispatcher.list --into draft.yaml --out draft.yaml`"""
     from imsdr.errors import ImsdrError
     from imsdr.importers.draft import Draft, merge
-    from imsdr.importers.kamailio import HOPS, import_dispatcher
+    from imsdr.importers.kamailio import HOPS, import_dispatcher, set_owner
 
     if hop is not None and hop not in HOPS:
         raise ImsdrError(f"--hop {hop!r}: expected one of {', '.join(HOPS)}")
     owners: dict[int, str] = {}
     for item in sets or []:
-        number, _, ident = item.partition("=")
-        if not number.isdigit() or not ident:
-            raise ImsdrError(f"--set {item!r}: expected SETID=ELEMENT_ID, e.g. --set 3=sbc-coast")
-        owners[int(number)] = ident
+        try:
+            number, ident = set_owner(item)
+        except ValueError as exc:
+            raise ImsdrError(f"--set {item!r}: {exc}") from None
+        if owners.setdefault(number, ident) != ident:
+            raise ImsdrError(f"--set {item!r}: set {number} is already given to {owners[number]!r}")
 
     def build(problems: ImportProblems) -> Draft:
         draft = Draft()

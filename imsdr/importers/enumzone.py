@@ -105,10 +105,26 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems) -> Itera
     import dns.rdatatype
     import dns.zone
 
+    from imsdr.importers.zonedata import generate_problem
+    from imsdr.untrusted import UntrustedFile, read_untrusted
+
     try:
-        loaded = dns.zone.from_file(str(path), origin=zone, relativize=True, check_origin=False,
+        raw = read_untrusted(path, MAX_PARSED_BYTES)
+    except UntrustedFile as exc:
+        problems.add(str(path), 1, 1, f"ENUM zone {zone}: {exc.reason}")
+        return
+    generate = generate_problem(raw)
+    if generate is not None:
+        problems.add(str(path), generate[0], 1, generate[1])
+        return
+    try:
+        loaded = dns.zone.from_text(raw.decode("utf-8"), origin=zone, relativize=True, check_origin=False,
+                                    filename=str(path),
                                     allow_include=False)  # never read files the import was not given
-    except (OSError, dns.exception.DNSException, ValueError) as exc:
+    except UnicodeDecodeError as exc:
+        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+        return
+    except (dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"ENUM zone {zone} does not parse: {exc}")
         return
     records = []
@@ -132,6 +148,8 @@ _FAST_RECORD = re.compile(rb'([0-9](?:\.[0-9])*)[ \t]+IN[ \t]+NAPTR[ \t]+100 10 
                           rb'"!\^\.\*\$!sip:\+([0-9]{1,15})@([a-z0-9.-]+)!" \.')
 _FIRST_RECORD = re.compile(rb"^[0-9](?:\.[0-9])*[ \t]", re.MULTILINE)
 CHUNK_BYTES = 8 * 1024 * 1024
+# a zone only the full parser reads is held in memory whole (several times its size): bounded
+MAX_PARSED_BYTES = 256 * 1024 * 1024
 _BLOCK_DIGITS = 3  # records are compared in blocks of up to 10**3 numbers that share all higher digits
 
 

@@ -25,6 +25,18 @@ _SET_COMMENT = re.compile(r"#\s*set (\d+): (?:SBC|P-CSCF) ([a-z0-9](?:[a-z0-9-]{
 _URI = re.compile(r"sips?:(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<v4>[0-9.]+)):(?P<port>[0-9]{1,5})"
                   r"(?:;transport=(?P<transport>udp|tcp|tls))?")
 _ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_SETID = re.compile(r"[0-9]{1,9}")  # ASCII digits only: '²'.isdigit() is True, int('²') fails
+_NUMBER = re.compile(r"-?[0-9]{1,9}")
+
+
+def set_owner(text: str) -> tuple[int, str]:
+    """``SETID=ELEMENT_ID`` (the ``--set`` option) as (set id, element id); ValueError says why not."""
+    number, sep, ident = text.partition("=")
+    if not sep or not _SETID.fullmatch(number):
+        raise ValueError("expected SETID=ELEMENT_ID with a set id of ASCII digits, e.g. 3=sbc-coast")
+    if not _ID.fullmatch(ident):
+        raise ValueError(f"{ident!r} is not an element id (lowercase letters, digits and '-', at most 63)")
+    return int(number), ident
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ def _parse_dest(file: str, lineno: int, words: list[str], problems: ImportProble
         problems.add(file, lineno, 1, "a destination line needs at least 'setid destination'")
         return None
     setid_text, uri, *rest = words
-    if not setid_text.isdigit():
+    if not _SETID.fullmatch(setid_text):
         problems.add(file, lineno, 1, f"set id {setid_text!r} is not a number")
         return None
     match = _URI.fullmatch(uri)
@@ -56,8 +68,12 @@ def _parse_dest(file: str, lineno: int, words: list[str], problems: ImportProble
     except ValueError:
         problems.add(file, lineno, len(setid_text) + 2, f"{address!r} is not an IP address")
         return None
-    flags = int(rest[0]) if rest and rest[0].isdigit() else 0
-    priority = int(rest[1]) if len(rest) > 1 and rest[1].lstrip("-").isdigit() else 0
+    for index, what in ((0, "flags"), (1, "priority")):
+        if len(rest) > index and not _NUMBER.fullmatch(rest[index]):
+            problems.add(file, lineno, 1, f"{what} {rest[index]!r} is not a number (ASCII digits)")
+            return None
+    flags = int(rest[0]) if rest else 0
+    priority = int(rest[1]) if len(rest) > 1 else 0
     attrs = dict(part.split("=", 1) for part in (rest[2] if len(rest) > 2 else "").split(";") if "=" in part)
     duid = attrs.get("duid", "")
     if not _ID.fullmatch(duid):
@@ -77,16 +93,15 @@ def import_dispatcher(path: Path, problems: ImportProblems, hop: str | None = No
     """The facts one dispatcher list states, as a draft."""
     draft = Draft()
     file = str(path)
-    from imsdr.untrusted import UntrustedFile, read_untrusted
+    from imsdr.untrusted import UntrustedFile, read_untrusted_text
 
-    try:
-        data = read_untrusted(path, MAX_LIST_BYTES)
-        text = data.decode("utf-8")
+    try:  # a list over the limit is refused, never cut
+        text = read_untrusted_text(path, MAX_LIST_BYTES)
     except UntrustedFile as exc:
-        problems.add(file, 1, 1, f"cannot read: {exc.reason}")
-        return draft
-    except UnicodeDecodeError as exc:
-        problems.add(file, 1, 1, f"cannot read: {exc}")
+        where, _, rest = exc.file.partition(f"{file}:")
+        line, _, column = rest.partition(":")
+        problems.add(file, int(line) if not where and line.isdigit() else 1,
+                     int(column) if not where and column.isdigit() else 1, exc.reason)
         return draft
     sets: dict[int, list[_Dest]] = {}
     named: dict[int, str] = dict(owners or {})

@@ -20,8 +20,11 @@ from typing import NamedTuple
 
 from imsdr.importers.errors import ImportProblems
 
-MAX_CONFIG_BYTES = 16 * 1024 * 1024
-MAX_INCLUDE_DEPTH = 16
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # one file
+MAX_INCLUDE_DEPTH = 16  # files on one include stack below the configuration's own
+MAX_INCLUDED_FILES = 4096  # include statements followed in one configuration, every path counted
+MAX_EXPANDED_BYTES = 64 * 1024 * 1024  # read in all, the configuration and every include
+MAX_NESTING = 64  # blocks inside blocks; a real configuration has four or five
 
 
 class _Lines:
@@ -156,8 +159,15 @@ class _Stop(Exception):
 def _parse(tokens: list[Token], file: str, problems: ImportProblems) -> list[Statement]:
     """Statements of one file; braces must balance and every statement ends with ';'."""
     marks = [i for i, tok in enumerate(tokens) if tok.text in _PUNCTUATION and not tok.quoted]
+    for word in tokens:
+        # BIND keeps a token as a C string, and what it makes of the bytes after a NUL depends on
+        # the kind of token (a keyword, a name, an address): a NUL byte in a token is refused
+        if "\x00" in word.text:
+            problems.add(file, word.line, word.column + word.quoted + word.text.index("\x00"),
+                         "a NUL byte: not read (BIND ends the word there, and refuses most of them)")
+            return []
     try:
-        statements, pos = _block(tokens, marks, 0, None, file, problems)
+        statements, pos = _block(tokens, marks, 0, None, file, problems, 0)
     except _Stop:
         return []
     if pos < len(tokens):
@@ -166,9 +176,10 @@ def _parse(tokens: list[Token], file: str, problems: ImportProblems) -> list[Sta
 
 
 def _block(tokens: list[Token], marks: list[int], pos: int, opener: Statement | None, file: str,
-           problems: ImportProblems) -> tuple[list[Statement], int]:
+           problems: ImportProblems, depth: int) -> tuple[list[Statement], int]:
     """Statements up to the '}' closing ``opener`` (the file's end for the top level); ``marks``:
-    the positions of the punctuation tokens, so the words of a statement are one slice."""
+    the positions of the punctuation tokens, so the words of a statement are one slice;
+    ``depth``: how many blocks are open around this one (bounded: the reader recurses)."""
     statements: list[Statement] = []
     n = len(tokens)
     while pos < n:
@@ -181,14 +192,22 @@ def _block(tokens: list[Token], marks: list[int], pos: int, opener: Statement | 
         words = tokens[pos:mark]
         pos = mark
         if pos < n and tokens[pos].text == "{" and not tokens[pos].quoted:
+            if depth >= MAX_NESTING:
+                brace = tokens[pos]
+                problems.add(file, brace.line, brace.column,
+                             f"blocks nested deeper than {MAX_NESTING} levels; a configuration never needs that")
+                raise _Stop
             stmt = Statement(words, [], file, words[0].line if words else tokens[pos].line)
-            stmt.block, pos = _block(tokens, marks, pos + 1, stmt, file, problems)
+            stmt.block, pos = _block(tokens, marks, pos + 1, stmt, file, problems, depth + 1)
             mark = _next_mark(marks, pos, n)
             stmt.words.extend(tokens[pos:mark])
             pos = mark
             statements.append(stmt)
         elif words:
             statements.append(Statement(words, None, file, words[0].line))
+        elif pos < n and _is(tokens[pos], ";"):
+            problems.add(file, tokens[pos].line, tokens[pos].column, "syntax error near ';' (an empty statement)")
+            raise _Stop
         if pos < n and _is(tokens[pos], ";"):
             pos += 1
         else:
@@ -217,80 +236,169 @@ def _within(path: Path, root: Path) -> bool:
     return True
 
 
-def _read(path: Path, root: Path, problems: ImportProblems, where: tuple[str, int] | None) -> str | None:
+class _Expansion:
+    """What one configuration's includes have cost so far: every include path shares these bounds."""
+
+    __slots__ = ("root", "problems", "files", "bytes")
+
+    def __init__(self, root: Path, problems: ImportProblems) -> None:
+        self.root = root
+        self.problems = problems
+        self.files = 0
+        self.bytes = 0
+
+
+def _read(path: Path, expansion: _Expansion, where: tuple[str, int, int] | None) -> tuple[Path, str] | None:
+    """The real path and text of ``path``, read the one way an untrusted file is read; None (the
+    reason in ``problems``, at the including statement when there is one) when it cannot be."""
+    from imsdr.untrusted import UntrustedFile, read_untrusted_text
+
+    problems = expansion.problems
+    at = where or (str(path), 1, 1)
     try:
         real = path.resolve(strict=True)
     except (OSError, RuntimeError) as exc:
-        problems.add(*(where or (str(path), 0)), None, f"cannot read {path}: {exc.strerror or exc}")
+        problems.add(*at, f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
         return None
-    if not _within(real, root):
-        problems.add(*(where or (str(path), 0)), None,
-                     f"{path} is outside the configuration's directory tree {root}: not followed")
+    if not _within(real, expansion.root):
+        problems.add(*at, f"{path} is outside the configuration's directory tree {expansion.root}: not followed")
         return None
-    from imsdr.untrusted import UntrustedFile, read_untrusted
-
+    budget = MAX_EXPANDED_BYTES - expansion.bytes
     try:
-        data = read_untrusted(real, MAX_CONFIG_BYTES)
+        # the resolved path (inside the tree: a link within it is followed, as BIND follows it)
+        text = read_untrusted_text(real, min(MAX_CONFIG_BYTES, max(budget, 0)), display=str(path),
+                                   named_at=f"{at[0]}:{at[1]}" if where else None)
     except UntrustedFile as exc:
-        problems.add(*(where or (str(path), 0)), None, f"cannot read {path}: {exc.reason}")
-        return None
-    if len(data) > MAX_CONFIG_BYTES:
-        problems.add(str(path), 0, None, f"larger than {MAX_CONFIG_BYTES} bytes")
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(str(path), 0, None, f"not UTF-8 text (byte {exc.start})")
-        return None
-
-
-def _load(path: Path, root: Path, problems: ImportProblems, depth: int,
-          where: tuple[str, int] | None = None) -> list[Statement]:
-    text = _read(path, root, problems, where)
-    if text is None:
-        return []
-    file = str(path)
-    statements: list[Statement] = []
-    before = len(problems.problems)
-    tokens = _tokens(text, file, problems)
-    if len(problems.problems) > before:
-        return []
-    for stmt in _parse(tokens, file, problems):
-        if stmt.keyword == "include":
-            target = stmt.arg(1)
-            if target is None or stmt.block is not None:
-                problems.add(file, stmt.line, stmt.column, "include needs one file name")
-                continue
-            if depth >= MAX_INCLUDE_DEPTH:
-                problems.add(file, stmt.line, stmt.column, f"includes nested deeper than {MAX_INCLUDE_DEPTH}")
-                continue
-            included = Path(target) if os.path.isabs(target) else path.parent / target
-            statements.extend(_load(included, root, problems, depth + 1, (file, stmt.line)))
+        if budget < MAX_CONFIG_BYTES and "at most" in exc.reason:
+            problems.add(*at, f"including {path} takes the configuration past {MAX_EXPANDED_BYTES:,} bytes "
+                              "read in all")
         else:
-            if stmt.block is not None:
-                stmt.block = _expand_includes(stmt.block, path, root, problems, depth)
-            statements.append(stmt)
-    return statements
+            line, column = (exc.file[len(str(path)) + 1:].split(":") + ["1", "1"])[:2] \
+                if exc.file.startswith(f"{path}:") else ("", "")
+            if line.isdigit():  # the file's own fault, at its own line (text that is not UTF-8)
+                problems.add(str(path), int(line), int(column) if column.isdigit() else 1, exc.reason)
+            else:
+                problems.add(*at, f"{path}: {exc.reason}" if where else exc.reason)
+        return None
+    expansion.bytes += len(text.encode("utf-8"))
+    return real, text
 
 
-def _expand_includes(block: list[Statement], path: Path, root: Path, problems: ImportProblems,
-                     depth: int) -> list[Statement]:
+def _load(path: Path, expansion: _Expansion, stack: tuple[Path, ...],
+          where: tuple[str, int, int] | None = None) -> list[Statement]:
+    """The statements of ``path`` with every ``include`` replaced by the statements of its file,
+    at any depth of blocks; ``stack``: the files being included, outermost first."""
+    read = _read(path, expansion, where)
+    if read is None:
+        return []
+    real, text = read
+    problems = expansion.problems
+    file = str(path)
+    before = len(problems.problems)
+    try:
+        tokens = _tokens(text, file, problems)
+        if len(problems.problems) > before:
+            return []
+        statements = _parse(tokens, file, problems)
+    except (MemoryError, RecursionError) as exc:  # a resource limit keeps the file it was reading
+        del text
+        problems.add(*(where or (file, 1, 1)), f"{file}: {_exhausted(exc)} reading it")
+        return []
+    return _expand(statements, path, expansion, (*stack, real))
+
+
+def _exhausted(exc: BaseException) -> str:
+    return "out of memory" if isinstance(exc, MemoryError) else "nesting or recursion too deep"
+
+
+def _expand(block: list[Statement], path: Path, expansion: _Expansion, stack: tuple[Path, ...]) -> list[Statement]:
+    """``block`` with its includes (and those of its blocks) expanded. One bound for every include
+    path, wherever the include stands: a file already on ``stack`` is a loop, ``stack`` at most
+    MAX_INCLUDE_DEPTH deep, at most MAX_INCLUDED_FILES reads and MAX_EXPANDED_BYTES in all."""
+    problems = expansion.problems
     out: list[Statement] = []
     for stmt in block:
-        if stmt.keyword == "include" and stmt.arg(1):
-            target = stmt.arg(1) or ""
-            included = Path(target) if os.path.isabs(target) else path.parent / target
-            out.extend(_load(included, root, problems, depth + 1, (stmt.file, stmt.line)))
-        else:
+        if stmt.keyword != "include":
+            if stmt.block:
+                stmt.block = _expand(stmt.block, path, expansion, stack)
             out.append(stmt)
+            continue
+        target = stmt.arg(1)
+        at = (stmt.file, stmt.line, stmt.column)
+        if target is None or stmt.block is not None or len(stmt.words) != 2:
+            problems.add(*at, "include needs one file name")
+            continue
+        included = Path(target) if os.path.isabs(target) else path.parent / target
+        try:
+            real = included.resolve(strict=True)
+        except (OSError, RuntimeError):
+            real = None
+        if real is not None and real in stack:
+            chain = " -> ".join(p.name for p in stack[stack.index(real):])
+            problems.add(*at, f"include {target!r} is a loop ({chain} -> {real.name}): not followed")
+            continue
+        if len(stack) > MAX_INCLUDE_DEPTH:
+            problems.add(*at, f"includes nested deeper than {MAX_INCLUDE_DEPTH}")
+            continue
+        expansion.files += 1
+        if expansion.files > MAX_INCLUDED_FILES:
+            problems.add(*at, f"more than {MAX_INCLUDED_FILES:,} includes in one configuration: not followed")
+            continue
+        out.extend(_load(included, expansion, stack, at))
     return out
 
 
-def _address_list(stmt: Statement | None, acls: dict[str, list[str]], problems: ImportProblems) -> list[str]:
+_BUILTIN_ACLS = frozenset({"any", "none", "localhost", "localnets"})
+# The statements BIND 9.18 takes at the top of named.conf (``include`` is expanded before): any
+# other keyword is a configuration named-checkconf refuses ("unknown option").
+TOP_LEVEL = frozenset({
+    "acl", "controls", "dlz", "dnssec-policy", "dyndb", "http", "key", "key-store", "logging",
+    "managed-keys", "masters", "options", "parental-agents", "plugin", "primaries", "remote-servers",
+    "server", "statistics-channels", "template", "tls", "trust-anchors", "trusted-keys", "view", "zone",
+})
+_NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")  # a word BIND reads as an acl name, not an address
+_SHORT_V4 = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3}){0,3})/([0-9]{1,2})")
+
+
+def _prefix(text: str) -> str | None:
+    """An address or prefix as BIND reads it (strictly: no host bits under the mask; an IPv4
+    prefix may leave out trailing zero octets, ``10/8``), or None."""
+    short = _SHORT_V4.fullmatch(text)
+    if short and text.count(".") < 3:
+        text = ".".join((short[1].split(".") + ["0", "0", "0"])[:4]) + "/" + short[2]
+    try:
+        return str(ipaddress.ip_network(text, strict=True))
+    except ValueError:
+        return None
+
+
+class _AclUse:
+    """What an acl's definition leaves to its use: BIND resolves the names in an acl when the acl
+    is used, so an unused acl may name an acl nobody defines; a used one may not."""
+
+    def __init__(self) -> None:
+        self.unresolved: dict[str, list[tuple[str, int, int, str]]] = {}  # acl -> its undefined names
+        self.names: dict[str, list[str]] = {}  # acl -> the acls it names
+
+    def use(self, name: str, problems: ImportProblems, seen: set[str] | None = None) -> None:
+        seen = set() if seen is None else seen
+        if name in seen:
+            return
+        seen.add(name)
+        for problem in self.unresolved.pop(name, []):
+            problems.add(*problem)
+        for inner in self.names.get(name, []):
+            self.use(inner, problems, seen)
+
+
+def _address_list(stmt: Statement | None, acls: dict[str, list[str]], known: set[str],
+                  problems: ImportProblems, uses: _AclUse, defining: str | None = None) -> list[str]:
     """An address match list as plain prefixes and ACL names.
 
+    Every element is checked as BIND checks it: a name (quoted or not) must be a built-in ACL or
+    one the configuration defines (``known``), an address or prefix must have no host bits.
     TSIG key elements (``key "name"``) and negated elements (``!"acl"``) say who else may use the
-    view, not where its clients are: they are skipped, as no inventory field holds them.
+    view, not where its clients are: they are checked, then skipped, as no inventory field holds them.
     """
     if stmt is None or stmt.block is None:
         return []
@@ -298,21 +406,48 @@ def _address_list(stmt: Statement | None, acls: dict[str, list[str]], problems: 
     for item in stmt.block:
         words = item.words
         text = " ".join(w.text for w in words)
-        if words and (words[0].text == "key" and len(words) == 2 or words[0].text.startswith("!")):
+        if words and words[0].text == "key" and not words[0].quoted and len(words) == 2 and item.block is None:
             continue
-        if len(words) != 1 or item.block is not None:
+        negated = bool(words) and not words[0].quoted and words[0].text.startswith("!")
+        if negated and words[0].text == "!" and len(words) == 2:
+            words = words[1:]
+        elif negated and len(words) == 1:
+            words = [words[0]._replace(text=words[0].text[1:], offset=words[0].offset + 1)]
+        if len(words) != 1 or item.block is not None or not words[0].text:
             problems.add(item.file, item.line, item.column, f"address match element {text!r} is not understood")
             continue
         word = words[0]
-        if word.quoted or word.text in acls or word.text in ("any", "none", "localhost", "localnets"):
-            out.append(word.text)
+        if word.text in _BUILTIN_ACLS or word.text in known:
+            if word.text in known:
+                if defining is None:
+                    uses.use(word.text, problems)
+                else:
+                    uses.names.setdefault(defining, []).append(word.text)
+            if not negated:
+                out.append(word.text)
             continue
-        try:
-            out.append(str(ipaddress.ip_network(word.text, strict=False)))
-        except ValueError:
-            problems.add(item.file, item.line, item.column,
-                         f"{word.text!r} is neither an address, a prefix nor a known acl")
+        prefix = None if word.quoted else _prefix(word.text)
+        if prefix is None and (word.quoted or _NAME_LIKE.fullmatch(word.text)) and defining is not None:
+            uses.unresolved.setdefault(defining, []).append(
+                (word.file, word.line, word.column, f"{word.text!r} is not an acl this configuration defines"))
+        elif prefix is None:
+            why = "is not an acl this configuration defines (a quoted element names an acl)" if word.quoted \
+                else "is neither an address, a prefix (without host bits) nor a known acl"
+            problems.add(word.file, word.line, word.column, f"{word.text!r} {why}")
+        elif not negated:
+            out.append(prefix)
     return out
+
+
+def _one_value(stmt: Statement, problems: ImportProblems) -> bool:
+    """Whether an option imsdr reads (``type``, ``file``, ``directory``...) has its one value, as
+    BIND requires (a lost ';' joins it with the next option: ``file "x" type primary``)."""
+    if len(stmt.words) == 2 and stmt.block is None:
+        return True
+    shown = " ".join(w.text for w in stmt.words)[:60]
+    problems.add(stmt.file, stmt.line, stmt.column, f"{stmt.keyword!r} takes one value, not {shown!r} "
+                                                    "(a missing ';'?)")
+    return False
 
 
 def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
@@ -328,6 +463,9 @@ def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
         first.setdefault(keyword, child)
         if keyword in lists:
             lists[keyword].extend(w.text for s in child.block or [] for w in s.words[:1])
+    for keyword in ("type", "file", "in-view"):
+        if keyword in first and not _one_value(first[keyword], problems):
+            return None
     kind = first["type"].arg(1) if "type" in first else None
     file = first["file"].arg(1) if "file" in first else None
     in_view = first["in-view"].arg(1) if "in-view" in first else None
@@ -338,24 +476,50 @@ def _zone(stmt: Statement, problems: ImportProblems) -> ZoneStatement | None:
 def read_named_conf(path: Path, problems: ImportProblems, root: Path | None = None) -> NamedConf:
     """Parse ``path`` (and its includes inside ``root``, default: its directory)."""
     base = (root or path.parent).resolve()
-    statements = _load(path, base, problems, 0)
+    statements = _load(path, _Expansion(base, problems), ())
     acls: dict[str, list[str]] = {}
     directory = path.parent
     views: list[View] = []
     loose_zones: list[ZoneStatement] = []
-    for stmt in statements:
-        if stmt.keyword == "acl" and stmt.arg(1):
-            acls[stmt.arg(1) or ""] = _address_list(stmt, acls, problems)
+    defined: dict[tuple[str, str], Statement] = {}  # (kind, name) -> its first definition
+    known = {stmt.arg(1) or "" for stmt in statements if stmt.keyword == "acl" and stmt.arg(1)}
+    uses = _AclUse()
+
+    def first_definition(kind: str, name: str, stmt: Statement) -> bool:
+        earlier = defined.setdefault((kind, name), stmt)
+        if earlier is not stmt:
+            problems.add(stmt.file, stmt.line, stmt.column, f"{kind} {name!r} is defined twice (first at "
+                                                            f"{earlier.file}:{earlier.line}): BIND refuses this")
+        return earlier is stmt
+
+    # acls first: a view may use an acl defined after it (BIND resolves names when the whole file is read)
+    for stmt in sorted(statements, key=lambda stmt: stmt.keyword != "acl"):
+        if stmt.keyword not in TOP_LEVEL or (stmt.words and stmt.words[0].quoted):
+            problems.add(stmt.file, stmt.line, stmt.column, f"unknown statement {stmt.keyword!r}: BIND refuses it")
+        elif stmt.keyword == "acl" and stmt.arg(1):
+            if first_definition("acl", stmt.arg(1) or "", stmt):
+                acls[stmt.arg(1) or ""] = _address_list(stmt, acls, known, problems, uses, stmt.arg(1))
         elif stmt.keyword == "options":
             opt = stmt.child("directory")
-            if opt and opt.arg(1):
+            if opt and _one_value(opt, problems):
                 directory = Path(opt.arg(1) or "")
         elif stmt.keyword == "view" and stmt.arg(1):
-            view = View(stmt.arg(1) or "", _address_list(stmt.child("match-clients"), acls, problems),
+            if not first_definition("view", stmt.arg(1) or "", stmt):
+                continue
+            clients = stmt.child("match-clients")
+            if clients is not None and (len(clients.words) != 1 or clients.block is None):
+                problems.add(clients.file, clients.line, clients.column, "match-clients takes one list: "
+                             f"{' '.join(w.text for w in clients.words)[:60]!r} (a missing ';'?)")
+            view = View(stmt.arg(1) or "", _address_list(clients, acls, known, problems, uses),
                         where=f"{stmt.file}:{stmt.line}")
+            names: set[str] = set()
             for child in stmt.children("zone"):
                 zone = _zone(child, problems)
-                if zone:
+                if zone and zone.name in names:
+                    problems.add(child.file, child.line, child.column, f"zone {zone.name!r} is defined twice in "
+                                                                       f"view {view.name!r}: BIND refuses this")
+                elif zone:
+                    names.add(zone.name)
                     view.zones.append(zone)
             views.append(view)
         elif stmt.keyword == "zone":

@@ -98,42 +98,29 @@ def _csv_rows(path: Path, problems: ImportProblems) -> Iterator[tuple[int, list[
 
 
 def _xlsx_rows(path: Path, problems: ImportProblems) -> Iterator[tuple[int, list[str]]]:
-    import zipfile
-
-    import openpyxl
+    """The first sheet's rows, streamed (:mod:`imsdr.importers.xlsx`): a row is read when the
+    importer asks for it, so the row limit stops the reading, not a count after it. Whatever is
+    wrong with the workbook is a problem at the row and column where reading stopped."""
+    from imsdr.importers.xlsx import XlsxProblem, sheet_rows
+    from imsdr.untrusted import UntrustedFile, read_untrusted
 
     file = str(path)
     try:
-        probe = openpyxl.load_workbook(path, read_only=True)
-        sheet = probe.worksheets[0]
-        if (sheet.max_row or 0) > MAX_ROWS + 1:
-            problems.add(file, MAX_ROWS + 2, 1, f"more than {MAX_ROWS} element rows: split the table")
-            probe.close()
-            return
-        probe.close()
-        book = openpyxl.load_workbook(path, data_only=False)
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        problems.add(file, 1, 1, f"not a readable XLSX workbook: {exc}")
+        raw = read_untrusted(path, MAX_TABLE_BYTES)
+    except UntrustedFile as exc:
+        problems.add(file, 1, 1, exc.reason)
         return
-    sheet = book.worksheets[0]
-    for merged in sheet.merged_cells.ranges:
-        if merged.min_row == 1:
-            problems.add(file, 1, merged.min_col, f"merged header cells {merged.coord}: one column per header")
-            return
-    for number, row in enumerate(sheet.iter_rows(), 1):
-        values: list[str] = []
-        for col, cell in enumerate(row, 1):
-            if cell.data_type == "f":
-                problems.add(file, number, col, f"cell {_column_letter(col - 1)}{number} holds a formula; "
-                                                "paste its value instead")
-                values.append("")
-            elif cell.value is None:
-                values.append("")
-            elif isinstance(cell.value, float) and cell.value.is_integer():
-                values.append(str(int(cell.value)))
-            else:
-                values.append(str(cell.value))
-        yield number, values
+    try:
+        for number, cells in sheet_rows(raw):
+            values: list[str] = []
+            for col, cell in enumerate(cells, 1):
+                if cell.formula:
+                    problems.add(file, number, col, f"cell {_column_letter(col - 1)}{number} holds a formula; "
+                                                    "paste its value instead")
+                values.append("" if cell.formula or cell.text is None else cell.text)
+            yield number, values
+    except XlsxProblem as exc:
+        problems.add(file, exc.row, exc.column, exc.reason)
 
 
 def import_table(path: Path, problems: ImportProblems) -> Draft:
@@ -148,19 +135,24 @@ def import_table(path: Path, problems: ImportProblems) -> Draft:
     draft = Draft()
     file = str(path)
     header: list[Column | None] = []
-    count = 0
+    validators: dict[str, Any] = {}
+    # the rows are counted as they are read, before any is checked: a table over the limit is
+    # refused when its first row too many is read, not after checking the rows before it
+    elements: list[tuple[int, list[str]]] = []
     for number, row in rows:
         if number == 1:
             header = _header(file, row, problems)
             continue
         if not any(cell.strip() for cell in row):
             continue
-        count += 1
-        if count > MAX_ROWS:
+        if len(elements) == MAX_ROWS:
             problems.add(file, number, 1, f"more than {MAX_ROWS} element rows: split the table")
             return draft
-        _row(draft, file, number, header, row, problems)
-    if not header:
+        elements.append((number, row))
+    count = len(elements)
+    for number, row in elements:
+        _row(draft, file, number, header, row, problems, validators)
+    if not header and not problems.problems:
         problems.add(file, 1, 1, "no header row")
     draft.sources.append(f"{file}: {count} element rows")
     return draft
@@ -207,7 +199,8 @@ def _validator(field_path: str) -> Any:
 
 
 def _row(draft: Draft, file: str, number: int, header: list[Column | None], row: list[str],
-         problems: ImportProblems) -> None:
+         problems: ImportProblems, validators: dict[str, Any]) -> None:
+    """One element row; ``validators``: this import's field validators, built once per field."""
     from pydantic import ValidationError
 
     values: dict[str, Any] = {}
@@ -218,7 +211,7 @@ def _row(draft: Draft, file: str, number: int, header: list[Column | None], row:
             continue
         if column.field in ("pair", "pool"):
             raw: Any = text
-            adapter = _validator("id")
+            adapter = validators.get("id") or validators.setdefault("id", _validator("id"))
         else:
             raw = text.replace(",", " ").split() if column.is_list else text
             if column.field in _INT_FIELDS or column.field == "capacity.busy_hour_erlangs":
@@ -228,7 +221,7 @@ def _row(draft: Draft, file: str, number: int, header: list[Column | None], row:
                     ok = False
                     continue
                 raw = float(text) if "." in text else int(text)
-            adapter = _validator(column.field)
+            adapter = validators.get(column.field) or validators.setdefault(column.field, _validator(column.field))
         try:
             value = adapter.validate_python(raw)
         except ValidationError as exc:

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from imsdr.diagnostics import one_line
 from imsdr.errors import ImsdrError
 from imsdr.importers.draft import ENTITY_SECTIONS, Draft, as_inventory, count_placeholders
 
@@ -86,8 +87,9 @@ def _render_draft(draft: Draft) -> tuple[str, int]:
         "# yaml-language-server: $schema=inventory.schema.json",
         "# (editors check fields against it; write it next to this file: imsdr schema > inventory.schema.json)",
         "# imported from:",
-        *(f"#   {line}" for line in draft.sources),
-        *(f"# note: {line}" for line in draft.notes),
+        # a source's file name may hold a line break: escaped, it can never start a line of YAML
+        *(f"#   {one_line(line)}" for line in draft.sources),
+        *(f"# note: {one_line(line)}" for line in draft.notes),
         f"# {remaining} value(s) read 'FILL IN: ...': no source could tell them. `imsdr validate` lists each",
         "# with its line; replace them with the real values.",
     ]
@@ -137,7 +139,7 @@ def write_draft(path: Path, text: str) -> None:
 def summary(draft: Draft, remaining: int) -> list[str]:
     counts: dict[str, Any] = {s: len(getattr(draft, s)) for s in ENTITY_SECTIONS}
     return [
-        *(f"imported {line}" for line in draft.sources),
+        *(f"imported {one_line(line)}" for line in draft.sources),
         *(f"note: {line}" for line in draft.notes),
         "draft: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items()),
         f"{remaining} placeholder(s) to fill in: `imsdr validate` lists them with their lines",

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from imsdr.importers.errors import ImportProblems
 
 MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
+MAX_GENERATED = 65_536  # records all $GENERATE lines of one zone file may make, in all
 _MAX_TTL = 2**31 - 1  # dnspython takes up to 2**32 - 1; larger values are left to it
 _LABEL = r"[a-z0-9_-]{1,63}"
 _NAME = rf"((?:{_LABEL}\.)+)"  # absolute, lower case, no escapes
@@ -130,23 +131,45 @@ def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str
     file); None, with the reason in ``problems``, when it cannot be read."""
     from imsdr.untrusted import UntrustedFile, read_untrusted
 
+    file, line = where.rsplit(":", 1)
     try:
-        try:
-            raw = read_untrusted(path, MAX_ZONE_BYTES)
-        except UntrustedFile as exc:
-            if exc.reason != "no such file":
-                problems.add(str(path), 1, 1, exc.reason)
-                return None
-            raise FileNotFoundError(2, "No such file or directory") from None
-        rrsets = imsdr_form_rrsets(raw, origin, memo)
-        if rrsets is None:
-            rrsets = _dnspython_rrsets(path, origin, problems)
-    except OSError as exc:
-        file, line = where.rsplit(":", 1)
-        problems.add(file, int(line), 1, f"cannot read zone file {path}: {exc.strerror} (zone file names are "
-                                          "relative to options { directory }: give --zones-dir)")
+        raw = read_untrusted(path, MAX_ZONE_BYTES)
+    except UntrustedFile as exc:
+        if exc.reason != "no such file":
+            problems.add(str(path), 1, 1, exc.reason)
+        else:
+            problems.add(file, int(line), 1, f"cannot read zone file {path}: No such file or directory (zone file "
+                                              "names are relative to options { directory }: give --zones-dir)")
         return None
+    rrsets = imsdr_form_rrsets(raw, origin, memo)
+    if rrsets is None:
+        rrsets = _dnspython_rrsets(raw, path, origin, problems)
     return None if rrsets is None else zone_data(origin, rrsets, memo)
+
+
+# A $GENERATE directive (at the start of a line, in any case) and its range: start-stop[/step]
+_GENERATE = re.compile(rb"^\$GENERATE(?:[ \t]+([^ \t\r\n;]*))?", re.IGNORECASE | re.MULTILINE)
+_RANGE = re.compile(rb"([0-9]{1,10})-([0-9]{1,10})(?:/([0-9]{1,10}))?")
+
+
+def generate_problem(raw: bytes, limit: int = MAX_GENERATED) -> tuple[int, str] | None:
+    """(line, why) of the first ``$GENERATE`` that takes the zone's generated records past
+    ``limit`` (one ``$GENERATE 1-50000000`` would keep dnspython busy for minutes and hold every
+    record in memory), or whose range cannot be read; None when every one is bounded."""
+    total = 0
+    for found in _GENERATE.finditer(raw):
+        line = raw.count(b"\n", 0, found.start()) + 1
+        bounds = _RANGE.fullmatch(found[1] or b"")
+        if bounds is None:
+            return line, f"$GENERATE range {(found[1] or b'').decode('ascii', 'replace')!r} is not start-stop[/step]"
+        start, stop, step = int(bounds[1]), int(bounds[2]), int(bounds[3] or 1)
+        if step < 1 or start > stop:
+            return line, f"$GENERATE range {found[1].decode('ascii')} is empty or has step 0"
+        total += (stop - start) // step + 1
+        if total > limit:
+            return line, (f"$GENERATE makes {total:,} records in this file; at most {limit:,} are read "
+                          "(write the records out, or split the zone)")
+    return None
 
 
 def imsdr_form_rrsets(raw: bytes, origin: str, memo: LineMemo) -> list[RRset] | None:
@@ -362,13 +385,22 @@ def _rdata(kind: str, fields: tuple[str, ...]) -> Rdata | None:
     return (rname, timers[3])
 
 
-def _dnspython_rrsets(path: Path, origin: str, problems: ImportProblems) -> list[RRset] | None:
+def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProblems) -> list[RRset] | None:
     import dns.exception
     import dns.rdatatype
     import dns.zone
 
+    generate = generate_problem(raw)
+    if generate is not None:
+        problems.add(str(path), generate[0], 1, generate[1])
+        return None
     try:
-        zone = dns.zone.from_file(str(path), origin=origin, relativize=False, check_origin=True,
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+        return None
+    try:
+        zone = dns.zone.from_text(text, origin=origin, relativize=False, check_origin=True, filename=str(path),
                                   allow_include=False)  # never read files the import was not given
     except dns.exception.SyntaxError as exc:
         match = re.search(r":(\d+): ", str(exc))
@@ -376,6 +408,9 @@ def _dnspython_rrsets(path: Path, origin: str, problems: ImportProblems) -> list
         return None
     except (dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
+        return None
+    except MemoryError:  # a resource limit keeps the file it was reading
+        problems.add(str(path), 1, 1, f"zone {origin}: out of memory reading it")
         return None
     out: list[RRset] = []
     for name, rdataset in zone.iterate_rdatasets():

@@ -170,9 +170,11 @@ def format_path(path: YamlPath) -> str:
 class _Node:
     """A composed YAML node: smaller than PyYAML's (no Mark objects), with its expanded size."""
 
-    __slots__ = ("kind", "tag", "value", "line", "col", "size", "plain")
+    __slots__ = ("kind", "tag", "value", "line", "col", "size", "plain", "explicit")
 
-    def __init__(self, kind: int, tag: str, value: Any, line: int, col: int, plain: bool = False) -> None:
+    def __init__(self, kind: int, tag: str, value: Any, line: int, col: int, plain: bool = False,
+                 explicit: bool = False) -> None:
+        self.explicit = explicit  # the tag was written (!!int ...), not resolved from the text
         self.kind = kind
         self.tag = tag
         self.value = value  # str | list[_Node] | list[tuple[_Node, _Node]]
@@ -234,11 +236,15 @@ def _compose_events(loader: Any, text: str, file: str) -> _Node | None:
             if total > MAX_NODES:
                 raise _too_many(file, mark)
             tag = event.tag
-            if tag is None or tag == "!":
+            explicit = tag is not None and tag != "!"
+            plain = not event.style
+            if tag == "!":  # the non-specific tag: text, whatever it looks like (YAML 1.2 section 6.9.1;
+                tag, plain = _STR, False  # PyYAML resolves ! "05060" as the octal 2608)
+            elif not explicit:
                 tag = loader.resolve(ScalarNode, event.value, event.implicit)
                 if tag == _BOOL and event.value not in _YAML12_BOOLS:
                     tag = _STR  # YAML 1.2: yes/no/on/off are text ("off" as a rule setting, "NO" as a code)
-            node = _Node(SCALAR, tag, event.value, mark.line + 1, mark.column + 1, plain=not event.style)
+            node = _Node(SCALAR, tag, event.value, mark.line + 1, mark.column + 1, plain=plain, explicit=explicit)
             if event.anchor is not None:
                 anchors[event.anchor] = node
             attach(node)
@@ -292,8 +298,9 @@ def _compose_events(loader: Any, text: str, file: str) -> _Node | None:
 
 
 class _Builder:
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, breaks: bool = False) -> None:
         self.file = file
+        self.breaks = breaks  # the text had YAML 1.1 line breaks (U+0085, U+2028, U+2029), stood in for
         self.doc = LoadedDocument(None, file, _Locations(file), _Locations(file))
 
     def loc(self, node: _Node) -> Location:
@@ -324,6 +331,14 @@ class _Builder:
     def scalar(self, node: _Node, path: YamlPath) -> Any:
         tag = node.tag
         text = node.value
+        if self.breaks and any(ch in text for ch in _BREAK_STANDINS):
+            char = next(_BREAKS[ch] for ch in text if ch in _BREAK_STANDINS)
+            return self.poison(node, path, f"character U+{ord(char):04X} in a value: YAML 1.1 reads it as a line "
+                               "break, YAML 1.2 as a character; remove it")
+        if node.explicit and tag != _STR and tag in _SCALAR_TAGS:
+            problem = self.tagged_problem(tag, text)
+            if problem:
+                return self.poison(node, path, problem)
         if tag == _INT and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0") \
                 and len(text) <= MAX_INT_DIGITS:  # the common case, without PyYAML's general constructor
             if node.plain:
@@ -353,6 +368,24 @@ class _Builder:
             self.doc.scalar_text[path] = node.value
         return value
 
+    @staticmethod
+    def tagged_problem(tag: str, text: str) -> str | None:
+        """Why a scalar with an explicit type tag (``!!int "05060"``) is refused: the tag must say
+        what the text says without it, and the text must pass the same YAML 1.1/1.2 guard as a
+        plain scalar; otherwise the tag changes the value, differently for each YAML version."""
+        shown = f"!!{tag.rsplit(':', 1)[-1]}"
+        if text[:1] in NUMBER_START and len(text) <= MAX_INT_DIGITS:
+            problem = number_problem(text)
+            if problem:
+                return f"tag {shown} on {shorten(text)!r}: {problem}"
+        reading = plain_reading(text) if len(text) <= MAX_INT_DIGITS else "str"
+        if reading != tag:
+            read_as = _KIND_NAMES.get(reading, "text")
+            return (f"tag {shown} on {shorten(text)!r}: without the tag YAML reads it as {read_as}; an explicit "
+                    "tag changes a value (and YAML 1.1 and 1.2 change it differently): write the value "
+                    "without the tag")
+        return None
+
     def _mapping(self, node: _Node, path: YamlPath) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in self._flatten_merge_keys(node, path, 0):
@@ -373,6 +406,10 @@ class _Builder:
         """Keys are field names, ids or rule ids: always text. Anything else is refused."""
         if key_node.kind != SCALAR:
             self.problem(key_node, path, "a mapping key must be plain text, not a list or mapping")
+            return None
+        if self.breaks and any(ch in key_node.value for ch in _BREAK_STANDINS):
+            self.problem(key_node, path, "a YAML 1.1 line break (U+0085, U+2028 or U+2029) in a key: YAML 1.1 "
+                         "reads it as a line break, YAML 1.2 as a character; remove it")
             return None
         if key_node.tag == _STR:
             return str(key_node.value)
@@ -547,8 +584,20 @@ class _LaterMap(Mapping):  # type: ignore[type-arg]
         return self._map().get(key, default)
 
 
+# YAML 1.1 (libyaml) ends a line at U+0085, U+2028 and U+2029 too; YAML 1.2 only at LF and CR,
+# and takes them as ordinary characters. They are stood in for by private-use characters before
+# libyaml reads the text (one character for one: lines and columns stay YAML 1.2's): in a comment
+# they are then ignored as YAML 1.2 ignores them; in a value they are refused (the versions disagree).
+_BREAKS = {"\ue085": "\x85", "\ue028": "\u2028", "\ue029": "\u2029"}
+_BREAK_STANDINS = frozenset(_BREAKS)
+_STAND_IN = str.maketrans({original: standin for standin, original in _BREAKS.items()})
+
+
 def _load_with_locations(text: str, file: str, *, tolerant: bool) -> LoadedDocument:
     """The libyaml path: every value with its location, every problem with its own."""
+    breaks = "\x85" in text or "\u2028" in text or "\u2029" in text
+    if breaks:
+        text = text.translate(_STAND_IN)
     try:
         root = _compose(text, file)
     except yaml.MarkedYAMLError as exc:
@@ -566,7 +615,7 @@ def _load_with_locations(text: str, file: str, *, tolerant: bool) -> LoadedDocum
     if root is None:
         raise _fatal(file, 1, 1, (), "the file is empty; an inventory is a YAML mapping starting with "
                      "'version: 1'", "empty")
-    builder = _Builder(file)
+    builder = _Builder(file, breaks)
     data = builder.build(root, ())
     doc = builder.doc
     if not isinstance(data, dict) and root.kind != MAP:

@@ -19,6 +19,9 @@ from imsdr.diagnostics import one_line
 # broken up too, so no Mermaid directive ('%%{init: ...}%%') is ever written from a name.
 _MD_SPECIAL = re.compile(r"[\\`*_\[\]<>|&~$#]")  # each gets a backslash before it
 _DOUBLE_PERCENT = re.compile(r"%(?=%)")
+# What GitHub's extended autolinks start from (GFM 6.9): 'www.', a scheme's '://' and an e-mail's
+# '@'; a backslash before the '.', the ':' or the '@' leaves no trigger, and shows the same text.
+_AUTOLINK = re.compile(r"(?i)(\bwww)(\.)|(?<=[a-z0-9])(:)(?=//)|@")
 _MD_LINE_START = re.compile(r"[-+=]|[0-9]{1,9}(?=[.)](?:\s|$))")  # list items, setext underlines
 
 
@@ -34,6 +37,8 @@ def markdown_text(value: Any) -> str:
         text = _MD_SPECIAL.sub(r"\\\g<0>", text)
     if "%%" in text:
         text = _DOUBLE_PERCENT.sub(r"%\\", text)
+    if _AUTOLINK.search(text):  # GitHub would make a link of it: its trigger is escaped
+        text = _AUTOLINK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[0]}", text)
     start = _MD_LINE_START.match(text)
     if start:  # the value may open a line (a list item or heading when it starts with '-' or '1.')
         end = start.end()

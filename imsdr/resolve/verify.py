@@ -78,6 +78,7 @@ class Expectation:
     expected: dns.rrset.RRset | None
     note: str = ""
     unserved: bool = False  # the view serves no zone for qname: REFUSED is the planned answer
+    planned_cname: bool = False  # the plan has a CNAME at qname: a CNAME answer to another type is planned
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,7 @@ class LiveAnswer:
     tcp: bool = False
     authoritative: bool = False
     error: str | None = None
+    cname: dns.rrset.RRset | None = None  # a CNAME at qname served instead of the type asked
 
 
 @dataclass
@@ -183,18 +185,29 @@ def compare(exp: Expectation, live: LiveAnswer) -> list[Drift]:
 
     if live.rcode == "TIMEOUT":
         return [drift("timeout", "no answer after every retry")]
-    if live.rcode == "REFUSED" and exp.unserved and exp.expected is None:
-        return []  # a zone the view does not serve (core data from an access view): refused, as planned
+    if exp.unserved and exp.expected is None:
+        # a zone the view does not serve (core data from an access view, the default view): the
+        # planned answer is REFUSED, and any other answer — NXDOMAIN, no data, records, a CNAME — is
+        # the server publishing where the plan publishes nothing
+        if live.rcode == "REFUSED":
+            return []
+        served = _served_text(live)
+        return [drift("rcode", f"the plan refuses this name here (the view serves no zone for it); the server "
+                               f"answered {live.rcode}{served}", "REFUSED", live.rcode)]
     if live.rcode not in ("NOERROR", "NXDOMAIN"):
         why = f" ({live.error})" if live.error else ""
         return [drift("rcode", f"server answered {live.rcode}{why}", "NOERROR", live.rcode)]
+    out: list[Drift] = []
+    if live.cname is not None and not exp.planned_cname:
+        target = live.cname[0].to_text() if len(live.cname) else "?"
+        out.append(drift("extra", f"served CNAME {target} is not in the plan (asked {rdtype})", None,
+                         f"CNAME {target}"))
     expected = list(exp.expected) if exp.expected is not None else []
     got = list(live.rrset) if live.rrset is not None else []
-    out: list[Drift] = []
     if expected and not got:
-        what = "NXDOMAIN" if live.rcode == "NXDOMAIN" else "no records"
-        return [drift("missing", f"planned {rd.to_text()} not served (live answer: {what})",
-                      rd.to_text(), None) for rd in sorted(expected, key=lambda r: r.to_text())]
+        what = "NXDOMAIN" if live.rcode == "NXDOMAIN" else "a CNAME" if live.cname is not None else "no records"
+        return out + [drift("missing", f"planned {rd.to_text()} not served (live answer: {what})",
+                            rd.to_text(), None) for rd in sorted(expected, key=lambda r: r.to_text())]
     key = _key
     for side in (expected, got):
         if len({_key(rd) for rd in side}) != len(side):  # e.g. one SRV target on two ports
@@ -221,6 +234,15 @@ def compare(exp: Expectation, live: LiveAnswer) -> list[Drift]:
         out.append(drift("ttl", f"TTL: plan {exp.expected.ttl}, live {live.rrset.ttl}",
                          str(exp.expected.ttl), str(live.rrset.ttl), "ttl"))
     return out
+
+
+def _served_text(live: LiveAnswer) -> str:
+    """What a live answer served, for a message: its CNAME or records, if any."""
+    if live.cname is not None and len(live.cname):
+        return f" with CNAME {live.cname[0].to_text()}"
+    if live.rrset is not None and len(live.rrset):
+        return " with " + ", ".join(sorted(rd.to_text() for rd in live.rrset))
+    return ""
 
 
 # --- what to ask ---------------------------------------------------------------------------------------
@@ -301,7 +323,9 @@ def expectations(source: RecordSource, plan: Any, clients: Sequence[str | None],
         for qname, rdtype, note in plan_questions(plan, view.name, names, enum_sample):
             expected = source.rrset(view.name, qname, rdtype)
             unserved = plan.find_zone(qname.to_text(omit_final_dot=True), side) is None
-            out.append(Expectation(client, view.name, qname, rdtype, expected, note, unserved))
+            cname = rdtype != dns.rdatatype.CNAME and not unserved \
+                and source.rrset(view.name, qname, dns.rdatatype.CNAME) is not None
+            out.append(Expectation(client, view.name, qname, rdtype, expected, note, unserved, cname))
     return out, chosen
 
 
@@ -337,13 +361,15 @@ class LiveQuerier:
                 return LiveAnswer("NETWORK-ERROR", error=str(exc))
             except dns.exception.DNSException as exc:  # a malformed or mismatched response
                 return LiveAnswer("BAD-RESPONSE", error=str(exc))
-            rrset = None
+            rrset = cname = None
             for answer in response.answer:
                 if answer.name == qname and answer.rdtype == rdtype:
                     rrset = answer
                     break
+                if answer.name == qname and answer.rdtype == dns.rdatatype.CNAME:
+                    cname = answer
             return LiveAnswer(dns.rcode.to_text(response.rcode()), rrset, used_tcp,
-                              bool(response.flags & dns.flags.AA))
+                              bool(response.flags & dns.flags.AA), cname=cname)
         if isinstance(last_error, OSError):
             return LiveAnswer("REFUSED-CONNECTION")
         return LiveAnswer("TIMEOUT")
