@@ -2,8 +2,9 @@
 two province (level-2) servers, each with its own rendered ``named/<server>.conf``, on port 53 of
 distinct loopback addresses. named listens only on addresses configured on an interface, so the
 live part runs in a network namespace the test creates (``unshare --net``: its own loopback with
-the addresses below added) - the host's network is never touched. A core client of one province reaches the other province's home
-domain and numbers through its own server, which recurses through the national delegations.
+the addresses below added) - the host's network is never touched. A core client of one province
+reaches the other province's home domain and numbers through its own server, which recurses
+through the national delegations.
 
 Loopback: 127.0.0.20 national-dns-01, 127.0.0.21 beijing-dns-01, 127.0.0.22 tianjin-dns-01;
 127.0.0.31 a core client at beijing-s1, 127.0.0.41 beijing-ln01's access resolver, 127.0.0.1 nobody.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -119,7 +120,14 @@ def test_addresses_are_documentation_space_and_names_under_the_province_domain()
     for e in inv.elements:
         for addr in map(ipaddress.ip_address, e.addresses):
             assert addr in (v4 if addr.version == 4 else v6)
+        if e.id.startswith("national-"):  # the national (level-1) pair: named under the delegating zone
+            assert e.fqdn is not None and re.fullmatch(r"ns[0-9]+\.example\.net", e.fqdn)
+            continue
         assert e.fqdn is not None and e.fqdn.endswith(f".ims.{sites[e.site].province}.example.net")
+        if e.type.value == "sbc":  # the SBCs' signalling (access) side lies outside every core subnet
+            core = [ipaddress.ip_network(p) for s in inv.sites for p in s.core_subnets]
+            assert not any(ipaddress.ip_address(a) in n for a in e.addresses for n in core if n.version == 4)
+            assert e.core_addresses
     for ln in inv.local_networks:
         for prefix in map(ipaddress.ip_network, ln.prefixes):
             assert prefix.subnet_of(v4 if prefix.version == 4 else v6)  # type: ignore[arg-type]

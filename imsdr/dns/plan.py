@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from imsdr.dns.areas import Area, area_of_domain, delegating_zone, service_areas
 from imsdr.dns.names import enum_digits, is_subdomain, reverse_digits, sort_key
 from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
+from imsdr.model.areas import Area, area_of_domain, delegating_zone, service_areas
 from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's selection data
     PRIORITY_OTHER,
     PRIORITY_SAME_REGION,
@@ -410,6 +410,7 @@ class _Builder:
         self._srv_tuples: dict[tuple[int, ...], tuple[SRV, ...]] = {}
         # id(member list) -> (that list, each member's site, a member at each site)
         self._sites_memo: dict[int, tuple[list[Element], tuple[str, ...], dict[str, Element]]] = {}
+        self.area_ns: dict[str, list[str]] = {}  # service areas: area id -> its name servers' FQDNs
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -651,7 +652,7 @@ class _Builder:
                 compute()
 
         areas = plan.areas = service_areas(topo)
-        area_ns: dict[str, list[str]] = {}  # area id -> the FQDNs of its serving name servers
+        area_ns: dict[str, list[str]] = self.area_ns  # area id -> the FQDNs of its serving name servers
         for area in areas:
             area_ns[area.id] = [topo.fqdn(e) for e in self.serving(
                 topo.elements[i] for i in area.nameservers if i in topo.elements)]
@@ -695,7 +696,8 @@ class _Builder:
             core.area = access.area = owner.id if owner is not None else ""
             if areas and owner is None and not gpp:
                 self.issue(Origin("", ("network", "dns", "areas"), "network.dns.areas"),
-                           f"home domain {domain} is in no area's home_domains: no server would be authoritative for it")
+                           f"home domain {domain} is in no area's home_domains: no server would be "
+                           "authoritative for it")
             plan.zones[domain] = core
             plan.access_zones[domain] = access
             apex(core)

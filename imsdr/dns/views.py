@@ -120,7 +120,7 @@ def server_layout(topology: Topology) -> ServerLayout:
     """Which ENUM/DNS element loads what: the name servers, plus a hidden back-end if any."""
     topo = topology
     design = topo.inventory.redundancy.enum_dns
-    from imsdr.dns.areas import service_areas
+    from imsdr.model.areas import service_areas
 
     areas = service_areas(topo)
     if areas:

@@ -22,8 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from imsdr.dns.names import is_subdomain
-
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
@@ -90,6 +88,10 @@ def service_areas(topology: Topology) -> tuple[Area, ...]:
 
 def area_of_domain(areas: tuple[Area, ...], domain: str) -> Area | None:
     return next((a for a in areas if domain in a.home_domains), None)
+
+
+def is_subdomain(name: str, zone: str) -> bool:
+    return name == zone or name.endswith("." + zone)
 
 
 def delegating_zone(area: Area, domain: str) -> str | None:
