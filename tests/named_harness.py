@@ -79,6 +79,9 @@ def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys:
 
         keys = workdir / "tsig.keys"
         ensure_keys(keys, key_names(config_dir / include))
+    options_file = Path(config_dir) / "named-options.conf"  # what the operator includes inside options
+    if options_file.is_file():
+        extra_options = f'    include "{options_file}";\n' + extra_options
     controls = "controls { };"
     if control_port is not None:
         controls = (f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'

@@ -35,6 +35,7 @@ from imsdr.dns.views import (
     ServerLayout,
     ZoneFileRef,
     render_named_conf,
+    render_options,
     render_resolver_conf,
     server_conf_path,
     server_layout,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
 PROBING_CFG = "kamailio/dispatcher-probing.cfg"
+NAMED_OPTIONS = "named-options.conf"  # included inside every server's options block
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,10 @@ def write_dns_files(
     layout = server_layout(topology)
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
-    parts = NamedConfParts(plan, layout, secondary_directory)
+    rate_limit = topology.network.dns.access_rate_limit
+    parts = NamedConfParts(plan, layout, secondary_directory, rate_limit)
+    _write_text(digests, directory, NAMED_OPTIONS, render_options(plan, rate_limit))
+    report.files.append(WrittenFile(NAMED_OPTIONS, "named.conf"))
     for server in layout.servers:
         path = server_conf_path(server)
         text = render_named_conf(plan, inventory, layout, server, secondary_directory, parts)

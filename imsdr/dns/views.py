@@ -190,6 +190,36 @@ def _acl_body(prefixes: tuple[str, ...]) -> str:
     return " ".join(f"{p};" for p in prefixes)
 
 
+def transfer_acl(keys: list[str], peers: list[str]) -> str:
+    """``allow-transfer``: a view's key AND the address of another server of the set (BIND joins
+    the elements of an ACL by OR; ``!{ !peers; any; }`` refuses every other address first)."""
+    if not peers:
+        return "{ none; }"
+    addresses = " ".join(f"{a};" for a in peers)
+    return "{ !{ !{ " + addresses + " }; any; }; " + " ".join(f"key {_q(k)};" for k in keys) + " }"
+
+
+RATE_LIMIT_WINDOW = 5  # seconds over which BIND averages a client's identical responses
+
+
+def render_options(plan: DnsPlan, rate_limit: int) -> str:
+    """What every server's ``options { }`` must include (``named-options.conf``): statements BIND
+    allows there only. The fragments carry the rest."""
+    return "\n".join([
+        f"// options of every name server of {plan.network}; rendered by imsdr: do not edit by hand.",
+        "// Include INSIDE the options block of named.conf:",
+        '//     options { ...; include "/etc/bind/imsdr/named-options.conf"; };',
+        "// Nothing answers who or what the server is (version.bind, hostname.bind, id.server):",
+        "version none;",
+        "hostname none;",
+        "server-id none;",
+        f"// Access views rate-limit identical responses to {rate_limit}/s per client block "
+        "(network.dns.access_rate_limit; 0: off); over the limit BIND answers truncated, so a real",
+        "// client retries over TCP, which is never limited.",
+        "",
+    ])
+
+
 def _source_options(server: Server) -> list[str]:
     v6 = ":" in server.address
     return [
@@ -204,7 +234,8 @@ def secondary_file(directory: str, view: str, zone: str) -> str:
 
 
 def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, server: Server,
-                      secondary_directory: str, parts: NamedConfParts | None = None) -> str:
+                      secondary_directory: str, parts: NamedConfParts | None = None,
+                      topology_rate_limit: int = 0) -> str:
     """The named.conf fragment ``server`` loads (include it after 'options' and the keys file).
 
     ``parts``: shared by the servers of one render (see :class:`NamedConfParts`)."""
@@ -225,7 +256,7 @@ def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, serve
     out.append("//")
     out += RRSET_ORDER_NOTE.rstrip("\n").split("\n")
     out.append("")
-    parts = parts or NamedConfParts(plan, layout, secondary_directory)
+    parts = parts or NamedConfParts(plan, layout, secondary_directory, topology_rate_limit)
     return "\n".join(out) + "\n" + parts.body(server)
 
 
@@ -234,8 +265,9 @@ class NamedConfParts:
     and the ACL/view text itself, which is the same for servers of the same role and source
     options (every server under provisioning: hundreds of views written once, not per server)."""
 
-    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str) -> None:
+    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str, rate_limit: int = 0) -> None:
         self.plan = plan
+        self.rate_limit = rate_limit
         self.layout = layout
         self.secondary_directory = secondary_directory
         self.refs = [view_zone_refs(plan, view) for view in plan.views]  # in plan.views order
@@ -290,6 +322,7 @@ class NamedConfParts:
             out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
         out.append("")
         peers_notify = [s for s in layout.secondaries if s.area == server.area] if server.role == "primary" else []
+        peers = [s.address for s in layout.servers if s.area == server.area and s.id != server.id]
         stubs = self._stub_zones(server)
         users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
         for view, refs in held:
@@ -317,7 +350,9 @@ class NamedConfParts:
             else:
                 out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; {_q(view.name)}; }};")
                 out.append(f"    allow-query {{ {_q(view.name)}; {key} }};")
-            out.append(f"    allow-transfer {{ {key} }};")
+            out.append(f"    allow-transfer {transfer_acl([view.key_name], peers)};")
+            if view.side == "access" and self.rate_limit:
+                out.append(f"    rate-limit {{ responses-per-second {self.rate_limit}; window {RATE_LIMIT_WINDOW}; }};")
             if stubs and view.kind == "site":
                 # the core of this area reaches the other areas' home domains and numbers by
                 # recursion through the national delegations (core clients only, never users)
@@ -355,9 +390,8 @@ class NamedConfParts:
                     acls = " ".join(
                         ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
                         for v in sharing)
-                    keys = " ".join(f"key {_q(v.key_name)};" for v in sharing)
                     body.append(f"allow-query {{ {acls} }};")
-                    body.append(f"allow-transfer {{ {keys} }};")
+                    body.append(f"allow-transfer {transfer_acl([v.key_name for v in sharing], peers)};")
                 out.append(f"    zone {_q(zone)} {{")
                 out += [f"        {line}" for line in body]
                 out.append("    };")
@@ -394,7 +428,9 @@ def render_resolver_conf(plan: DnsPlan, topology: Topology, layout: ServerLayout
     area = view.area if view is not None else ""
     servers = server_order(topology, layout, region, area)
     how = {
-        "regional": f"the servers of region {region} first, in this order",
+        "regional": (f"the servers of region {region} are listed first, but BIND picks among forwarders by\n"
+                     "// measured round-trip time and does not keep the order: in effect rtt (the region's own servers,\n"
+                     "// being closer, usually answer first; all others stay as backup)"),
         "rtt": "BIND picks the forwarder with the lowest measured round-trip time",
         "anycast": "one anycast service address in production; the sets' unicast addresses are listed",
         "unset": "redundancy.enum_dns.load_sharing is not set: listed in name-server order",

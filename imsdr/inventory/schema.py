@@ -417,6 +417,9 @@ class DnsSettings(_Strict):
     default_view: Literal["refuse", "access"] = Field(
         "refuse", description="clients outside every view's match list: refused, or served the access "
                               "data only (SBC discovery, never the core)")
+    access_rate_limit: Annotated[int, Field(ge=0, le=100000)] = Field(20, description=(
+            "access views: identical responses per second to one client block before BIND response-rate-"
+            "limiting answers truncated (the client retries over TCP); 0: off"))
     areas: list[DnsArea] = Field(default_factory=list, description=(
             "service areas: which ENUM/DNS set serves which home domains and number blocks, and the "
             "national set that delegates to them (default: none, one set serves everything)"))

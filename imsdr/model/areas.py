@@ -98,3 +98,25 @@ def delegating_zone(area: Area, domain: str) -> str | None:
     """The national zone that delegates ``domain`` (the most specific one above it)."""
     above = [z for z in area.zones if is_subdomain(domain, z) and domain != z]
     return max(above, key=len) if above else None
+
+
+def dns_clients(topology: Topology) -> tuple[list[str], dict[str, frozenset[str]] | None]:
+    """Which ENUM/DNS servers the rendered DNS sends queries to: (the serving servers' ids,
+    local network -> the servers of its area, or None when every serving server serves every
+    local network). What the DNS plan renders (NS records, named.conf per server, views per area)
+    and what capacity loads are the same: a national (level-1) server only answers delegation
+    referrals, cached for the NS TTL at the province servers, so it carries no user load."""
+    areas = service_areas(topology)
+    if not areas:
+        ids = list(topology.network.dns.nameservers) or [e.id for e in topology.by_type["enum_dns"]]
+        return [i for i in ids if i in topology.elements], None
+    serving: list[str] = []
+    scope: dict[str, frozenset[str]] = {}
+    for area in areas:
+        if area.national:
+            continue
+        own = frozenset(i for i in area.nameservers if i in topology.elements)
+        serving.extend(sorted(own))
+        for ln in area.local_networks:
+            scope[ln] = own
+    return serving, scope
