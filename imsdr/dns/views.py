@@ -428,9 +428,9 @@ def render_resolver_conf(plan: DnsPlan, topology: Topology, layout: ServerLayout
     area = view.area if view is not None else ""
     servers = server_order(topology, layout, region, area)
     how = {
-        "regional": (f"the servers of region {region} are listed first, but BIND picks among forwarders by\n"
-                     "// measured round-trip time and does not keep the order: in effect rtt (the region's own servers,\n"
-                     "// being closer, usually answer first; all others stay as backup)"),
+        "regional": (f"the servers of region {region} are listed first, but BIND picks among forwarders\n"
+                     "// by measured round-trip time and does not keep the order: in effect rtt (the region's own\n"
+                     "// servers, being closer, usually answer first; all others stay as backup)"),
         "rtt": "BIND picks the forwarder with the lowest measured round-trip time",
         "anycast": "one anycast service address in production; the sets' unicast addresses are listed",
         "unset": "redundancy.enum_dns.load_sharing is not set: listed in name-server order",
