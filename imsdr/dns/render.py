@@ -183,7 +183,10 @@ def write_dns_files(
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
     rate_limit = topology.network.dns.access_rate_limit
-    parts = NamedConfParts(plan, layout, secondary_directory, rate_limit)
+    import ipaddress
+
+    resolvers = frozenset(str(ipaddress.ip_network(r)) for ln in topology.local_networks.values() for r in ln.resolvers)
+    parts = NamedConfParts(plan, layout, secondary_directory, rate_limit, resolvers)
     _write_text(digests, directory, NAMED_OPTIONS, render_options(plan, rate_limit))
     report.files.append(WrittenFile(NAMED_OPTIONS, "named.conf"))
     for server in layout.servers:

@@ -199,6 +199,7 @@ def transfer_acl(keys: list[str], peers: list[str]) -> str:
     return "{ !{ !{ " + addresses + " }; any; }; " + " ".join(f"key {_q(k)};" for k in keys) + " }"
 
 
+CORE_CACHE, CORE_CACHE_NAME = "64m", "imsdr-core"  # the recursing core views' one shared cache
 RATE_LIMIT_WINDOW = 5  # seconds over which BIND averages a client's identical responses
 
 
@@ -265,9 +266,11 @@ class NamedConfParts:
     and the ACL/view text itself, which is the same for servers of the same role and source
     options (every server under provisioning: hundreds of views written once, not per server)."""
 
-    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str, rate_limit: int = 0) -> None:
+    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str, rate_limit: int = 0,
+                 resolvers: frozenset[str] = frozenset()) -> None:
         self.plan = plan
         self.rate_limit = rate_limit
+        self.resolvers = resolvers  # the access resolvers' host prefixes (exempt from rate limiting)
         self.layout = layout
         self.secondary_directory = secondary_directory
         self.refs = [view_zone_refs(plan, view) for view in plan.views]  # in plan.views order
@@ -352,7 +355,11 @@ class NamedConfParts:
                 out.append(f"    allow-query {{ {_q(view.name)}; {key} }};")
             out.append(f"    allow-transfer {transfer_acl([view.key_name], peers)};")
             if view.side == "access" and self.rate_limit:
-                out.append(f"    rate-limit {{ responses-per-second {self.rate_limit}; window {RATE_LIMIT_WINDOW}; }};")
+                # the access resolvers are known and aggregate many users: exempt; UEs asking
+                # directly (and spoofed sources) are limited
+                exempt = [p for p in view.match_clients if p in self.resolvers] if view.kind == "local" else []
+                out.append(f"    rate-limit {{ responses-per-second {self.rate_limit}; window {RATE_LIMIT_WINDOW};"
+                           + (f" exempt-clients {{ {_acl_body(tuple(exempt))} }};" if exempt else "") + " };")
             if stubs and view.kind == "site":
                 # the core of this area reaches the other areas' home domains and numbers by
                 # recursion through the national delegations (core clients only, never users)
@@ -360,6 +367,9 @@ class NamedConfParts:
                 out.append(f"    allow-recursion {{ {_q(view.name)}; }};")
                 out.append(f"    allow-query-cache {{ {_q(view.name)}; }};")
                 out.append(f"    query-source address {server.address};")
+                # the private IMS tree is not signed; every core view shares one small cache
+                out.append("    dnssec-validation no;")
+                out.append(f"    max-cache-size {CORE_CACHE}; attach-cache {_q(CORE_CACHE_NAME)};")
             else:
                 out.append("    recursion no;")
             out.append(f"    notify {'explicit' if peers_notify else 'no'};")
