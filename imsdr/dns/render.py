@@ -395,8 +395,9 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         ]
     lines += [
         "",
-        "Every view is locked down: `recursion no`, `allow-query` its match list, `allow-transfer`",
-        "only its TSIG key. The key names are below; the secrets are never rendered. Include a keys",
+        "Every view is locked down: `recursion no` (with service areas the core views recurse for",
+        "their own match list only), `allow-query` its match list, `allow-transfer` its TSIG key from",
+        "another name server's address only. The key names are below; the secrets are never rendered. Include a keys",
         "file before the server's fragment; `imsdr render dns --keys /etc/bind/imsdr-tsig.keys`",
         "generates the missing keys with `tsig-keygen` (mode 0600, outside this directory). Every",
         "server needs the same keys file.",
@@ -415,15 +416,19 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         "|---|---|",
     ]
     for region in sorted({s.region for s in topology.sites.values()}):
-        order = ", ".join(s.id for s in server_order(topology, layout, region))
+        national = {a.id for a in plan.areas if a.national}  # (service areas: the region's own area)
+        area = next((s.area for s in layout.servers if s.region == region and s.area and s.area not in national), "")
+        order = ", ".join(s.id for s in server_order(topology, layout, region, area))
         lines.append(f"| {region} | {order} |")
     lines += [
         "",
         "## Load into BIND 9",
         "",
         "1. Copy this directory to each name server, e.g. `/etc/bind/imsdr/`.",
-        '2. In `named.conf`, set `options { directory "/etc/bind/imsdr"; };` (zone file names are',
-        '   relative to it), then `include "/etc/bind/imsdr-tsig.keys";` and',
+        '2. In `named.conf`, set `options { directory "/etc/bind/imsdr"; include',
+        '   "/etc/bind/imsdr/named-options.conf"; };` (zone file names are relative to the directory;',
+        '   the options file hides version, host name and server id), then',
+        '   `include "/etc/bind/imsdr-tsig.keys";` and',
         '   `include "/etc/bind/imsdr/named/<this server>.conf";`.',
         "3. Once views exist every zone must be inside a view: remove zone statements outside views",
         '   (on Debian, the `include "/etc/bind/named.conf.default-zones";` line).',
