@@ -207,3 +207,23 @@ def test_enum_numbers_beyond_what_validation_accepts_are_refused() -> None:
     result = runner.invoke(app, ["example", "national", "--enum-numbers", str(MAX_ENUM_NUMBERS + 1)])
     assert result.exit_code == 2
     assert "ENUM numbers must be" in result.stderr
+
+
+def test_provinces_sit_at_their_capitals_with_the_documented_defaults() -> None:
+    """Real coordinates (each site within ~100 km of its province capital), the default
+    max_utilisation, and ENUM/DNS service areas: one per province under one national pair."""
+    import math
+
+    from imsdr.example.national import CAPITALS
+
+    doc = generate_national(SMALL)
+    for site in doc["sites"]:
+        lat, lon = CAPITALS[site["province"]]
+        km = 111.2 * math.hypot(site["lat"] - lat, (site["lon"] - lon) * math.cos(math.radians(lat)))
+        assert km < 100, (site["id"], km)
+    assert "max_utilisation" not in doc["network"]["capacity_model"]
+    areas = doc["network"]["dns"]["areas"]
+    assert [a["id"] for a in areas] == ["national", "beijing", "tianjin"]
+    assert areas[0]["level"] == "national" and len(areas[0]["nameservers"]) == 2
+    dns = {e["id"] for e in doc["elements"] if e["type"] == "enum_dns"}
+    assert dns == {n for a in areas for n in a["nameservers"]}  # every ENUM/DNS element serves
