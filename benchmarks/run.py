@@ -506,8 +506,10 @@ def bench_named_load(b: Bench, out: Path, confs: list[Path]) -> None:
         f'  recursion no; notify no;{f" include {chr(34)}{options}{chr(34)};" if options.exists() else ""} }};\n'
         f'controls {{ }};\ninclude "{keys}";\ninclude "{conf}";\n')
     samples = []
+    loader = work / "named_load.py"
+    loader.write_text(_NAMED_LOAD)
     for _ in range(max(1, min(b.runs, 3))):
-        script = (f"ip link set lo up && exec {sys.executable} -c '{_NAMED_LOAD}' {work / 'named.conf'} "
+        script = (f"ip link set lo up && exec {sys.executable} {loader} {work / 'named.conf'} "
                   f"{work / 'named.log'} {' '.join(addresses)}")
         proc = subprocess.run([unshare, "--net", "sh", "-c", script], capture_output=True, text=True, timeout=900,
                               check=False)
