@@ -24,6 +24,7 @@ are defined once, in the first view that serves them, and shared by later views 
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -325,7 +326,8 @@ class NamedConfParts:
             out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
         out.append("")
         peers_notify = [s for s in layout.secondaries if s.area == server.area] if server.role == "primary" else []
-        peers = [s.address for s in layout.servers if s.area == server.area and s.id != server.id]
+        peers = sorted({s.address for s in layout.servers if s.area == server.area and s.id != server.id},
+                       key=ipaddress.ip_address)  # (an order of their own: not the inventory's element order)
         stubs = self._stub_zones(server)
         users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
         for view, refs in held:
