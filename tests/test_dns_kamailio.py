@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from imsdr.dns.render import PCSCF_ICSCF_LIST, SBC_PCSCF_LIST, render_dns
+from imsdr.dns.dispatcher import dispatcher_list_path, probing_cfg_path
+from imsdr.dns.render import render_dns
 from imsdr.inventory.build import load_inventory
 from imsdr.model.topology import Topology
 
@@ -169,7 +170,10 @@ def parse_file(path: Path) -> dict[int, list[tuple[str, int, int]]]:
     return sets
 
 
-@pytest.mark.parametrize("relative", [SBC_PCSCF_LIST, PCSCF_ICSCF_LIST])
+SBC_LIST, PCSCF_LIST = dispatcher_list_path("sbc-capital"), dispatcher_list_path("pcscf-a-1")
+
+
+@pytest.mark.parametrize("relative", [SBC_LIST, PCSCF_LIST])
 def test_kamailio_loads_the_rendered_list(rendered: Path, rundir: Path, relative: str) -> None:
     path = rendered / relative
     loaded = parse_sets(run_and_list(path, rundir))
@@ -186,7 +190,7 @@ def test_kamailio_loads_the_rendered_list(rendered: Path, rundir: Path, relative
 def test_kamailio_orders_by_highest_priority_first(rendered: Path, rundir: Path) -> None:
     """Feed Kamailio the rendered lines in reverse: it must restore imsdr's preference order,
     which proves the conversion (SRV lowest-first -> dispatcher highest-first) matches Kamailio."""
-    lines = (rendered / SBC_PCSCF_LIST).read_text().splitlines()
+    lines = (rendered / SBC_LIST).read_text().splitlines()
     reversed_file = rundir / "reversed.list"
     reversed_file.write_text(
         "\n".join(line for line in reversed(lines) if line and not line.startswith("#")) + "\n"
@@ -199,5 +203,52 @@ def test_kamailio_orders_by_highest_priority_first(rendered: Path, rundir: Path)
     ]
     assert [p for _, p, _ in loaded[1]] == [20, 10]
     # pcscf-a-1 -> I-CSCF set 1: same site (cscf-a-1) first in the rendered file
-    icscf = parse_file(rendered / PCSCF_ICSCF_LIST)[1]
+    icscf = parse_file(rendered / PCSCF_LIST)[1]
     assert icscf[0][0].startswith("sip:192.0.2.20:") and icscf[0][1] == max(p for _, p, _ in icscf)
+
+
+def test_each_source_loads_only_its_own_set(rendered: Path) -> None:
+    """One list per SBC / P-CSCF: the dispatcher probes every set it loads, so a shared file would
+    make each SBC probe P-CSCFs it never uses."""
+    lists = sorted(rendered.glob("kamailio/*/dispatcher.list"))
+    assert len(lists) >= 10
+    for path in lists:
+        sets = parse_file(path)
+        assert len(sets) == 1, path
+        (setid,) = sets
+        assert f"# set {setid}: " in path.read_text() and f" {path.parent.name} " in path.read_text()
+        assert (path.parent / "dispatcher-probing.cfg").is_file()
+    assert not (rendered / "kamailio" / "dispatcher-sbc-pcscf.list").exists()
+
+
+def test_probing_include_keeps_relay_timers_and_loads(rendered: Path, rundir: Path) -> None:
+    """The include sets the probe timeout on the OPTIONS probes only (never tm's fr_timer), probes
+    exactly the flagged destinations (mode 3), and Kamailio accepts it."""
+    text = (rendered / probing_cfg_path("sbc-capital")).read_text()
+    body = [line for line in text.splitlines() if not line.startswith("#")]
+    assert not any('"tm"' in line for line in body)
+    assert 'modparam("dispatcher", "ds_probing_mode", 3)' in body
+    assert any("t_set_fr(0, " in line for line in body)
+    cfg = rundir / "kamailio.cfg"
+    plain = minimal_cfg(rendered / SBC_LIST, rundir / "ctl.sock", free_udp_port())
+    cfg.write_text(plain.replace('modparam("dispatcher", "ds_ping_interval", 0)\n',
+                                 f'include_file "{rendered / probing_cfg_path("sbc-capital")}"\n'))
+    check = subprocess.run([kamailio_bin(), "-c", "-f", str(cfg)], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # a passive P-CSCF (options_probing: passive in the sample) flags no destination for probing
+    assert all(line.split()[2] == "0" for line in (rendered / PCSCF_LIST).read_text().splitlines()
+               if line and not line.startswith("#"))
+
+
+def test_destinations_follow_the_networks_transport_order(tmp_path: Path) -> None:
+    """A network that publishes TCP first relays over TCP where both ends accept it."""
+    text = (ROOT / "inventories/province.yaml").read_text()
+    network = text.index("  dns:")
+    published = text.index("transports: [udp, tcp, tls]", network)
+    path = tmp_path / "province.yaml"
+    path.write_text(text[:published] + "transports: [tcp, udp, tls]" + text[published + 27:])
+    inv, source = load_inventory(path)
+    out = tmp_path / "dns"
+    render_dns(Topology(inv, source), out, "province.yaml", serial=1)
+    lines = [line for line in (out / SBC_LIST).read_text().splitlines() if line and not line.startswith("#")]
+    assert lines and all(";transport=tcp " in line for line in lines)

@@ -70,7 +70,8 @@ def zone_files(out: Path) -> list[Path]:
 def test_layout_and_readme_lists_every_file(rendered: Path) -> None:
     files = tree(rendered)
     assert "named/dns-a-1.conf" in files and "named/dns-b-1.conf" in files and "README.md" in files
-    assert "kamailio/dispatcher-sbc-pcscf.list" in files and "kamailio/dispatcher-pcscf-icscf.list" in files
+    assert "kamailio/sbc-capital/dispatcher.list" in files and "kamailio/pcscf-a-1/dispatcher.list" in files
+    assert "kamailio/sbc-capital/dispatcher-probing.cfg" in files
     assert "zones/users-capital/ims.example.net.zone" in files and "zones/core-site-a/ims.example.net.zone" in files
     assert "zones/enum/6.8.e164.arpa.zone" in files and "resolvers/capital.conf" in files
     assert "zones/users-capital/ims.mnc001.mcc460.3gppnetwork.org.zone" in files

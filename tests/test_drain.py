@@ -94,7 +94,8 @@ def test_render_drain_then_failback_moves_serials_forward_and_restores_files(tmp
     assert not any("e164" in p for p in changed)  # ENUM zones hold no element: untouched
     note = (out / "DRAIN.md").read_text()
     assert "- _sip._udp.sbc.ims.example.net. 60 IN SRV 10 100 5060 sbc-capital.ims.example.net." in note
-    assert "rndc reload ims.example.net IN users-capital" in note
+    assert "`sh reload/dns-a-1.sh`" in note and "`sh reload/dns-b-1.sh`" in note
+    assert "rndc reload ims.example.net IN users-capital" in (out / "reload/dns-a-1.sh").read_text()
     listing = (out / "zones/users-capital/ims.example.net.zone").read_text()
     assert "sbc-capital" not in listing.split("_sip._udp.sbc")[1].split("\n")[0]
     # failback: render the normal state over it; serials move forward again, content is normal
@@ -102,10 +103,12 @@ def test_render_drain_then_failback_moves_serials_forward_and_restores_files(tmp
     back = _serials(out)
     assert all(back[p] > drained[p] for p in changed)
     assert not (out / "DRAIN.md").exists()
+    # the failback's reload scripts: the same zones, loaded again with the normal files
+    assert "rndc reload ims.example.net IN users-capital" in (out / "reload/dns-a-1.sh").read_text()
     strip = re.compile(r"IN SOA(.*) \d+ (\d+ \d+ \d+ \d+)")
     for rel, text in normal_files.items():
-        if rel == "README.md":
-            continue  # lists the serials
+        if rel in ("README.md", ".imsdr-output"):
+            continue  # list the serials / the files, the failback's reload scripts included
         again = (out / rel).read_text()
         assert strip.sub(r"IN SOA\1 S \2", again) == strip.sub(r"IN SOA\1 S \2", text), rel
 
@@ -125,7 +128,7 @@ def test_drained_files_pass_named_checkconf_and_named_serves_them(tmp_path: Path
     assert check.returncode == 0, check.stdout + check.stderr
     answer = server.answer("_sip._udp.pcscf1.ims.example.net", "SRV", source="127.0.0.4")
     assert answer is not None and [rd.target.to_text() for rd in answer] == ["pcscf-b-1.ims.example.net."]
-    lines = (out / "kamailio/dispatcher-sbc-pcscf.list").read_text()
+    lines = (out / "kamailio/sbc-capital/dispatcher.list").read_text()
     assert "duid=pcscf-a-1" not in lines and "duid=pcscf-b-1" in lines
 
 
@@ -137,7 +140,7 @@ def test_unknown_drain_id_exits_2_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_json_output_carries_the_diff_and_reload_commands(tmp_path: Path) -> None:
-    result = _render("--out", str(tmp_path / "dns"), "--drain", "dns-a-1", "--format", "json")
+    result = _render("--out", str(tmp_path / "dns"), "--drain", "dns-a-1", "--format", "json", "--serial", "7")
     assert result.exit_code == 0, result.output
     drain = json.loads(result.stdout)["drain"]
     assert drain["drained"] == ["dns-a-1"]
@@ -151,5 +154,5 @@ def test_plan_drain_renders_dns_drained_and_says_so(tmp_path: Path) -> None:
                                       "cscf-b-1", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["dns"]["drained"] == ["cscf-b-1"]
-    icscf = (tmp_path / "p/dns/kamailio/dispatcher-pcscf-icscf.list").read_text()
+    icscf = (tmp_path / "p/dns/kamailio/pcscf-a-1/dispatcher.list").read_text()
     assert "duid=cscf-b-1" not in icscf and "duid=cscf-a-1" in icscf

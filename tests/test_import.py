@@ -76,7 +76,7 @@ def _roundtrip(inventory: Path, tmp_path: Path) -> None:
     draft = tmp_path / "draft.yaml"
     servers = sorted((orig / "dns" / "named").glob("*.conf"))  # one per name server
     ok("import", "bind", *servers, "--zones-dir", orig / "dns", "--out", draft)
-    lists = sorted((orig / "dns" / "kamailio").glob("*.list"))
+    lists = sorted((orig / "dns" / "kamailio").glob("*/dispatcher.list"))
     ok("import", "kamailio", *lists, "--into", draft, "--out", draft)
     filled = fill_from(yaml.safe_load(draft.read_text()), yaml.safe_load(inventory.read_text()))
     assert not list(find_placeholders(filled))

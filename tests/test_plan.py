@@ -41,7 +41,7 @@ def test_plan_writes_dns_views_dispatcher_runbooks_and_plan_json(planned) -> Non
     assert "dns/named/dns-a-1.conf" in files and "dns/named/dns-b-1.conf" in files
     assert "dns/zones/core-site-a/ims.example.net.zone" in files and "dns/resolvers/capital.conf" in files
     assert any(p.startswith("dns/zones/enum/") and p.endswith(".e164.arpa.zone") for p in files)
-    assert "dns/kamailio/dispatcher-sbc-pcscf.list" in files
+    assert "dns/kamailio/sbc-capital/dispatcher.list" in files
     assert b"view " in files["dns/named/dns-a-1.conf"]
     assert "runbooks/README.md" in files and "runbooks/sbc.md" in files
     assert "plan.json" in files

@@ -39,6 +39,6 @@ def test_dispatcher_probes_by_the_same_default(tmp_path: Path) -> None:
     path = _without_probing(tmp_path)
     for inventory, out in ((path, tmp_path / "unset"), (ROOT / "inventories" / "province.yaml", tmp_path / "set")):
         assert runner.invoke(app, ["render", "dns", str(inventory), "--out", str(out)]).exit_code == 0
-    for listed in (tmp_path / "set").rglob("dispatcher-sbc-pcscf.list"):
+    for listed in (tmp_path / "set").rglob("dispatcher.list"):
         twin = tmp_path / "unset" / listed.relative_to(tmp_path / "set")
         assert twin.read_text() == listed.read_text()

@@ -67,9 +67,16 @@ def test_drain_steps_are_the_drained_state_render_dns_writes(rendered: Any) -> N
     drain = _between(pages["sbc.md"], "#### Drain sbc-capital\n", r"\n#### ")
     changes = drain_changes(topo, ["sbc-capital"])
     assert "imsdr render dns province.yaml --out /etc/imsdr/dns --drain sbc-capital" in drain
-    for reload in changes.reloads:
+    for reload in changes.live_reloads():
         assert f"{reload.element}: {reload.command}" in drain  # printed by the render step
-        assert f"\n{reload.command}\n" in drain  # and run by a later step
+    for element, commands in changes.by_element().items():  # and run by a later step: its script
+        if element.startswith("dns-"):
+            assert f"\nsh /etc/imsdr/dns/reload/{element}.sh\n" in drain
+            assert f"\n{element}: {len(commands)} command(s), every output as expected\n" in drain
+        else:
+            assert f"\n{commands[0].command}\n" in drain
+    assert "imsdr verify province.yaml --drain sbc-capital" in drain  # every answer, every view
+    assert drain.count("```sh\ndig @") == 1  # of the manual digs, the one a human sees
     # the expected dig answers after the drain are the drained plan's answers
     drained = build_dns_plan(topo, excluded=["sbc-capital"])
     check = re.search(r"```sh\n(dig @\S+ -b (\S+) (\S+) SRV \+noall \+answer)\n```\n\nExpected output:\n\n"
@@ -88,7 +95,12 @@ def test_declare_uses_kamailio_state_for_pcscf_and_placeholders_for_vendor_clis(
     assert "`kamcmd dispatcher.list \\| grep -F -A1 'URI: sip:192.0.2.10:5060;transport=udp'" in declare
     assert "| pcscf-a-1 | 32 s |" in declare and "FLAGS: IP" in declare  # 10 s × 3 + 2 s
     hss = _between(pages["hss-slf.md"], "\n### Declare\n")
-    assert re.search(r"\| hss-a-1 \| \d+ s \|", hss) and "placeholder: `VENDOR-Z-CLI show diameter peers`" in hss
+    # observed from two Diameter clients at different sites, never on the failed HSS itself
+    assert re.search(r"\| hss-a-1 \| \d+ s \|[^\n]*\| cscf-b-1 \(192.0.2.84\), a peer of hss-a-1 \| "
+                     r"placeholder: `VENDOR-Y-CLI show diameter peer hss-a-1`", hss), hss
+    assert "| hss-a-1 | 1 s |" in hss and "cscf-a-1 (192.0.2.20), a peer of hss-a-1" in hss
+    sbc = _between(pages["sbc.md"], "\n### Declare\n")
+    assert "pcscf-b-1 (192.0.2.74), a peer of sbc-capital" in sbc and "sbc-capital (203.0.113.10)" not in sbc
     dns = _between(pages["enum-dns.md"], "\n### Declare\n")
     assert "dig @192.0.2.53 ims.example.net SOA +short +time=2 +tries=1" in dns
 
@@ -200,3 +212,31 @@ def test_returning_load_on_failback_is_the_traffic_models_storm(rendered: Any) -
     failback = _between(pages["cscf.md"], "\n### cscf-a-1: time budget, drain and failback\n", r"\n### ")
     assert "Returning load on failback: 750,000 users; left to the UEs they re-register over one refresh " \
            "(30 min), about 416.67 registrations/s." in failback
+
+
+def test_decision_rules_drain_period_pco_and_restoration_answer(rendered: Any) -> None:
+    """Per-type decision rules with their reason; the P-CSCF drain waits for its registered users
+    (one refresh + TTL) and changes the P-GW's P-CSCF list; with 504-3gpp configured no page says
+    502, and the 504 example carries the P-Asserted-Identity a UE checks."""
+    _pipe, pages = rendered
+    assert "Decision rule for this type: swap the active role only when the active member is down as seen by two " \
+           "observers" in pages["hss-slf.md"]
+    assert "Why: a fixed-access UE or IAD sends every new request to its first proxy address" in pages["sbc.md"]
+    drain = _between(pages["pcscf.md"], "#### Drain pcscf-a-1\n", r"\n#### ")
+    assert "Wait for the users registered through pcscf-a-1 to move (drain period 1860 s)" in drain  # 1800 + 60
+    assert "Repeat every 30 s until the output is as expected, at most 1860 s (the drain period):" in drain
+    assert "\nkamcmd stats.get_statistics registered_users\n" in drain and "usrloc:registered_users = 0" in drain
+    assert "- Lever (optional, shortens the wait): PS users: P-CSCF restoration (TS 23.380 §5)" in drain
+    assert "Take pcscf-a-1 out of the P-CSCF list PGW pgw-coast hands to coast's UEs" in drain
+    assert not any("502" in page for page in pages.values())
+    assert "P-Asserted-Identity: <sip:pcscf-a-1.ims.example.net;lr>" in pages["pcscf.md"]
+    assert "VoLTE UEs (IPsec security associations to one P-CSCF) and RFC 5626 outbound UEs" in pages["pcscf.md"]
+
+
+def test_hss_drain_moves_diameter_routes_and_failback_restores_the_active_role(rendered: Any) -> None:
+    page = rendered[1]["hss-slf.md"]
+    drain = _between(page, "#### Drain hss-a-1\n", r"\n#### ")
+    assert "Move the Diameter routes of hss-a-1's clients to its mate" in drain
+    back = _between(page, "#### Fail back hss-a-1\n", r"\n#### ")
+    assert back.index("Put hss-a-1 back in service") < back.index("Make hss-a-1 the active member of hss-pair again")
+    assert "both report active (split brain)" in back

@@ -101,8 +101,11 @@ def render_dns(
         else:
             sys.stderr.write(f"failing back from the drained state of {', '.join(changes.drained)}: "
                              "reload with these commands\n")
-        for r in changes.reloads:
+        for r in changes.live_reloads():
             write_stdout(f"{r.element}: {r.command}\n")
+        down = sorted({r.element for r in changes.reloads if r.down})
+        if down:
+            sys.stderr.write(f"skipped (drained, down): {', '.join(down)}\n")
 
 
 def _files_table(report: RenderReport, out: Path, show_all: bool) -> Table:

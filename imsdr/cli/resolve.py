@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -149,8 +150,9 @@ def _opt(value: int | None) -> str:
 @handle_errors
 def verify(
     inventory: InventoryArg,
-    server: Annotated[str, typer.Option("--server", metavar="HOST[:PORT]", help="DNS server HOST[:PORT] ([v6]:PORT).",
-                                        show_default=False)],
+    server: Annotated[str | None, typer.Option(
+        "--server", metavar="HOST[:PORT]", help="DNS server HOST[:PORT] ([v6]:PORT). Required, except with "
+        "--drain (default: every DNS server of the inventory that is not drained).", show_default=False)] = None,
     sources: Annotated[list[str] | None, typer.Option(
         "--from", metavar="IP", help="Source address to query from (repeat; each picks its view). Default: the "
                        "address the system uses to reach the server.")] = None,
@@ -166,10 +168,23 @@ def verify(
     deadline: Annotated[float, typer.Option(metavar="SECONDS",
         help="Seconds the whole run may take; then it stops with exit 2 (no verdict). It also stops when "
              "3 x --workers questions in a row (at least 20) time out.", min=1, max=86400)] = 600.0,
+    drain: Annotated[list[str] | None, typer.Option(
+        "--drain", metavar="ID",
+        help="Check the drained state of this element or site (repeatable): every answer the drain "
+             "changes, in every view, on every live DNS server.")] = None,
+    failback: Annotated[bool, typer.Option(
+        "--failback", help="With --drain: check that the answers the drain changes are the normal ones "
+                           "again (after the failback).")] = False,
+    keys: Annotated[Path | None, typer.Option(
+        "--keys", metavar="FILE", dir_okay=False,
+        help="With --drain: the views' TSIG keys file; each query is signed with its view's key, which "
+             "selects the view from any host (without it, the first address of each view's match list "
+             "is used as the source).")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Query a live DNS server from each source and compare with the plan: drift per name and view.
 
+    With --drain, check a drained state instead: every changed answer on every view of every server.
     Exit 0 when every answer matches the plan, 1 on drift, 2 on invalid input or an unreachable server.
 
     Examples: `imsdr verify inventory.yaml --server 10.0.0.53`; `imsdr verify inventory.yaml --server
@@ -191,6 +206,11 @@ def verify(
     )
     from imsdr.resolve.verify import verify as run
 
+    if drain:
+        _verify_drain(inventory, tuple(drain), server, keys, timeout, retries, workers, fmt, failback)
+        return
+    if server is None:
+        raise ImsdrError("--server is required (except with --drain)")
     try:
         address, port = parse_server(server)
     except ValueError as exc:
@@ -255,6 +275,62 @@ def verify(
     else:
         _print_report(report)
     if not report.ok:
+        raise typer.Exit(1)
+
+
+DRAIN_OK = "no drift: every server answers the drained state"
+FAILBACK_OK = "no drift: every server answers the normal state"
+
+
+def _verify_drain(inventory: Path, ids: tuple[str, ...], server: str | None, keys: Path | None,
+                  timeout: float, retries: int, workers: int, fmt: Format, failback: bool = False) -> None:
+    from imsdr.dns.drain import dns_server_elements, drained_state, first_address, platform_of
+    from imsdr.errors import ImsdrError
+    from imsdr.plan import load_topology
+    from imsdr.resolve.drain_verify import DrainServer, check_drained, dig_port, drain_questions, read_keys
+    from imsdr.resolve.verify import parse_server
+
+    topology = load_topology(inventory)
+    state = drained_state(topology, ids)
+    if server is not None:
+        try:
+            address, port = parse_server(server)
+        except ValueError as exc:
+            raise ImsdrError(f"--server: {exc}") from None
+        servers = [DrainServer(server, address, port)]
+    else:
+        # after the failback the drained servers are back and must answer normally too
+        live = dns_server_elements(topology) if failback else state.live_servers()
+        servers = [DrainServer(s.id, first_address(s), dig_port(platform_of(topology, s).dig)) for s in live]
+    keyring = read_keys(keys) if keys is not None else None
+    questions = drain_questions(state, servers, keyring, normal=failback)
+    drift = check_drained(questions, keyring, timeout=timeout, retries=retries, workers=min(workers, 16))
+    result = {"drained": list(state.drained), "expected": "normal" if failback else "drained",
+              "servers": [s.label for s in servers],
+              "checked": len(questions), "signed": sum(q.key is not None for q in questions),
+              "drift_count": len(drift), "ok": not drift, "drift": [d.to_dict() for d in drift]}
+    if fmt is Format.json:
+        from imsdr.output.jsonout import dumps, envelope
+
+        write_stdout(dumps(envelope("verify-drain", result, str(inventory))))
+    else:
+        console = _wide()
+        console.print(f"verify --drain {' '.join(state.drained)}{' --failback' if failback else ''}: "
+                      f"{len(questions)} answers checked on "
+                      f"{len(servers)} server(s) ({result['signed']} signed with their view's key)",
+                      highlight=False)
+        if not drift:
+            console.print(FAILBACK_OK if failback else DRAIN_OK, highlight=False)
+        else:
+            from rich.table import Table
+
+            table = Table(title=f"{len(drift)} difference(s) from the {'normal' if failback else 'drained'} state")
+            for column in ("server/view", "name", "type", "kind", "detail"):
+                table.add_column(column, overflow="fold")
+            for d in drift:
+                table.add_row(d.view, d.name, d.rdtype, d.kind, d.detail)
+            console.print(table)
+    if drift:
         raise typer.Exit(1)
 
 

@@ -14,10 +14,17 @@ differ from SRV's, so numbers are converted, never copied:
   of the whole set, rounded by largest remainder so the set sums to exactly 100;
 * **flags** 8 = probing destination (OPTIONS keepalives, with ``ds_ping_interval`` set) for
   targets that answer OPTIONS when the source element probes actively; 0 otherwise;
-* ``duid`` = the target's element id (call-load dispatching and readable ``dispatcher.list`` RPC output).
+* ``duid`` = the target's element id (call-load dispatching and readable ``dispatcher.list`` RPC output);
+* **transport**: per hop, the first transport of ``network.dns.transports`` (the order the network
+  publishes in NAPTR) that both the source and the target accept, so a network that publishes TCP
+  first relays over TCP (IMS REGISTER/INVITE routinely exceed the 1,300 bytes of RFC 3261 §18.1.1).
 
-Set ids: one set per source element, numbered 1.. in inventory order; the comment above
-each set names the source element.
+One list file per source element (``kamailio/<element>/dispatcher.list``) holding only that
+element's set: the dispatcher probes every destination of every set it loads, so a shared file
+would make each SBC probe the P-CSCFs of sets it never uses. Set ids are numbered 1.. per hop in
+inventory order (stable across drains); the comment above the set names the source element.
+Next to it, ``kamailio/<element>/dispatcher-probing.cfg`` holds that element's probing timers
+(:func:`render_probing_cfg`).
 """
 
 from __future__ import annotations
@@ -32,8 +39,17 @@ if TYPE_CHECKING:
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
 
-SBC_PCSCF_LIST = "kamailio/dispatcher-sbc-pcscf.list"
-PCSCF_ICSCF_LIST = "kamailio/dispatcher-pcscf-icscf.list"
+KAMAILIO_DIR = "kamailio"
+DS_PING_FROM = "sip:dispatcher@localhost"  # the dispatcher's default; the probing include sets it
+
+
+def dispatcher_list_path(source: str) -> str:
+    """Where the dispatcher list of one source element (an SBC or a P-CSCF) is written."""
+    return f"{KAMAILIO_DIR}/{source}/dispatcher.list"
+
+
+def probing_cfg_path(source: str) -> str:
+    return f"{KAMAILIO_DIR}/{source}/dispatcher-probing.cfg"
 
 
 @dataclass(frozen=True)
@@ -56,8 +72,19 @@ class DispatcherSet:
     destinations: tuple[Destination, ...]
 
 
-def sip_uri(el: Element) -> str:
-    transport = el.transports[0].value if el.transports else "udp"
+def hop_transport(topo: Topology, source: Element, target: Element) -> str:
+    """The transport ``source`` uses towards ``target``: the network's published order first."""
+    accepted = {t.value for t in target.transports}
+    sent = {t.value for t in source.transports} or accepted
+    for t in topo.network.dns.transports:
+        if t.value in accepted and t.value in sent:
+            return t.value
+    return target.transports[0].value if target.transports else "udp"
+
+
+def sip_uri(el: Element, transport: str | None = None) -> str:
+    """The SIP URI of ``el`` over ``transport`` (default: its first transport)."""
+    transport = transport or (el.transports[0].value if el.transports else "udp")
     addr = el.addresses[0]
     host = f"[{addr}]" if ":" in addr else addr  # schema-validated address: ':' only in IPv6
     port = el.tls_port if transport == "tls" else el.port
@@ -101,16 +128,17 @@ def _probing_flag(source: Element, target: Element) -> int:
 
 
 def _make_set(
-    setid: int, source: Element, targets: list[Element], tiers: list[int], comment: str
+    topo: Topology, setid: int, source: Element, targets: list[Element], tiers: list[int], comment: str
 ) -> DispatcherSet:
-    return DispatcherSet(setid, source.id, comment, _destinations(source, targets, tiers))
+    return DispatcherSet(setid, source.id, comment, _destinations(topo, source, targets, tiers))
 
 
-def _destinations(source: Element, targets: list[Element], tiers: list[int]) -> tuple[Destination, ...]:
+def _destinations(topo: Topology, source: Element, targets: list[Element],
+                  tiers: list[int]) -> tuple[Destination, ...]:
     prios = ds_priorities(tiers)
     weights = percent_weights(targets)
     dests = [
-        Destination(t.id, sip_uri(t), _probing_flag(source, t), p, w)
+        Destination(t.id, sip_uri(t, hop_transport(topo, source, t)), _probing_flag(source, t), p, w)
         for t, p, w in zip(targets, prios, weights, strict=True)
     ]
     dests.sort(key=lambda d: -d.priority)  # stable: keeps preference order within a priority
@@ -129,7 +157,7 @@ def sbc_pcscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> lis
         how = ("its pcscfs list in order of preference" if sbc.pcscfs else
                "the P-CSCFs of its home domain, same site first, same region next")
         if targets:
-            out.append(_make_set(i, sbc, targets, tiers, f"SBC {sbc.id} (site {sbc.site}) -> P-CSCF: {how}"))
+            out.append(_make_set(topo, i, sbc, targets, tiers, f"SBC {sbc.id} (site {sbc.site}) -> P-CSCF: {how}"))
     return out
 
 
@@ -140,19 +168,28 @@ def pcscf_icscf_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> l
     out = []
     memo: dict[str, list[Element]] = {}
     # the P-CSCFs of one site and home domain get the same list (hundreds of I-CSCFs nationally):
-    # (id(I-CSCF list), site, whether the source probes) -> destinations; the lists live in ``memo``
+    # (id(I-CSCF list), site, whether the source probes, its transports) -> destinations; the lists live in ``memo``
     made: dict[tuple[int, str, bool], tuple[Destination, ...]] = {}
     for i, pcscf in enumerate(topo.by_type["pcscf"], start=1):
         icscfs = same_home_domain(topo, pcscf, all_icscfs, memo)
         if not icscfs:
             continue
-        key = (id(icscfs), pcscf.site, _probes(pcscf))
+        key = (id(icscfs), pcscf.site, _probes(pcscf), tuple(t.value for t in pcscf.transports))
         dests = made.get(key)
         if dests is None:
-            dests = made[key] = _destinations(pcscf, icscfs, [site_tier(topo, t, pcscf.site) for t in icscfs])
+            dests = made[key] = _destinations(topo, pcscf, icscfs, [site_tier(topo, t, pcscf.site) for t in icscfs])
         comment = f"P-CSCF {pcscf.id} (site {pcscf.site}) -> I-CSCF: same site first, same region next"
         out.append(DispatcherSet(i, pcscf.id, comment, dests))
     return out
+
+
+def dispatcher_sets(topo: Topology, exclude: frozenset[str] = frozenset()) -> list[DispatcherSet]:
+    """Every source element's set: the SBCs' (to P-CSCFs), then the P-CSCFs' (to I-CSCFs)."""
+    return [*sbc_pcscf_sets(topo, exclude), *pcscf_icscf_sets(topo, exclude)]
+
+
+def hop_title(topo: Topology, ds: DispatcherSet) -> str:
+    return "SBC -> P-CSCF" if topo.elements[ds.source].type.value == "sbc" else "P-CSCF -> I-CSCF"
 
 
 def render_dispatcher_list(sets: list[DispatcherSet], title: str, inventory: str) -> str:
@@ -162,7 +199,9 @@ def render_dispatcher_list(sets: list[DispatcherSet], title: str, inventory: str
         "# line format: setid destination flags priority attrs",
         "# priority: HIGHER value first (use algorithm 8 for failover in this order);",
         "# weight=N: percent of calls over the whole set, sums to 100 (algorithm 9).",
-        '# flags 8: probe with OPTIONS (needs modparam("dispatcher", "ds_ping_interval", N)).',
+        "# flags 8: active, probed with OPTIONS (dispatcher-probing.cfg next to this file);",
+        "# flags 0: passive, never probed while it works (mark it with ds_mark_dst(\"ip\") on a",
+        "# failed request: it is then probed until it answers again).",
         "",
     ]
     for ds in sets:
@@ -170,3 +209,52 @@ def render_dispatcher_list(sets: list[DispatcherSet], title: str, inventory: str
         lines.extend(d.line(ds.setid) for d in ds.destinations)
         lines.append("")
     return "\n".join(lines)
+
+
+def element_timers(topo: Topology, el: Element) -> tuple[int, int, float]:
+    """(OPTIONS interval, failure threshold, timeout) of ``el``: its own, else the network's."""
+    net, own = topo.network.timers, el.timers
+    interval = own.options_interval or net.options_interval
+    threshold = own.options_failure_threshold or net.options_failure_threshold
+    timeout = own.options_timeout or net.options_timeout
+    return int(interval), int(threshold), timeout
+
+
+def render_probing_cfg(topo: Topology, source: Element, inventory: str) -> str:
+    """Kamailio parameters that make ``source``'s OPTIONS probing match its timers, so Kamailio
+    marks a destination down after interval × threshold + one timeout, as the runbooks say.
+
+    The probe timeout is set on the probes alone (``t_set_fr`` in ``event_route[tm:local-request]``
+    for the OPTIONS the dispatcher sends from :data:`DS_PING_FROM`): tm's ``fr_timer`` is the
+    final-response timer of every relayed transaction, and a P-CSCF that answers REGISTER in 3 s
+    under load must not get a 408 from the SBC. ``ds_probing_mode 3`` probes exactly the
+    destinations flagged 8 (active), continually; destinations flagged 0 (passive) are not probed."""
+    interval, threshold, timeout = element_timers(topo, source)
+    timeout_ms = int(round(timeout * 1000))
+    active = _probes(source)
+    lines = [
+        f"# Kamailio dispatcher OPTIONS probing of {source.id}, rendered by imsdr from inventory",
+        f"# {inventory}; do not edit by hand. include_file it after loadmodule \"dispatcher.so\" and",
+        "# \"tm.so\", at the top level of kamailio.cfg (it defines event_route[tm:local-request]: merge",
+        "# that block into yours if the configuration already has one).",
+        f"# Detection: {interval} s x {threshold} + {timeout:g} s timeout = "
+        f"{interval * threshold + timeout:g} s.",
+        "# The timeout applies to the OPTIONS probes only: tm's fr_timer/fr_inv_timer (every relayed",
+        "# request) keep their configured values.",
+        "# ds_probing_mode 3: the destinations flagged 8 (active) are probed continually; flags 0",
+        "# (passive) are probed only after a failed request marked them with ds_mark_dst(\"ip\").",
+    ]
+    if not active:
+        lines.append(f"# {source.id} probes passively (options_probing: passive): no destination is flagged 8.")
+    lines += [
+        f'modparam("dispatcher", "ds_ping_interval", {interval})',
+        f'modparam("dispatcher", "ds_probing_threshold", {threshold})',
+        'modparam("dispatcher", "ds_probing_mode", 3)',
+        f'modparam("dispatcher", "ds_ping_from", "{DS_PING_FROM}")',
+        "event_route[tm:local-request] {",
+        f'    if (method == "OPTIONS" && from_uri == "{DS_PING_FROM}") {{',
+        f"        t_set_fr(0, {timeout_ms});",
+        "    }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"

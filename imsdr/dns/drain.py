@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from imsdr.dns.dispatcher import (
-    PCSCF_ICSCF_LIST,
-    SBC_PCSCF_LIST,
     DispatcherSet,
-    pcscf_icscf_sets,
-    sbc_pcscf_sets,
+    dispatcher_list_path,
+    dispatcher_sets,
 )
 from imsdr.dns.plan import DnsPlan, build_dns_plan
 from imsdr.dns.views import zone_file_path, zone_files
@@ -36,6 +34,7 @@ DRAINED_MARKER = "<!-- imsdr-drained:"
 DEFAULT_CONTROL = {"bind": "rndc", "kamailio": "kamcmd", "vendor": "VENDOR-CLI"}
 DEFAULT_PLATFORM_OF_TYPE = {"enum_dns": "bind", "sbc": "kamailio", "pcscf": "kamailio"}
 RNDC_RELOAD_OK = "zone reload queued"
+RNDC_RELOAD_CURRENT = "zone reload up-to-date"  # the zone was already loaded: a re-run is fine
 RNDC_RECONFIG_OK = ""  # rndc reconfig prints nothing on success
 KAMCMD_RELOAD_OK = "Ok. Dispatcher successfully reloaded."  # kamcmd dispatcher.reload, Kamailio 5.6
 
@@ -49,6 +48,7 @@ class PlatformInfo:
     control: str
     dig: str = "dig"
     directory: str = "/etc/imsdr/dns"
+    keys: str | None = None
 
     @property
     def placeholder(self) -> bool:
@@ -63,7 +63,7 @@ def platform_of(topo: Topology, el: Element) -> PlatformInfo:
         control = spec.control or DEFAULT_CONTROL[spec.kind]
         if spec.kind == "vendor" and spec.control is None:
             control = f"{el.vendor.replace(' ', '-').upper()}-CLI"
-        return PlatformInfo(name, spec.kind, control, spec.dig, spec.directory)
+        return PlatformInfo(name, spec.kind, control, spec.dig, spec.directory, spec.keys)
     control = DEFAULT_CONTROL[name]
     if name == "vendor":
         control = f"{el.vendor.replace(' ', '-').upper()}-CLI"
@@ -128,6 +128,7 @@ class Reload:
     command: str
     expected: str
     placeholder: bool = False
+    down: bool = False  # the element is drained itself (down): skipped, loaded when it comes back
 
 
 @dataclass
@@ -142,6 +143,23 @@ class DrainChanges:
     def empty(self) -> bool:
         return not (self.records or self.dispatcher)
 
+    def returning(self) -> DrainChanges:
+        """The same changes seen from the failback: the drained elements come back and load the
+        normal files too, so none of their reloads is skipped."""
+        back = [Reload(r.element, r.address, r.command, r.expected, r.placeholder) for r in self.reloads]
+        return DrainChanges(self.drained, self.records, self.dispatcher, back, self.layout_changed)
+
+    def live_reloads(self) -> list[Reload]:
+        """The commands to run now: every reload but those of drained (down) elements."""
+        return [r for r in self.reloads if not r.down]
+
+    def by_element(self, live_only: bool = True) -> dict[str, list[Reload]]:
+        """Reload commands per element, in the order they are run."""
+        out: dict[str, list[Reload]] = {}
+        for r in self.live_reloads() if live_only else self.reloads:
+            out.setdefault(r.element, []).append(r)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "drained": list(self.drained),
@@ -150,7 +168,8 @@ class DrainChanges:
             "dispatcher": [{"file": d.file, "set": d.setid, "source": d.source, "removed": list(d.removed),
                             "added": list(d.added)} for d in self.dispatcher],
             "reload": [{"element": r.element, "address": r.address, "command": r.command,
-                        "expected": r.expected, "placeholder": r.placeholder} for r in self.reloads],
+                        "expected": r.expected, "placeholder": r.placeholder, "down": r.down}
+                       for r in self.reloads],
             "layout_changed": self.layout_changed,
         }
 
@@ -162,18 +181,19 @@ def _rr_lines(rrset: Any) -> tuple[str, ...]:
 
 
 def record_changes(normal: DnsPlan, drained: DnsPlan) -> list[RecordChange]:
-    """Every rrset of the home zones that a view answers differently, identical changes grouped."""
+    """Every rrset that a view answers differently, identical changes grouped: every record of the
+    home and access zones, the apex NS of the ENUM zones (a drained name server leaves them too)."""
     normal.materialise_all()
     drained.materialise_all()
     grouped: dict[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for view in normal.views:
         other = drained.view(view.name)
         for zone_name, zone in normal.view_zones(view).items():
-            if zone.kind not in ("home", "access"):
-                continue  # ENUM zones hold no element
             before = normal.zone_for_view(view, zone_name).rrsets
             after = drained.zone_for_view(other, zone_name).rrsets
-            for key in sorted(set(before) | set(after)):
+            # an ENUM zone names no element but its name servers (apex NS), among millions of numbers
+            keys = sorted(set(before) | set(after)) if zone.kind in ("home", "access") else [(zone_name, "NS")]
+            for key in keys:
                 if key[1] == "SOA":
                     continue  # the serial is set when the files are written
                 old, new = _rr_lines(before.get(key)), _rr_lines(after.get(key))
@@ -185,20 +205,20 @@ def record_changes(normal: DnsPlan, drained: DnsPlan) -> list[RecordChange]:
             for (z, n, t, rem, add), views in sorted(grouped.items(), key=lambda kv: kv[0][:3])]
 
 
-def _set_lines(sets: list[DispatcherSet]) -> dict[int, tuple[str, list[str]]]:
-    return {s.setid: (s.source, [d.line(s.setid) for d in s.destinations]) for s in sets}
+def _set_lines(sets: list[DispatcherSet]) -> dict[str, tuple[int, list[str]]]:
+    return {s.source: (s.setid, [d.line(s.setid) for d in s.destinations]) for s in sets}
 
 
 def dispatcher_changes(topo: Topology, drained: frozenset[str]) -> list[DispatcherChange]:
+    """Per source element (one list file each): the lines its set loses or gains."""
+    before, after = _set_lines(dispatcher_sets(topo)), _set_lines(dispatcher_sets(topo, drained))
     out = []
-    for path, make in ((SBC_PCSCF_LIST, sbc_pcscf_sets), (PCSCF_ICSCF_LIST, pcscf_icscf_sets)):
-        before, after = _set_lines(make(topo)), _set_lines(make(topo, drained))
-        for setid in sorted(set(before) | set(after)):
-            source, old = before.get(setid, after.get(setid, ("", [])))
-            new = after.get(setid, (source, []))[1]
-            if old != new:
-                out.append(DispatcherChange(path, setid, source, tuple(x for x in old if x not in new),
-                                            tuple(x for x in new if x not in old)))
+    for source in [*before, *(s for s in after if s not in before)]:
+        setid, old = before.get(source, after.get(source, (0, [])))
+        new = after.get(source, (setid, []))[1]
+        if old != new:
+            out.append(DispatcherChange(dispatcher_list_path(source), setid, source,
+                                        tuple(x for x in old if x not in new), tuple(x for x in new if x not in old)))
     return out
 
 
@@ -269,17 +289,106 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
 def drain_changes(topo: Topology, ids: Iterable[str], normal: DnsPlan | None = None,
                   drained: DnsPlan | None = None) -> DrainChanges:
     """Everything that differs between the normal and the drained state of ``ids``."""
+    return drained_state(topo, ids, normal, drained).changes
+
+
+@dataclass
+class DrainedState:
+    """One drained (failed-over) state, computed once: the drained element ids, the normal and the
+    drained DNS plans, and what differs between them. ``render dns --drain`` writes it, the runbook
+    pages print its steps and ``verify --drain`` checks a live server against it, so none of them
+    asks the topology again and they cannot disagree."""
+
+    topo: Topology
+    drained: tuple[str, ...]
+    normal: DnsPlan
+    plan: DnsPlan
+    changes: DrainChanges
+
+    @property
+    def drained_set(self) -> frozenset[str]:
+        return frozenset(self.drained)
+
+    def live_servers(self) -> list[Element]:
+        """The DNS servers that answer in the drained state (the drained ones are down)."""
+        return [s for s in dns_server_elements(self.topo) if s.id not in self.drained_set]
+
+    def answers(self) -> list[tuple[str, str, str, str]]:
+        """(view, zone, name, type) of every answer that differs from the normal state."""
+        return [(view, c.zone, c.name, c.rdtype) for c in self.changes.records for view in c.views]
+
+
+def drained_state(topo: Topology, ids: Iterable[str], normal: DnsPlan | None = None,
+                  drained: DnsPlan | None = None) -> DrainedState:
+    """Compute the drained state of ``ids`` (element or site ids) once."""
     drained_ids = resolve_drain(topo, ids)
     normal = normal or build_dns_plan(topo)
     drained = drained or build_dns_plan(topo, excluded=drained_ids)
     records = record_changes(normal, drained)
     dispatcher = dispatcher_changes(topo, frozenset(drained_ids))
     commands, layout = reloads(topo, normal, drained, records, dispatcher)
-    return DrainChanges(drained_ids, records, dispatcher, commands, layout)
+    gone = frozenset(drained_ids)
+    commands = [Reload(r.element, r.address, r.command, r.expected, r.placeholder, r.element in gone)
+                for r in commands]
+    return DrainedState(topo, drained_ids, normal, drained,
+                        DrainChanges(drained_ids, records, dispatcher, commands, layout))
+
+
+RELOAD_DIR = "reload"
+
+
+def reload_script_path(element: str) -> str:
+    """The script that loads this directory on one server (``sh DIR/reload/<element>.sh``)."""
+    return f"{RELOAD_DIR}/{element}.sh"
+
+
+def script_ok_line(element: str, count: int) -> str:
+    """What a reload script prints when every command printed what it should."""
+    return f"{element}: {count} command(s), every output as expected"
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def render_reload_script(element: str, commands: list[Reload], title: str, inventory: str) -> str:
+    """One server's reload commands as a POSIX sh script: each command's output is compared with
+    what it prints when it worked; the first difference stops the script (exit 1) with the
+    command and its output on stderr, and the commands after it are not run."""
+    lines = [
+        "#!/bin/sh",
+        f"# {title}: the reload commands of {element}, in order.",
+        f"# Rendered by imsdr from inventory {inventory}; do not edit by hand. Run: sh {reload_script_path(element)}",
+        "set -u",
+        "fail() { printf 'FAILED on %s: %s\\n%s\\n' " + _sh_quote(element) + " \"$1\" \"$2\" >&2; exit 1; }",
+    ]
+    for r in commands:
+        quoted = _sh_quote(r.command)
+        lines.append(f"out=$({r.command} 2>&1) || fail {quoted} \"$out\"")
+        if r.expected == RNDC_RELOAD_OK:
+            lines.append(f"case \"$out\" in {_sh_quote(RNDC_RELOAD_OK)}|{_sh_quote(RNDC_RELOAD_CURRENT)}) ;; "
+                         f"*) fail {quoted} \"$out\" ;; esac")
+        elif r.expected:
+            lines.append(f"[ \"$out\" = {_sh_quote(r.expected)} ] || fail {quoted} \"$out\"")
+        else:
+            lines.append(f"[ -z \"$out\" ] || fail {quoted} \"$out\"")
+    lines.append(f"echo {_sh_quote(script_ok_line(element, len(commands)))}")
+    return "\n".join(lines) + "\n"
+
+
+def reload_scripts(changes: DrainChanges, inventory: str, failback: bool = False) -> dict[str, str]:
+    """relative path -> script text, one per element that reloads (vendor placeholders excluded:
+    their commands are the vendor's to fill in)."""
+    title = ("Fail back from the drained state of " if failback else "Drained state of ") + \
+        ", ".join(changes.drained)
+    return {reload_script_path(element): render_reload_script(element, commands, title, inventory)
+            for element, commands in changes.by_element().items() if not commands[0].placeholder}
 
 
 def render_drain_note(changes: DrainChanges, inventory: str) -> str:
-    """DRAIN.md: what differs from the normal state and the commands that load this directory."""
+    """DRAIN.md: a readable summary of what differs from the normal state, on which servers, in
+    which order; the commands themselves are in one script per server (``reload/<server>.sh``)."""
+    zones = sorted({c.zone for c in changes.records})
     lines = [
         f"# Drained state: {', '.join(changes.drained)}",
         "",
@@ -289,9 +398,36 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
         "dispatcher lists of this directory leave the elements above out of every answer. Do not edit",
         "by hand; render the normal state again (without `--drain`) to fail back.",
         "",
-        "## Record changes against the normal state",
+        "## What changes",
+        "",
+        f"- {len(changes.records)} rrset change(s) in {len(zones)} zone(s): "
+        + (", ".join(f"`{z}`" for z in zones) if zones else "none") + ".",
+        f"- {len(changes.dispatcher)} dispatcher set change(s)"
+        + (": " + ", ".join(f"`{d.file}`" for d in changes.dispatcher) if changes.dispatcher else "") + ".",
+        "",
+        "## On which servers, in which order",
         "",
     ]
+    live = changes.by_element()
+    if not live:
+        lines += ["Nothing to reload.", ""]
+    for n, (element, commands) in enumerate(live.items(), 1):
+        if commands[0].placeholder:
+            lines += [f"{n}. {element} ({commands[0].address}): placeholder (vendor CLI), replace with the "
+                      "vendor's command:", "", "   ```sh"] + [f"   {r.command}" for r in commands] + ["   ```", ""]
+        else:
+            zones_of = sorted({r.command.split(" reload ", 1)[1].split(" IN ")[0] for r in commands
+                               if " reload " in r.command and " IN " in r.command})
+            what = (f"{len(zones_of)} zone reload(s)" if zones_of else
+                    "dispatcher reload" if "dispatcher" in commands[-1].command else "full reload")
+            lines.append(f"{n}. {element} ({commands[0].address}): `sh {reload_script_path(element)}` "
+                         f"({len(commands)} command(s): {what}); prints "
+                         f"`{script_ok_line(element, len(commands))}`.")
+    down = sorted({r.element for r in changes.reloads if r.down})
+    if down:
+        lines += ["", "Down (drained themselves), skipped: " + ", ".join(down) + ". They are loaded when they",
+                  "come back: render the normal state first, then run their reload script."]
+    lines += ["", "## Record changes against the normal state", ""]
     if not changes.records:
         lines += ["No DNS record changes.", ""]
     for c in changes.records:
@@ -302,16 +438,6 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
         lines += ["No dispatcher list changes.", ""]
     for d in changes.dispatcher:
         lines += [f"`{d.file}` set {d.setid} (on {d.source}):", "", "```diff"] + d.diff_lines() + ["```", ""]
-    lines += ["## Load it", ""]
-    if not changes.reloads:
-        lines += ["Nothing to reload.", ""]
-    by_element: dict[str, list[Reload]] = {}
-    for r in changes.reloads:
-        by_element.setdefault(r.element, []).append(r)
-    for element, commands in by_element.items():
-        note = " (placeholder: replace with the vendor's command)" if commands[0].placeholder else ""
-        lines += [f"On {element} ({commands[0].address}){note}:", "", "```sh"]
-        lines += [r.command for r in commands] + ["```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

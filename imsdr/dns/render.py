@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING
 
 from imsdr.analysis import cyclic_gc_paused
 from imsdr.dns.dispatcher import (
-    PCSCF_ICSCF_LIST,
-    SBC_PCSCF_LIST,
-    pcscf_icscf_sets,
+    dispatcher_list_path,
+    dispatcher_sets,
+    hop_title,
+    probing_cfg_path,
     render_dispatcher_list,
-    sbc_pcscf_sets,
+    render_probing_cfg,
 )
 from imsdr.dns.drain import (
     DRAIN_NOTE,
     DrainChanges,
-    drain_changes,
+    drained_state,
     previously_drained,
+    reload_scripts,
     render_drain_note,
     resolve_drain,
 )
@@ -68,7 +70,6 @@ from imsdr.output.markdown import markdown_code, markdown_text
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
 
-PROBING_CFG = "kamailio/dispatcher-probing.cfg"
 NAMED_OPTIONS = "named-options.conf"  # included inside every server's options block
 
 
@@ -131,15 +132,23 @@ def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, ser
 def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, serial: int | None,
                 keys: Path | None, drain: tuple[str, ...]) -> RenderReport:
     changes = None
-    if drain:
-        drained = resolve_drain(topology, drain)
-        plan = check_plan(topology, build_dns_plan(topology, excluded=drained))
-        changes = drain_changes(topology, drained, drained=plan)
-    else:
-        plan = check_plan(topology)
     target = as_target(out)
     out = target.path
+    if drain:
+        drained = resolve_drain(topology, drain)  # an unknown id first: the likelier mistake
+        if serial is None and not any(out.glob("zones/*/*.zone")):
+            raise RenderError(
+                f"refusing to render a drained state into {out}: it holds no previous render, so every "
+                "changed zone's SOA serial would start again at today's YYYYMMDD00 and may be lower than "
+                "what the live servers serve (they would ignore the change, and secondaries would not "
+                "transfer it). Render over the directory the servers load, or give --serial N above the "
+                "live serials (`dig @SERVER ZONE SOA +short`).")
+        plan = check_plan(topology, build_dns_plan(topology, excluded=drained))
+        changes = drained_state(topology, drained, drained=plan).changes
+    else:
+        plan = check_plan(topology)
     back = previously_drained(out, topology) if not drain else ()
+    failback = drained_state(topology, back, normal=plan).changes.returning() if back else None
     added: list[str] = []
     if keys is not None:
         from imsdr.dns.keys import ensure_keys
@@ -147,9 +156,8 @@ def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, se
         added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out, target.inputs)
     with atomic_directory(target) as staging:
         report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial,
-                                 drain=changes)
-    if back:
-        report.failback = drain_changes(topology, back, normal=plan)
+                                 drain=changes, failback=failback)
+    report.failback = failback
     report.out = out
     report.keys_added = added
     return report
@@ -164,6 +172,7 @@ def write_dns_files(
     serial: int | None = None,
     drain: DrainChanges | None = None,
     digests: WrittenDigests | None = None,
+    failback: DrainChanges | None = None,
 ) -> RenderReport:
     """Write the files of a linted ``plan`` into an existing (staging) ``directory``.
 
@@ -198,50 +207,24 @@ def write_dns_files(
         path = f"resolvers/{ln_id}.conf"
         _write_text(digests, directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
         report.files.append(WrittenFile(path, "resolver", records=len(plan.access_zones)))
-    for path, sets, title in (
-        (SBC_PCSCF_LIST, sbc_pcscf_sets(topology, exclude), "SBC -> P-CSCF"),
-        (PCSCF_ICSCF_LIST, pcscf_icscf_sets(topology, exclude), "P-CSCF -> I-CSCF"),
-    ):
-        _write_text(digests, directory, path, render_dispatcher_list(sets, title, inventory))
-        count = sum(len(s.destinations) for s in sets)
-        report.files.append(WrittenFile(path, "dispatcher", records=count))
-    _write_text(digests, directory, PROBING_CFG, render_probing_cfg(topology, inventory))
-    report.files.append(WrittenFile(PROBING_CFG, "kamailio"))
+    for ds in dispatcher_sets(topology, exclude):  # one list and one probing include per source element
+        path = dispatcher_list_path(ds.source)
+        _write_text(digests, directory, path, render_dispatcher_list([ds], hop_title(topology, ds), inventory))
+        report.files.append(WrittenFile(path, "dispatcher", records=len(ds.destinations)))
+        cfg = probing_cfg_path(ds.source)
+        _write_text(digests, directory, cfg, render_probing_cfg(topology, topology.elements[ds.source], inventory))
+        report.files.append(WrittenFile(cfg, "kamailio"))
     if drain is not None:
         _write_text(digests, directory, DRAIN_NOTE, render_drain_note(drain, inventory))
         report.files.append(WrittenFile(DRAIN_NOTE, "drain"))
+    loading = drain if drain is not None else failback
+    if loading is not None:  # one reload script per server, run by the runbook's step
+        for path, text in reload_scripts(loading, inventory, failback=drain is None).items():
+            _write_text(digests, directory, path, text)
+            report.files.append(WrittenFile(path, "reload"))
     report.files.append(WrittenFile("README.md", "readme"))
     _write_text(digests, directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
-
-
-def render_probing_cfg(topology: Topology, inventory: str) -> str:
-    """Kamailio modparams that make the dispatcher's OPTIONS probing match the inventory timers, so
-    Kamailio marks a destination down after interval × threshold + one timeout, as the runbooks say."""
-    timers = topology.network.timers
-    overridden = sorted(e.id for e in topology.elements.values()
-                        if e.type.value in ("sbc", "pcscf") and (
-                            e.timers.options_interval or e.timers.options_failure_threshold
-                            or e.timers.options_timeout))
-    lines = [
-        f"# Kamailio dispatcher OPTIONS probing, rendered by imsdr from inventory {inventory};",
-        "# do not edit by hand. include_file it after loadmodule \"dispatcher.so\" and \"tm.so\".",
-        f"# Detection: {timers.options_interval} s x {timers.options_failure_threshold} + "
-        f"{timers.options_timeout} s timeout = "
-        f"{timers.options_interval * timers.options_failure_threshold + timers.options_timeout} s.",
-        "# fr_timer is tm's final-response timer for every transaction, not only OPTIONS probes.",
-        "# ds_probing_mode 1 keeps probing every destination: with 0, Kamailio stops probing one as",
-        "# soon as it answers once, and would never see it fail.",
-    ]
-    if overridden:
-        lines.append(f"# Elements with their own timers (set these values per instance): {', '.join(overridden)}")
-    lines += [
-        f'modparam("dispatcher", "ds_ping_interval", {timers.options_interval})',
-        f'modparam("dispatcher", "ds_probing_threshold", {timers.options_failure_threshold})',
-        'modparam("dispatcher", "ds_probing_mode", 1)',
-        f'modparam("tm", "fr_timer", {timers.options_timeout * 1000})',
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def printable(label: str) -> str:
@@ -325,7 +308,8 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
             "resolver": "forward zones for the access resolvers of a local network",
             "dispatcher": "Kamailio dispatcher list",
             "kamailio": "Kamailio OPTIONS probing parameters (include_file)",
-            "drain": "the drained state: record diff against normal, reload commands",
+            "drain": "the drained state: what changes, on which servers, in which order",
+            "reload": "one server's reload commands (sh), each output checked",
             "readme": "this file",
         }[f.kind]
         view = f.view or ("all views of its side without an override" if f.kind == "zone" else "")
@@ -468,16 +452,20 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         "",
         "## Load into Kamailio (dispatcher module, Kamailio 5.6)",
         "",
-        f"- `{SBC_PCSCF_LIST}`: on the SBC, one set per SBC (set id in the comment above it).",
-        f"- `{PCSCF_ICSCF_LIST}`: on the P-CSCF, one set per P-CSCF.",
+        f"- `{dispatcher_list_path('<SBC>')}`: on that SBC, its own set of P-CSCFs (set id in the",
+        "  comment above it); a shared file would make every SBC probe the P-CSCFs of every set.",
+        f"- `{dispatcher_list_path('<P-CSCF>')}`: on that P-CSCF, its own set of I-CSCFs.",
         "",
         'Use `modparam("dispatcher", "list_file", "/etc/kamailio/<file>")`, then',
         '`ds_select_dst("<set>", "8")` for failover in priority order (dispatcher priority: higher',
         'value first, the opposite of SRV) or `"9"` for capacity-weighted load sharing (`weight=` is a',
         "percent of the whole set). Reload with `kamcmd dispatcher.reload`. Destinations with flags 8",
-        "are probed with OPTIONS once `ds_ping_interval` is set:",
-        f"`include_file \"{PROBING_CFG}\"` sets it, the failure threshold and the OPTIONS timeout from",
-        "the inventory timers.",
+        "(active) are probed with OPTIONS; flags 0 (passive) are not probed while they work.",
+        f"`include_file \"{probing_cfg_path('<element>')}\"` sets the probe interval, the failure",
+        "threshold (`ds_probing_mode 3`: the flagged destinations, continually) and the OPTIONS timeout",
+        "from the element's timers. The timeout is set on the probes alone (`t_set_fr` in",
+        "`event_route[tm:local-request]`): `fr_timer`/`fr_inv_timer` of relayed requests keep their",
+        "values, so a P-CSCF that answers REGISTER in 3 s is not cut off by the SBC's 408.",
     ]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]

@@ -27,13 +27,18 @@ def restoration_body(reason: str = DEFAULT_REASON) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def restoration_response(mode: str, reason: str = DEFAULT_REASON) -> str:
-    """The SIP response (status line, the headers that matter, body) for ``mode`` 504-3gpp | 502."""
+def restoration_response(mode: str, reason: str = DEFAULT_REASON, asserted: str | None = None) -> str:
+    """The SIP response (status line, the headers that matter, body) for ``mode`` 504-3gpp | 502.
+
+    ``asserted``: the P-CSCF's own SIP URI, sent as P-Asserted-Identity: a UE acts on the 504 only
+    when that identity equals a URI of the Path or Service-Route it received at registration
+    (TS 24.229 §5.1.2A.1.6), and the P-CSCF's Path entry is the one it can match."""
     if mode == "502":
         return "SIP/2.0 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n".replace("\r\n", "\n")
     body = restoration_body(reason)
     length = len(body.encode("utf-8"))
-    return (f"SIP/2.0 504 Server Time-out\nContent-Type: {CONTENT_TYPE}\nContent-Length: {length}\n\n"
+    pai = f"P-Asserted-Identity: <{asserted}>\n" if asserted else ""
+    return (f"SIP/2.0 504 Server Time-out\n{pai}Content-Type: {CONTENT_TYPE}\nContent-Length: {length}\n\n"
             + body)
 
 

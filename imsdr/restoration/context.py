@@ -121,7 +121,7 @@ def restoration_context(topo: Topology) -> dict[str, Any]:
         "response_label": response_label(mode),
         "content_type": CONTENT_TYPE,
         "body_xml": restoration_body(),
-        "sip_response": restoration_response(mode),
+        "sip_response": restoration_response(mode, asserted=_pcscf_uri(topo)),
         "ps_networks": ps_networks,
         "windows": {"sbc": _window_rows(topo, ("sbc",)), "pcscf": _window_rows(topo, ("pcscf",))},
         "gateways": pcscf_lists(topo),
@@ -143,3 +143,10 @@ def restoration_context(topo: Topology) -> dict[str, Any]:
         },
         "citations": CITATIONS,
     }
+
+
+def _pcscf_uri(topo: Topology) -> str | None:
+    """The URI of the first P-CSCF, as its Path entry names it (the example's P-Asserted-Identity)."""
+    for el in topo.by_type.get("pcscf", []):
+        return f"sip:{topo.fqdn(el)};lr"
+    return None

@@ -18,16 +18,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from imsdr.dns.dispatcher import PCSCF_ICSCF_LIST, SBC_PCSCF_LIST, pcscf_icscf_sets, sbc_pcscf_sets, sip_uri
+from imsdr.dns.dispatcher import dispatcher_list_path, dispatcher_sets, sip_uri
 from imsdr.dns.drain import (
     DrainChanges,
     dns_server_elements,
-    drain_changes,
+    drained_state,
     first_address,
     platform_of,
+    reload_script_path,
+    script_ok_line,
 )
 from imsdr.dns.plan import build_dns_plan
 from imsdr.runbook.context import sample_source
+from imsdr.runbook.steps import step as typed_step
 
 if TYPE_CHECKING:
     from imsdr.dns.plan import DnsPlan
@@ -75,9 +78,15 @@ def recovery_target(topo: Topology, service: str) -> dict[str, Any] | None:
 
 def _step(title: str, owner: Mapping[str, Any], host: str, commands: Sequence[str], expect: str,
           expected: Sequence[str] = (), go: str = "", nogo: str = "", rollback: str = "",
-          wait_s: int = 0) -> dict[str, Any]:
-    return {"title": title, "owner": dict(owner), "host": host, "commands": list(commands), "expect": expect,
-            "expected": list(expected), "go": go, "nogo": nogo, "rollback": rollback, "wait_s": wait_s}
+          wait_s: int = 0, **rest: Any) -> dict[str, Any]:
+    """One step of the typed model (:class:`imsdr.runbook.steps.Step`), as the templates read it."""
+    return typed_step(title, owner, host, commands, expect, expected, go=go, nogo=nogo, rollback=rollback,
+                      wait_s=wait_s, **rest)
+
+
+VERIFY_DRAIN_OK = "no drift: every server answers the drained state"
+VERIFY_FAILBACK_OK = "no drift: every server answers the normal state"
+REGISTERED_OK = "usrloc:registered_users = 0"  # kamcmd stats.get_statistics registered_users, Kamailio 5.6
 
 
 def flags_command(control: str, uri: str) -> str:
@@ -111,12 +120,13 @@ class ActionBuilder:
         self.failures = failures
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
-        self._sets = {SBC_PCSCF_LIST: sbc_pcscf_sets(topo), PCSCF_ICSCF_LIST: pcscf_icscf_sets(topo)}
         self._listed_in: dict[str, list[tuple[str, int, Element]]] = {}  # destination -> its sets
-        for path, sets in self._sets.items():
-            for ds in sets:
-                for d in ds.destinations:
-                    self._listed_in.setdefault(d.element, []).append((path, ds.setid, topo.elements[ds.source]))
+        self._uris: dict[tuple[str, str], str] = {}  # (source, destination) -> the URI in its list
+        for ds in dispatcher_sets(topo):
+            for d in ds.destinations:
+                self._listed_in.setdefault(d.element, []).append(
+                    (dispatcher_list_path(ds.source), ds.setid, topo.elements[ds.source]))
+                self._uris[(ds.source, d.element)] = d.uri
 
     # --- shared pieces ---------------------------------------------------------------------------
 
@@ -125,6 +135,10 @@ class ActionBuilder:
         for server in self.servers:
             return platform_of(self.topo, server).directory
         return "/etc/imsdr/dns"
+
+    def uri_in(self, source: Element, el: Element) -> str:
+        """The URI ``source``'s dispatcher list gives ``el`` (the hop's transport)."""
+        return self._uris.get((source.id, el.id)) or sip_uri(el)
 
     def sources_of(self, el: Element) -> list[tuple[str, int, Element]]:
         """(list file, set id, source element) of every dispatcher set that lists ``el``."""
@@ -150,15 +164,15 @@ class ActionBuilder:
         t = el.type.value
         out = []
         if t in ("pcscf", "cscf"):
-            uri = sip_uri(el)
             for path, setid, source in self.sources_of(el):
                 plat = platform_of(self.topo, source)
                 if plat.kind != "kamailio":
                     continue
+                uri = self.uri_in(source, el)
                 out.append({"host": f"{source.id} ({first_address(source)})", "placeholder": False,
                             "command": flags_command(plat.control, uri), "failed": ["FLAGS: IP"],
                             "normal": ["FLAGS: AP"],
-                            "what": f"dispatcher state of {el.id} in {path.split('/')[-1]} set {setid}"})
+                            "what": f"dispatcher state of {el.id} in {path} set {setid}"})
                 break
         if t == "enum_dns":
             plat = platform_of(self.topo, el)
@@ -169,20 +183,68 @@ class ActionBuilder:
                         "command": f"{plat.dig} @{first_address(el)} {zone} SOA +short +time={timeout} +tries=1",
                         "failed": [";; connection timed out; no servers could be reached"],
                         "normal": [f"the SOA record of {zone}"], "what": f"{el.id} answers DNS"})
-        if not out and platform_of(self.topo, el).kind == "kamailio":
-            plat = platform_of(self.topo, el)
-            out.append({"host": f"{el.id} ({first_address(el)})", "placeholder": False,
-                        "command": f"{plat.control} core.uptime",
-                        "failed": ["an error instead of the uptime (Kamailio not running)"],
-                        "normal": ["uptime: N"], "what": f"{el.id}'s Kamailio answers its control socket"})
         if not out:
+            out += self._observer_checks(el)
+        return out
+
+    def observers(self, el: Element) -> list[Element]:
+        """Who sees ``el`` fail when its site is gone (a dead element cannot be logged into): an
+        SBC's P-CSCFs, an HSS/SLF's Diameter clients (the CSCFs), an AS's and an MGCF's S-CSCFs
+        and BGCF/CSCFs. Two at different sites where there are, so a declaration does not rest on
+        one observer's view."""
+        topo, t = self.topo, el.type.value
+        if t == "sbc":
+            candidates = [topo.elements[p] for p in el.pcscfs if p in topo.elements] or \
+                list(topo.by_type.get("pcscf", []))
+        elif t in ("hss", "slf"):
+            candidates = [e for e in topo.by_type.get("cscf", [])
+                          if any(r.value in ("icscf", "scscf") for r in e.roles)]
+        elif t in ("as", "mgcf"):
+            candidates = list(topo.with_role("scscf") or topo.by_type.get("cscf", []))
+        else:
+            candidates = []
+        candidates = [c for c in candidates if c.id != el.id]
+        other_site = [c for c in candidates if c.site != el.site]
+        chosen = (other_site[:1] + [c for c in candidates if c.site == el.site][:1]) if other_site else candidates[:2]
+        return chosen or candidates[:2]
+
+    def _observer_checks(self, el: Element) -> list[dict[str, Any]]:
+        out = []
+        t = el.type.value
+        address = first_address(el)
+        for peer in self.observers(el):
+            plat = platform_of(self.topo, peer)
+            host = f"{peer.id} ({first_address(peer)}), a peer of {el.id}"
+            if t in ("hss", "slf"):
+                if plat.kind == "kamailio":
+                    command = (f"{plat.control} cdp.list_peers | grep -A3 -F '{self.topo.fqdn(el)}' "
+                               "| grep -o '[IR]_Open' | sort -u")
+                    out.append({"host": host, "placeholder": False, "command": command, "failed": ["(no output)"],
+                                "normal": ["I_Open or R_Open"],
+                                "what": f"the Diameter peer state of {el.id} on {peer.id}"})
+                    continue
+                command = f"{plat.control} show diameter peer {el.id}"
+                failed, normal = ["(vendor output: peer CLOSED / not OPEN)"], ["(vendor output: peer OPEN)"]
+            elif t == "sbc" and plat.kind == "kamailio":  # Kamailio keeps no state of an upstream SBC
+                port = el.port
+                command = f"sipsak -s sip:{address}:{port}"
+                failed, normal = ["(no reply: sipsak reports a timeout)"], ["(a 200 reply)"]
+            elif t == "sbc":
+                command = f"{plat.control} show sip peer {address}"
+                failed, normal = ["(vendor output: no request from it, OPTIONS to it unanswered)"], \
+                    ["(vendor output: peer reachable)"]
+            else:
+                command = f"{plat.control} show sip peer {address}"
+                failed, normal = ["(vendor output: requests to it time out (408) or are refused)"], \
+                    ["(vendor output: peer reachable)"]
+            out.append({"host": host, "placeholder": True, "command": command, "failed": failed, "normal": normal,
+                        "what": f"{el.id} as {peer.id} sees it"})
+        if not out:  # nobody imsdr knows observes it: its own alarms, if it can still be reached
             plat = platform_of(self.topo, el)
-            verb = {"hss": "show diameter peers", "slf": "show diameter peers"}.get(t, "show alarms")
-            out.append({"host": f"{el.id} ({first_address(el)})", "placeholder": plat.placeholder,
-                        "command": f"{plat.control} {verb}",
-                        "failed": ["(vendor output: element or peer down)"],
-                        "normal": ["(vendor output: no critical alarm, peers OPEN)"],
-                        "what": f"{el.id}'s own alarms and peers"})
+            out.append({"host": f"{el.id} ({address})", "placeholder": plat.placeholder,
+                        "command": f"{plat.control} {'core.uptime' if plat.kind == 'kamailio' else 'show alarms'}",
+                        "failed": ["an error or no answer (element down)"],
+                        "normal": ["(its uptime / no critical alarm)"], "what": f"{el.id}'s own state"})
         return out
 
     # --- drain and failback of one element (or a site) ------------------------------------------
@@ -200,12 +262,13 @@ class ActionBuilder:
             return {"detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
                     "failback_steps": [], "ttl_s": max(topo.network.ttl.srv, topo.network.ttl.a)}
         drained_plan = build_dns_plan(topo, excluded=tuple(sorted(self._expand(ids))))
-        changes = drain_changes(topo, ids, normal=self.normal, drained=drained_plan)
+        state = drained_state(topo, ids, normal=self.normal, drained=drained_plan)
+        changes = state.changes
         if changes.empty and subject is not None:
             return self._vendor_procedure(subject, owner)
-        reloads = [r for r in changes.reloads
+        reloads = [r for r in changes.live_reloads()
                    if skip_site is None or topo.elements[r.element].site != skip_site]
-        printed = [f"{r.element}: {r.command}" for r in changes.reloads]
+        printed = [f"{r.element}: {r.command}" for r in changes.live_reloads()]
         steps: list[dict[str, Any]] = []
         if changes.empty:
             printed = []
@@ -222,13 +285,8 @@ class ActionBuilder:
             mine = [r for r in dns_reloads if r.element == server.id]
             if not mine:
                 continue
-            steps.append(_step(
-                f"Load the changed zones on {server.id}", owner_dns, f"{server.id} ({first_address(server)})",
-                [r.command for r in mine], "manual" if mine[0].placeholder else "exact",
-                [r.expected for r in mine if r.expected],
-                go="the lines shown (`zone reload queued` only means queued: the checks below confirm the "
-                   "new answers)", nogo="an error names the zone: stop and escalate",
-                rollback=f"`{back_cmd}`, then the same commands"))
+            steps.append(self._load_step(f"Load the changed zones on {server.id}", server, mine, directory,
+                                         owner_dns, f"`{back_cmd}`, then the same command"))
         for r in kam_reloads:
             el = topo.elements[r.element]
             steps.append(_step(
@@ -240,6 +298,9 @@ class ActionBuilder:
                 rollback=f"`{back_cmd}`, then the same command"))
         steps += self._verify_steps(ids, drained_plan, changes, owner, owner_dns, skip_site, drained=True)
         ttl = self._ttl(changes)
+        if subject is not None and subject.type.value in ("pcscf", "sbc"):
+            steps += self._pco_steps(subject, owner)
+            steps.append(self._drain_period_step(subject, owner, ttl, back_cmd))
         failback = self._failback(ids, label, service, changes, drained_plan, back_cmd, drain_cmd, skip_site,
                                   subject)
         return {"detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
@@ -253,7 +314,9 @@ class ActionBuilder:
         topo = self.topo
         plat = platform_of(topo, el)
         host = f"{el.id} ({first_address(el)})"
-        steps, back = [], []
+        steps: list[dict[str, Any]] = []
+        back: list[dict[str, Any]] = []
+        reactivate: list[dict[str, Any]] = []  # after it is back in service and resynchronised
         for group in topo.groups_of.get(el.id, []):
             mates = [topo.elements[m] for m in group.members if m != el.id and m in topo.elements]
             if getattr(group.spec, "mode", None) == "active-standby" and mates:
@@ -265,6 +328,25 @@ class ActionBuilder:
                     go=f"{mate.id} reports active and serves reads and writes",
                     nogo=f"{mate.id} stays standby: stop, keep {el.id} in service, escalate",
                     rollback=f"`{mplat.control} set ha-role standby` on {mate.id}"))
+                if group.members and group.members[0] == el.id:  # el held the active role: give it back
+                    reactivate.append(_step(
+                        f"Make {el.id} the active member of {group.id} again", owner, host,
+                        [f"{plat.control} set ha-role active", f"{plat.control} show ha-role",
+                         f"{mplat.control} show ha-role"], "manual",
+                        go=f"{el.id} reports active and {mate.id} standby: one active member, the "
+                           "configured one",
+                        nogo=f"both report active (split brain): set {el.id} standby at once and escalate; "
+                             f"{el.id} stays standby: leave {mate.id} active, escalate",
+                        rollback=f"`{plat.control} set ha-role standby` on {el.id}"))
+        if el.type.value in ("hss", "slf"):
+            steps.append(_step(
+                f"Move the Diameter routes of {el.id}'s clients to its mate", owner,
+                "each Diameter client (I-CSCF, S-CSCF, AS) of the element",
+                [f"{plat.control} show diameter routes"], "manual",
+                go="the clients' routes for the realm point at the mate (the Diameter page's reload step "
+                   "loads the peer configuration imsdr renders for them)",
+                nogo="a client still routes to it: reload that client's Diameter configuration, escalate",
+                rollback=f"the same reload with {el.id} as the route"))
         steps.append(_step(
             f"Take {el.id} out of service", owner, host,
             [f"{plat.control} set out-of-service", f"{plat.control} show diameter peers"], "manual",
@@ -276,6 +358,7 @@ class ActionBuilder:
             [f"{plat.control} set in-service", f"{plat.control} show diameter peers"], "manual",
             go="its clients' peers to it are OPEN again", nogo="peers stay closed: take it out again, escalate",
             rollback=f"`{plat.control} set out-of-service`"))
+        back += reactivate
         return {"detailed": True, "vendor": True, "render": "", "failback_render": "", "steps": steps,
                 "changes": None, "record_changes": 0, "dispatcher_changes": 0, "ttl_s": 0,
                 "checklist": self._data_checklist({el.id}), "failback_steps": back, "failback_wait_s": 0,
@@ -322,7 +405,7 @@ class ActionBuilder:
             plat = platform_of(topo, el)
             if plat.kind != "kamailio" or (skip_site and el.site == skip_site) or source in gone:
                 continue
-            uris = sorted({sip_uri(topo.elements[e]) for e in gone
+            uris = sorted({self.uri_in(el, topo.elements[e]) for e in gone
                            if any(src.id == source for _p, _s, src in self._listed_in.get(e, []))})
             for uri in uris:
                 if drained:
@@ -332,6 +415,8 @@ class ActionBuilder:
                         go="0: no set sends to it", nogo="a number above 0: the old list is loaded; reload again",
                         rollback="none needed"))
         servers = [s for s in self.servers if not (skip_site and s.site == skip_site)]
+        if changes.records and servers:
+            steps.append(self._verify_drain_step(ids, owner_dns, failback=False))
         keys = {(c.name, c.rdtype) for c in changes.records}
         seen = set()
         for checks in self.checks.values():
@@ -340,8 +425,8 @@ class ActionBuilder:
                     continue
                 seen.add(check["command"])
                 lines = _dig_lines(plan, check)
-                if not servers:
-                    continue
+                if not servers or len(seen) > 1:
+                    continue  # verify --drain checks every answer; one a human sees is enough
                 server = servers[0]
                 command = check["command"].replace(f"{check['dig']} @{check['server']} ",
                                                    f"{platform_of(topo, server).dig} @{first_address(server)} ", 1)
@@ -397,28 +482,28 @@ class ActionBuilder:
                 rollback=f"`{drain_cmd}`, then the same command"))
             if plat.kind == "kamailio":
                 for e in returning:
-                    uri = sip_uri(topo.elements[e])
+                    uri = self.uri_in(el, topo.elements[e])
                     steps.append(_step(
                         f"Check {e} answers {el.id}'s OPTIONS", owner, f"{el.id} ({r.address})",
                         [flags_command(plat.control, uri)], "exact", ["FLAGS: AP"],
                         go="FLAGS: AP: it answers OPTIONS and takes traffic again",
-                        nogo=f"FLAGS: IP: {e} does not answer OPTIONS; no traffic goes to it",
+                        nogo=f"FLAGS: TP (trying: probes missed, fewer than the threshold): wait one more "
+                             f"probe interval and check again; FLAGS: IP: {e} does not answer OPTIONS, no "
+                             "traffic goes to it",
                         rollback=f"`{drain_cmd}`, then `{r.command}` on {el.id}",
                         wait_s=self._detection_seconds(el) + self._interval(el)))
-        for server in self.servers:
-            if skip_site and server.site == skip_site:
-                continue
+        for server in self.servers:  # the drained servers are back: they load the normal files too
             mine = [r for r in changes.reloads if r.element == server.id]
             if not mine:
                 continue
-            steps.append(_step(
-                f"Load the normal zones on {server.id}", owner_dns, f"{server.id} ({first_address(server)})",
-                [r.command for r in mine], "manual" if mine[0].placeholder else "exact",
-                [r.expected for r in mine if r.expected], go="the lines shown; the checks below confirm",
-                nogo="an error names the zone: stop and escalate",
-                rollback=f"`{drain_cmd}`, then the same commands"))
-        for check in self._normal_checks(changes):
+            steps.append(self._load_step(f"Load the normal zones on {server.id}", server, mine,
+                                         self.render_dir(), owner_dns, f"`{drain_cmd}`, then the same command"))
+        if changes.records and self.servers:
+            steps.append(self._verify_drain_step(ids, owner_dns, failback=True))
+        for check in self._normal_checks(changes)[:1]:  # one answer a human sees; verify checks the rest
             steps.append(check)
+        if subject is not None and subject.type.value in ("pcscf", "sbc"):
+            steps += self._pco_steps(subject, owner, back=True)
         canary = any(s["expected"] == ["FLAGS: AP"] for s in steps)
         return {"checklist": checklist, "failback_steps": steps, "failback_wait_s": wait, "canary": canary}
 
@@ -436,6 +521,103 @@ class ActionBuilder:
                     owner_dns, "a host in the view's source range", [check["command"]], "exact", check["expected"],
                     go="the normal answer (order aside)", nogo="the drained answer: reload the zones again",
                     rollback="none needed"))
+        return out
+
+    def _load_step(self, title: str, server: Element, mine: list[Any], directory: str,
+                   owner: Mapping[str, Any], rollback: str) -> dict[str, Any]:
+        """Run the server's reload script (its commands and the output each must print are in it)."""
+        host = f"{server.id} ({first_address(server)})"
+        if mine[0].placeholder:
+            return _step(title, owner, host, [r.command for r in mine], "manual",
+                         [r.expected for r in mine if r.expected], go="the vendor's success output",
+                         nogo="an error names the zone: stop and escalate", rollback=rollback)
+        return _step(
+            title, owner, host, [f"sh {directory}/{reload_script_path(server.id)}"], "exact",
+            [script_ok_line(server.id, len(mine))],
+            go="the line shown: every reload printed what it prints when it worked (`zone reload queued` "
+               "only means queued: the verify step below confirms the new answers)",
+            nogo="`FAILED on ...` names the command and its output; the commands after it were not run: "
+                 "fix the cause and run the script again (a reload already done prints `zone reload up-to-date`)",
+            rollback=rollback)
+
+    def _verify_drain_step(self, ids: Sequence[str], owner: Mapping[str, Any], failback: bool) -> dict[str, Any]:
+        """``imsdr verify --drain``: every changed answer, every view, every live server."""
+        keys = next((platform_of(self.topo, s).keys for s in self.servers if platform_of(self.topo, s).keys), None)
+        command = (f"imsdr verify {self.inventory} --drain {' --drain '.join(ids)}"
+                   + (f" --keys {keys}" if keys else "") + (" --failback" if failback else ""))
+        host = ("the host holding the inventory (each query is signed with its view's TSIG key, which "
+                "selects the view)" if keys else
+                "a host holding the inventory and an address inside every view's source range (or set "
+                "`keys` on the DNS platform: signed queries select the view from anywhere)")
+        state = "normal" if failback else "drained"
+        return _step(
+            f"Verify the {state} state on every view of every DNS server", owner, host, [command], "includes",
+            [VERIFY_FAILBACK_OK if failback else VERIFY_DRAIN_OK],
+            go=f"exit status 0 and the line shown: every answer the drain changes is the {state} one",
+            nogo="exit status 1: the table names the server, view and answer still different; repeat that "
+                 "server's load step, then this check",
+            rollback="none needed")
+
+    def _registration_refresh(self, el: Element) -> int:
+        own = el.timers.registration_refresh
+        return int(own if own is not None else self.topo.network.timers.registration_refresh)
+
+    def drain_period_s(self, el: Element, ttl_s: int) -> int:
+        """How long until the users registered through ``el`` have moved: every UE refreshes its
+        registration within one refresh interval (and a binding not refreshed expires then), and a
+        UE that resolves its next hop by DNS sees the drained answer within the TTL."""
+        return self._registration_refresh(el) + ttl_s
+
+    def _drain_period_step(self, el: Element, owner: Mapping[str, Any], ttl_s: int, back_cmd: str) -> dict[str, Any]:
+        plat = platform_of(self.topo, el)
+        period = self.drain_period_s(el, ttl_s)
+        refresh = self._registration_refresh(el)
+        poll = max(1, min(30, refresh // 10))
+        if el.type.value == "sbc":
+            lever = ("flush the SBC's registration cache (vendor command), so each UE's next request is "
+                     "refused and the UE registers again through the DNS/outbound-proxy order")
+        else:
+            lever = ("PS users: P-CSCF restoration (TS 23.380 §5), the S-CSCF/HSS restore each user at its "
+                     "first terminating request; fixed users: network-initiated de-registration from the "
+                     "S-CSCF (reg-event NOTIFY, RFC 3680), after which the UE registers again elsewhere")
+        if plat.kind == "kamailio":
+            commands, expect, expected = [f"{plat.control} stats.get_statistics registered_users"], "exact", \
+                [REGISTERED_OK]
+        else:
+            commands, expect, expected = [f"{plat.control} show registrations count"], "manual", \
+                ["(vendor output: 0 registered users)"]
+        return _step(
+            f"Wait for the users registered through {el.id} to move (drain period {period} s)", owner,
+            f"{el.id} ({first_address(el)})", commands, expect, expected,
+            go=f"0 (or below the threshold you chose): the users registered through {el.id} have moved; it "
+               "can be stopped without failing terminating calls",
+            nogo=f"still above after {period} s (one registration refresh {refresh} s + TTL {ttl_s} s): UEs "
+                 "that did not refresh, or that keep their flow (VoLTE/IPsec, RFC 5626 outbound); use the "
+                 f"lever, or accept that their terminating calls fail until they register again; no answer "
+                 f"at all ({el.id} has failed): its users re-register elsewhere at their refresh, wait the "
+                 f"{period} s",
+            rollback=f"`{back_cmd}` and the load steps again: new registrations return to {el.id}",
+            until_s=period, poll_s=poll, lever=lever)
+
+    def _pco_steps(self, el: Element, owner: Mapping[str, Any], back: bool = False) -> list[dict[str, Any]]:
+        """PS users learn their P-CSCFs from the P-GW/SMF (PCO): a drain changes that list too."""
+        out = []
+        for ln in self.topo.local_networks.values():
+            gw = ln.packet_gateway
+            if ln.access == "fixed" or gw is None:
+                continue
+            cli = f"{gw.id.upper()}-CLI"
+            verb = "add" if back else "remove"
+            out.append(_step(
+                f"{'Put' if back else 'Take'} {el.id} {'back into' if back else 'out of'} the P-CSCF list "
+                f"{gw.kind.upper()} {gw.id} hands to {ln.id}'s UEs", owner, f"{gw.id} ({gw.kind})",
+                [f"{cli} {verb} pcscf-address apn {gw.apn} {first_address(el)}",
+                 f"{cli} show pcscf-addresses apn {gw.apn}"], "manual",
+                go=f"the list {'includes' if back else 'no longer includes'} {first_address(el)}: new PDN "
+                   "connections get the new list (PCO); existing ones keep theirs until P-CSCF restoration "
+                   "or re-attach",
+                nogo="the list is unchanged: escalate to the packet-core team",
+                rollback=f"`{cli} {'remove' if back else 'add'} pcscf-address apn {gw.apn} {first_address(el)}`"))
         return out
 
     def _interval(self, source: Element) -> int:
@@ -461,10 +643,47 @@ def storm(topo: Topology, el: Element, failure_storm: Mapping[str, Any] | None) 
     capacity = el.capacity.registered_users
     limit = topo.network.capacity_model.max_utilisation
     return {"users": users, "refresh_s": window,
+            "reregister": "502" if topo.network.restoration.scscf_restoration_response == "502" else "504",
             "per_second": users / window if window else None,
             "capacity": capacity,
             "headroom_ok": capacity is None or users <= capacity * limit,
             "utilisation": users / capacity if capacity else None}
+
+
+# When to act, per element type, and why: the reason differs, so one RTO formula does not fit all.
+DECISION_RULES: dict[str, dict[str, str]] = {
+    "sbc": {
+        "when": "drain as soon as the failure is confirmed and not flapping: the failed state shows in two "
+                "checks one probe interval apart, beyond the detection time",
+        "why": "a fixed-access UE or IAD sends every new request to its first proxy address first and waits "
+               "a whole transaction timeout (Timer B/F, 32 s) on the dead SBC before trying the second; "
+               "only the drained DNS answers and lists stop that wait"},
+    "pcscf": {
+        "when": "drain as soon as the failure is confirmed and not flapping (two checks one probe interval "
+                "apart show the failed state)",
+        "why": "the SBCs already route new requests around it, but users registered through it keep their "
+               "Path: their terminating calls fail until they register again; the drain period below moves "
+               "them"},
+    "hss": {
+        "when": "swap the active role only when the active member is down as seen by two observers (the "
+                "Diameter peer state on clients at two sites) and is fenced so it cannot come back active "
+                "by itself",
+        "why": "two active members writing at once (split brain) corrupt subscriber data; a swap on one "
+               "observer's word risks exactly that, a short outage of Cx/Sh does not"},
+    "slf": {
+        "when": "swap or drain only when the member is down as seen by two observers (Diameter peer state "
+                "on clients at two sites)",
+        "why": "the SLF answers redirects only: a short outage costs retries, a wrong swap costs nothing "
+               "durable, but a flapping peer makes every client re-route twice"},
+}
+DEFAULT_RULE = {
+    "when": "drain when the element is not back at the decision point below",
+    "why": "the clients' own failover covers short outages; the drain makes the failover explicit within "
+           "the RTO"}
+
+
+def decision_rule(el_type: str) -> dict[str, str]:
+    return DECISION_RULES.get(el_type, DEFAULT_RULE)
 
 
 def _budget(topo: Topology, target: Mapping[str, Any] | None, detection_s: float | None,
@@ -479,10 +698,12 @@ def _budget(topo: Topology, target: Mapping[str, Any] | None, detection_s: float
         rows.append({"what": "after a drain: clients see the new answers within the TTL", "seconds": ttl_s})
     rto = target["rto"] if target else None
     decision = None
+    code = "502" if topo.network.restoration.scscf_restoration_response == "502" else "504 with the restoration body"
     if rto is not None:
         decision = max(0, int(rto - (detection_s or 0) - ttl_s))
     return {"rows": rows, "rto": rto, "rpo": target["rpo"] if target else None,
             "switchover_within_rto": None if rto is None or switchover_s is None else switchover_s <= rto,
+            "reregister": code,
             "decision_s": decision}
 
 
@@ -505,8 +726,8 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
             "notify": notify_list(topo, t),
             "owner": owner_for(topo, t),
             "target": target,
-            "budget": _budget(topo, target, failure.get("detection_s"), failure.get("switchover_s"),
-                              proc["ttl_s"]),
+            "budget": {**_budget(topo, target, failure.get("detection_s"), failure.get("switchover_s"),
+                                 proc["ttl_s"]), "rule": decision_rule(t)},
             "procedure": proc,
             "storm": storm(topo, el, failure.get("storm")) if t in ("sbc", "pcscf", "cscf") else None,
         }
