@@ -159,13 +159,16 @@ def capacity_appendix(raw: dict[str, Any]) -> dict[str, Any]:
                                       if r["busiest"] else "")),
                    "result": r["message"], "verdict": r["verdict"]} for r in raw["risks"]]},
         {"title": "Registration storm of a site or region loss",
-         "formula": ("registrations/s = users moved / re-registration window; ×2 REGISTER (IMS AKA) per SIP hop, "
-                     "×4 Cx (2 UAR, MAR, SAR) at the HSS; drain = storm / (capacity × limit − refreshes)"),
+         "formula": ("peak registrations/s = users moved × (immediate share / T + rest / refresh interval); "
+                     "×2 REGISTER (IMS AKA) per SIP hop against 2 × registrations_per_second, ×4 Cx (2 UAR, MAR, "
+                     "SAR) at the HSS on top of the background; served at capacity × limit − background (or the "
+                     "registration limit) until everyone is registered"),
          "rows": [{"subject": s_["scenario"], "calculation": s_["formula"], "result": s_["message"],
                    "verdict": s_["verdict"]} for s_ in raw["storms"]]},
-        {"title": "Sessions and DNS queries",
+        {"title": "Sessions, DNS queries and background Diameter",
          "formula": ("sessions: users × busy-hour Erlangs per subscriber; queries/s: users × (BHCA × queries per "
-                     "call attempt / 3,600 + queries per registration / refresh)"),
+                     "call attempt / 3,600 + queries per registration / refresh); Diameter/s: subscribers × "
+                     "((UAR + SAR) / refresh + BHCA × on-net share / 3,600)"),
          "rows": [{"subject": f"{d['id']} ({d['dimension'].replace('_', ' ')})", "calculation": d["formula"],
                    "result": d["message"], "verdict": d["verdict"]} for d in raw["dimensions"]]},
     ]

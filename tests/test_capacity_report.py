@@ -80,7 +80,7 @@ def test_worked_example_inventory_needs_exactly_148_percent(tmp_path: Path) -> N
 def test_hss_too_small_is_cap_003_at_its_capacity(tmp_path: Path) -> None:
     data = province_data()
     for hss_id in ("hss-a-1", "hss-b-1"):
-        element(data, hss_id)["capacity"] = {"subscribers": 4_000_000, "transactions_per_second": 12000}
+        element(data, hss_id)["capacity"] = {"subscribers": 4_000_000, "transactions_per_second": 20000}
     findings = _findings(data, tmp_path)
     # the real S-CSCF moves of a site/region loss push the surviving HSS over the limit too
     assert "CAP-003" in _ids(findings) and _ids(findings) <= {"CAP-003", "CAP-006", "CAP-009"}
@@ -238,7 +238,7 @@ def test_check_and_plan_read_the_analysis_they_are_given(tmp_path: Path) -> None
 
 
 def test_rule_ids_and_docs() -> None:
-    assert [r.id for r in RULES] == [f"CAP-{i:03d}" for i in range(1, 14)]
+    assert sorted(r.id for r in RULES) == [f"CAP-{i:03d}" for i in range(1, 15)]
     assert all("Passes" in r.doc and "Fails" in r.doc for r in RULES)
 
 

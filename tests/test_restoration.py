@@ -54,8 +54,9 @@ def test_ps_window_without_pcscf_restoration_lasts_until_ue_expiry(tmp_path: Pat
     river = topo.elements["sbc-river"]
     both = access_windows(topo, river)
     assert list(both) == ["fixed", "ps"]
-    # fixed: 17 s detection + 1800 s refresh = 1817 s (no DNS record changes, so no TTL part)
-    assert both["fixed"].seconds == 1817
+    # fixed: 17 s detection + 1,200 s refresh (1,800 s expiry − 600, TS 24.229 §5.1.1.4.1) = 1217 s
+    # (no DNS record changes, so no TTL part)
+    assert both["fixed"].seconds == 1217
     assert switchover(topo, river).seconds == 600017
 
 
@@ -65,7 +66,7 @@ def test_fixed_access_timing_is_unchanged(tmp_path: Path) -> None:
     topo = _ps_topology(tmp_path, "hss")
     capital = topo.elements["sbc-capital"]  # fixed only, DR for harbour (fixed)
     assert list(access_windows(topo, capital)) == ["fixed"]
-    assert switchover(topo, capital).seconds == 17 + 1800
+    assert switchover(topo, capital).seconds == 17 + 1200  # the refresh of the 1,800 s expiry
 
 
 def test_simulate_names_the_ps_window(tmp_path: Path) -> None:
@@ -182,13 +183,13 @@ def test_breakout_scenario_loads_the_trunks_by_hand(tmp_path: Path) -> None:
     # 1800 Erl PSTN + 2 × 0.5 × 60000 Erl on-net = 61800 Erl offered to 2 × 2000 IM-MGW circuits
     assert result.offered_erlangs == 61800 and result.circuits == 4000
     assert not result.carried and result.blocking == erlang_b(61800, 4000)
-    assert _findings(topo, "MGCF-003")
+    assert _findings(topo, "MGCF-004")  # sync: provisioning: a common-mode outage is plausible (warning)
     # a tiny on-net share fits: 1800 + 2 × 0.01 × 60000 = 3000 Erl on 4000 circuits
     data["network"]["capacity_model"]["onnet_share"] = 0.01
     topo = topology_from_data(data, tmp_path)
     result = enum_outage_breakout(topo)
     assert result is not None and result.offered_erlangs == pytest.approx(3000) and result.carried
-    assert not _findings(topo, "MGCF-003")
+    assert not _findings(topo, "MGCF-003") and not _findings(topo, "MGCF-004")
 
 
 def test_504_body_validates_against_ts_24_229_schema() -> None:

@@ -279,7 +279,7 @@ CASES = [
         lambda d: path_of(d, "cscf-b-1", "features"),
         "features: []",
         subjects=("cscf-b-1", "cscf-pool"),
-        message="1800 s (30 min)",
+        message="1200 s (20 min)",
     ),
     Case(
         "CSCF-002",
@@ -418,12 +418,22 @@ CASES = [
     ),
     Case(
         "MGCF-003",
-        lambda d: None,
+        _both(_set(lambda d: d["redundancy"]["enum_dns"], "sync", "master-slave"),
+              _set(lambda d: d["redundancy"]["enum_dns"], "primaries", ["dns-a-1"])),
         lambda d: ("network", "capacity_model", "onnet_share"),
         "onnet_share: 0.5",
         fix=_set(lambda d: d["network"]["capacity_model"], "onnet_share", 0.01),
         subjects=("imgw-a-1", "imgw-b-1"),
         message="61,800 Erl",
+    ),
+    Case(
+        "MGCF-004",
+        lambda d: None,
+        lambda d: ("network", "capacity_model", "onnet_share"),
+        "onnet_share: 0.5",
+        fix=_set(lambda d: d["network"]["capacity_model"], "onnet_share", 0.01),
+        subjects=("imgw-a-1", "imgw-b-1"),
+        message="sync: provisioning pushes to every ENUM/DNS set at once",
     ),
     Case(
         "DNS-001",

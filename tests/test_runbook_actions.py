@@ -121,7 +121,7 @@ def test_time_budget_against_rto(rendered: Any) -> None:
     budget = _between(pages["cscf.md"], "\n### cscf-a-1: time budget, drain and failback\n", r"\n#### ")
     assert "RTO **10 min**" in budget and "The automatic switchover is within the RTO." in budget
     site = _between(pages["site-site-a.md"], "\n### Time budget\n")
-    assert "| SBC | sbc-capital | 30 min 32 s | 1 h | 0 s | yes |" in site
+    assert "| SBC | sbc-capital | 20 min 32 s | 1 h | 0 s | yes |" in site  # 32 s + the 1,200 s refresh
     assert re.search(r"\| HSS \| hss-a-1 \| \d+ s \| 5 min \| 0 s \| yes \|", site)
 
 
@@ -137,9 +137,13 @@ def test_failback_has_checklist_canary_and_storm_figures(rendered: Any) -> None:
     assert "Wait 42 s (the OPTIONS detection time plus one probe interval)" in failback  # 32 s + 10 s
     assert "Owner: dns-on-call (Dana Resolver" in failback and "Owner: core-on-call (Casey Core" in failback
     assert "FLAGS: AP" in failback
-    # the users of capital + river, over the 30 min re-registration window of simulate's storm
-    assert "Returning load on failback: 1,500,000 users; left to the UEs they re-register over one refresh " \
-           "(30 min), about 833.33 registrations/s." in page
+    # the users of capital + river come back through their two dispatcher sources, 42 s apart, each
+    # over one 1,200 s refresh: 1,500k × 2 / 1,200 = 2,500 REGISTER/s while both run, + 1,250 refreshes
+    # = 3,750 of 8,000 (46.9 %); everyone back after 42 + 1,200 s (simulate's failback storm)
+    assert "Returning load on failback: 1,500,000 users through 2 dispatcher source(s) (sbc-capital, sbc-river), " \
+           "loaded one at a time 42 s apart, canary first; each source's users re-register over one refresh " \
+           "(20 min): at most 2,500 REGISTER/s (1,250 registrations/s) plus refreshes, 46.9% of 8,000 " \
+           "REGISTER/s: enough; everyone is back after 20 min 42 s." in page
     hss = pages["hss-slf.md"]
     assert "data of hss-a-1 resynchronised with hss-pair" in hss and "placeholder (vendor CLI)" in hss
 
@@ -158,7 +162,7 @@ def test_drill_page_lists_what_to_disable_measure_and_pass(rendered: Any) -> Non
         section = _between(drill, f"({site})\n", r"\n## ")
         assert f"--drain {site}" in section and "**What to measure.**" in section
         assert "**Pass criteria.**" in section and "**What clients must do.**" in section
-    assert "| pcscf-a-1 | 32 s | 30 min 32 s |" in drill
+    assert "| pcscf-a-1 | 32 s | 20 min 32 s |" in drill
     assert "[DR drill](drill.md)" in pages["README.md"]
 
 
@@ -208,10 +212,10 @@ def test_returning_load_on_failback_is_the_traffic_models_storm(rendered: Any) -
     comes back on failback, not the element's whole load of 825,000 (its I-CSCF share included)."""
     pipe, pages = rendered
     storm = pipe.analyses.element_failures["cscf-a-1"]["storm"]
-    assert storm["moved_users"] + storm["restored_users"] == 750_000 and storm["window_s"] == 1800
+    assert storm["moved_users"] + storm["restored_users"] == 750_000 and storm["window_s"] == 1200
     failback = _between(pages["cscf.md"], "\n### cscf-a-1: time budget, drain and failback\n", r"\n### ")
     assert "Returning load on failback: 750,000 users; left to the UEs they re-register over one refresh " \
-           "(30 min), about 416.67 registrations/s." in failback
+           "(20 min), about 625 registrations/s." in failback
 
 
 def test_decision_rules_drain_period_pco_and_restoration_answer(rendered: Any) -> None:

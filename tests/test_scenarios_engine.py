@@ -34,8 +34,9 @@ def test_site_a_names_dr_sbcs_surviving_cscfs_and_timed_parts(province) -> None:
     assert dict(report.survivors)["cscf-pool"] == ("cscf-b-1", "cscf-b-2", "cscf-c-1")
     parts = {p.name: p.seconds for p in capital.switchover.parts}
     # no DNS TTL: the switchover changes no record (the DR SBC is already in every answer)
-    assert parts == {"detection": 10 * 3 + 2, "re_registration": 1800}
-    assert capital.switchover.seconds == 1832 and report.switchover_s == 1832
+    # re-registration: the 1,200 s refresh of the 1,800 s expiry (TS 24.229 §5.1.1.4.1)
+    assert parts == {"detection": 10 * 3 + 2, "re_registration": 1200}
+    assert capital.switchover.seconds == 1232 and report.switchover_s == 1232
     # restoration data: the S-CSCF switchover has no re-registration part; no TTL although
     # the pool is published in DNS (its SRV answer already lists the survivors)
     assert [p.name for p in _failed(report, "cscf-a-1").switchover.parts] == ["detection"]
@@ -132,7 +133,7 @@ def test_timers_are_overridable_per_element(tmp_path: Path) -> None:
     data["network"]["ttl"]["a"] = 30
     report = simulate(topology_from_data(data, tmp_path), ["sbc-capital", "hss-a-1"])
     capital = {p.name: p.seconds for p in _failed(report, "sbc-capital").switchover.parts}
-    assert capital == {"detection": 5 * 2 + 2, "re_registration": 1800}  # the A TTL adds nothing
+    assert capital == {"detection": 5 * 2 + 2, "re_registration": 1200}  # the A TTL adds nothing
     assert _failed(report, "hss-a-1").switchover.seconds == 12
 
 

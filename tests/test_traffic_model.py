@@ -175,16 +175,16 @@ def test_dns_queries_per_second_against_the_query_model(tmp_path: Path) -> None:
     data = province_data()
     element(data, "dns-a-1")["capacity"]["queries_per_second"] = 10
     checks = {d.id: d for d in capacity_report(topology_from_data(data, tmp_path)).dimensions}
-    # per user: 1 BHCA × 2 queries / 3,600 s + 1 query / 1,800 s refresh = 1/900 qps;
-    # the two sets share 3,000k users: 1,500k / 900 = 1,666.7 qps each, 3,333.3 after losing site-b
+    # per user: 1 BHCA × 2 queries / 3,600 s + 1 query / 1,200 s refresh (the 1,800 s expiry − 600) = 1/720
+    # qps; the two sets share 3,000k users: 1,500k / 720 = 2,083.3 qps each, 4,166.7 after losing site-b
     dns = checks["dns-a-1"]
-    assert dns.per_user == round(1 / 900, 8) and dns.normal == 1666.667 and dns.worst == 3333.333
+    assert dns.per_user == round(1 / 720, 8) and dns.normal == 2083.333 and dns.worst == 4166.667
     assert dns.verdict == "fail" and checks["dns-b-1"].verdict == "ok"  # 3,333 of 50,000
     # the query model is a parameter: 3 call attempts per subscriber
     data["network"]["capacity_model"]["busy_hour_call_attempts"] = 3
     (tmp_path / "b").mkdir()
     dns = {d.id: d for d in capacity_report(topology_from_data(data, tmp_path / "b")).dimensions}["dns-b-1"]
-    assert dns.worst == pytest.approx(3_000_000 * (3 * 2 / 3600 + 1 / 1800), abs=0.001)  # 6,666.7
+    assert dns.worst == pytest.approx(3_000_000 * (3 * 2 / 3600 + 1 / 1200), abs=0.001)  # 7,500
 
 
 def test_missing_and_unchecked_dimensions_are_findings(tmp_path: Path) -> None:
@@ -205,39 +205,43 @@ def test_storm_of_a_site_loss_per_element() -> None:
     result = invoke("simulate", PROVINCE, "--fail", "site-a", "--format", "json")
     storm = json.loads(result.stdout)["storm"]
     # Users whose SBC or P-CSCF is lost register again: capital 1,200k (→ sbc-coast → pcscf-b-2)
-    # and river 300k (→ sbc-lake → pcscf-b-2) = 1,500k over the 1,800 s refresh = 833.33/s.
+    # and river 300k (→ sbc-lake → pcscf-b-2) = 1,500k; 30 % within 60 s, the rest over the 1,200 s
+    # refresh: 1,500k × (0.3 / 60 + 0.7 / 1,200) = 8,375/s at the peak, 875/s after.
     # cscf-a-1's 825k load / 1.1 = 750k users are restored from the HSS (one SAR each).
     assert storm["moved_users"] == 1_500_000 and storm["restored_users"] == 750_000
-    assert storm["window_s"] == 1800 and storm["registrations_per_second"] == 833.33
-    rates = {e["id"]: e["storm_rate"] for e in storm["elements"]}
+    assert storm["window_s"] == 1200 and storm["registrations_per_second"] == 8375
+    rates = {e["id"]: e["peak_rate"] for e in storm["elements"]}
     assert rates == {
-        "sbc-coast": 1333.33,  # 1,200k × 2 REGISTER / 1,800 s
-        "sbc-lake": 333.33,  # 300k × 2 / 1,800
-        "pcscf-b-2": 1666.67,  # 1,500k × 2 / 1,800
-        "cscf-b-1": 555.56, "cscf-b-2": 555.56, "cscf-c-1": 555.56,  # 500k each × 2 / 1,800
-        "hss-b-1": 4583.33,  # (1,500k × 4 Cx + 750k SAR + 1,500k Sh) / 1,800
-        "slf-b-1": 3333.33,  # 1,500k × 4 Dx / 1,800
+        "sbc-coast": 13400,  # 1,200k × (0.3 / 60 + 0.7 / 1,200) × 2 REGISTER, as offered (the limit admits 1,000)
+        "sbc-lake": 3350,  # 300k × (0.005 + 0.000583) × 2
+        "pcscf-b-2": 2000,  # behind the SBCs' 500 registrations/s limits (test_capacity_storm_profile)
+        # 500k each: capital's share evenly over 2,400 s (2,400k / 1,000 at sbc-coast) and river's burst
+        # spread over 276.9 s: (400k × 2 / 2,400) + (30k × 2 / 276.92) + 100k × 0.7 × 2 / 1,200 = 666.67
+        "cscf-b-1": 666.67, "cscf-b-2": 666.67, "cscf-c-1": 666.67,
+        "hss-b-1": 5625,  # the same at × 5 (4 Cx + 1 Sh): 3 × 666.67 / 2 × 5 = 5,000, + 750k SAR / 1,200 = 625
+        "slf-b-1": 4000,  # 3 × 666.67 / 2 × 4 Dx
     }
     by_id = {e["id"]: e for e in storm["elements"]}
-    # sbc-coast: 2,400k REGISTERs at the rate its refreshes leave, 3,000 × 85% − 1,450k / 1,800
-    assert by_id["sbc-coast"]["background_rate"] == 805.56 and by_id["sbc-coast"]["drain_s"] == 1375.8
-    assert storm["bottleneck"] == "sbc-coast" and storm["drain_s"] == 1800 and storm["verdict"] == "ok"
+    # sbc-coast admits 1,000 REGISTER/s: 2,400k REGISTERs take 2,400 s, + 30 s Retry-After
+    assert by_id["sbc-coast"]["background_rate"] == 1208.33 and by_id["sbc-coast"]["drain_s"] == 2430
+    assert storm["bottleneck"] == "sbc-coast" and storm["drain_s"] == 2430 and storm["verdict"] == "ok"
     table = invoke("simulate", PROVINCE, "--fail", "site-a").stdout
-    assert "Registration storm: 1,500,000 users re-register over 1,800 s" in table
-    assert "4,583.33 Diameter/s" in table
+    assert "Registration storm: 1,500,000 users re-register, peak 8,375 registrations/s" in table
+    assert "5,625 Diameter/s" in table
 
 
 def test_storm_overload_is_a_finding_and_in_the_runbook(tmp_path: Path) -> None:
     data = province_data()
-    element(data, "hss-b-1")["capacity"]["transactions_per_second"] = 6000
+    element(data, "hss-b-1")["capacity"]["transactions_per_second"] = 12000
     result = invoke("check", write_inventory(data, tmp_path), "--format", "json")
     cap010 = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "CAP-010"]
-    # site-a lost: 4,583.33 storm + 1,666.67 refreshes (3,000k / 1,800) = 6,250/s of 6,000
+    # site-a lost: 5,625 storm + 5,416.67 background (3,000k × (2 / 1,200 + 0.5 / 3,600)) = 11,041.67/s
+    # of 12,000 (92 %, above 85 %)
     assert result.exit_code == 1 and any(
-        "site:site-a lost" in f["message"] and "hss-b-1 needs 6,250 Diameter/s of 6,000 (104.2%)" in f["message"]
-        for f in cap010)
+        "site:site-a lost" in f["message"] and "hss-b-1 needs 11,041.67 Diameter/s of 12,000 (92%)" in f["message"]
+        for f in cap010), cap010
     site_a = (ROOT / "docs" / "sample-runbook" / "capacity.md").read_text(encoding="utf-8")
-    assert "| site:site-a | 1,500,000 users / 1,800 s = 833.33 registrations/s" in site_a
+    assert "| site:site-a | 1,500,000 users: peak 8,375 registrations/s, then 875/s" in site_a
 
 
 # --- limits ------------------------------------------------------------------------------------------------

@@ -12,6 +12,10 @@ The load model routes *users*; the other dimensions follow from the users an ele
   call attempts per subscriber (``busy_hour_call_attempts``) times the queries one call attempt
   causes at the servers (``dns_queries_per_call_attempt``), plus one registration refresh per
   user per refresh period times ``dns_queries_per_registration``.
+* **Diameter transactions per second** (HSS, SLF) in the background: the subscribers an HSS/SLF
+  serves × the per-subscriber rate of ``storm.background_per_user`` (re-registration UAR, + SAR
+  with restoration data, per refresh interval; LIR per terminating call), normally and with the
+  subscribers it serves in each site and region loss (the storm comes on top, ``storm.py``).
 
 Each is checked normally and in every site and region loss (the loads the scenarios compute).
 The registration and Diameter rates of a failure are the registration storm (``storm.py``).
@@ -26,11 +30,12 @@ if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
     from imsdr.model.topology import Topology
 
+REGISTRATION_RATE = ("registrations_per_second", "register_transactions_per_second")  # either sizes the storm
 #: capacity fields each element type's checks read; any other field given is never checked
 CHECKED: dict[str, frozenset[str]] = {
-    "sbc": frozenset({"registered_users", "sessions", "registrations_per_second"}),
-    "pcscf": frozenset({"registered_users", "sessions", "registrations_per_second"}),
-    "cscf": frozenset({"registered_users", "sessions", "registrations_per_second"}),
+    "sbc": frozenset({"registered_users", "sessions", *REGISTRATION_RATE}),
+    "pcscf": frozenset({"registered_users", "sessions", *REGISTRATION_RATE}),
+    "cscf": frozenset({"registered_users", "sessions", *REGISTRATION_RATE}),
     "hss": frozenset({"subscribers", "registered_users", "transactions_per_second"}),
     "slf": frozenset({"subscribers", "registered_users", "transactions_per_second"}),
     "mgcf": frozenset({"circuits", "busy_hour_erlangs"}),
@@ -40,9 +45,9 @@ CHECKED: dict[str, frozenset[str]] = {
 }
 #: dimensions an element of each type needs to be sized (any one of a tuple will do)
 NEEDED: dict[str, tuple[tuple[str, ...], ...]] = {
-    "sbc": (("registered_users",), ("sessions",), ("registrations_per_second",)),
-    "pcscf": (("registered_users",), ("registrations_per_second",)),
-    "cscf": (("registered_users",), ("sessions",), ("registrations_per_second",)),
+    "sbc": (("registered_users",), ("sessions",), REGISTRATION_RATE),
+    "pcscf": (("registered_users",), REGISTRATION_RATE),
+    "cscf": (("registered_users",), ("sessions",), REGISTRATION_RATE),
     "hss": (("subscribers", "registered_users"), ("transactions_per_second",)),
     "slf": (("subscribers", "registered_users"), ("transactions_per_second",)),
     "mgcf": (("circuits", "busy_hour_erlangs"),),
@@ -57,8 +62,8 @@ SESSION_TYPES = ("sbc", "pcscf", "cscf", "as")
 class DimensionCheck:
     id: str
     element_type: str
-    dimension: str  # sessions | queries_per_second
-    per_user: float  # Erlangs or queries per second one user brings
+    dimension: str  # sessions | queries_per_second | transactions_per_second
+    per_user: float  # Erlangs, queries or Diameter transactions per second one user brings
     normal: float
     worst: float
     worst_scenario: str | None  # None: the normal load is the worst
@@ -77,7 +82,9 @@ def erlangs_per_user(eng: Engine) -> float:
 def queries_per_user(topology: Topology) -> float:
     """ENUM/DNS queries per second one registered user brings in the busy hour."""
     cm = topology.network.capacity_model
-    refresh = topology.network.timers.registration_refresh
+    from imsdr.capacity.timing import refresh_interval
+
+    refresh = refresh_interval(topology).seconds
     return (cm.busy_hour_call_attempts * cm.dns_queries_per_call_attempt / 3600
             + cm.dns_queries_per_registration / refresh)
 
@@ -88,9 +95,13 @@ def dimension_checks(
     """Sessions against Erlangs and DNS queries against the query model, normally and in each of
     ``scenarios`` (label, outcome), for every element that gives the capacity."""
     from imsdr.capacity.formulas import fmt, pct
+    from imsdr.capacity.storm import StormIndex, background_per_user, subscribers_served
 
     erl = erlangs_per_user(eng)
     qpu = queries_per_user(topology)
+    diameter = background_per_user(topology)
+    index = StormIndex(eng) if any(el.capacity.transactions_per_second for t in ("hss", "slf")
+                                   for el in topology.by_type.get(t, [])) else None
     cm = topology.network.capacity_model
     # each element's highest load over the scenarios, first scenario on a tie (one pass over the
     # elements whose load each scenario changes, not over every element per scenario)
@@ -109,6 +120,31 @@ def dimension_checks(
         if t in SESSION_TYPES and el.capacity.sessions:
             share = cm.as_session_share if t == "as" else 1.0  # not every call holds an AS session
             dimension, per_user, capacity, unit = "sessions", erl * share, float(el.capacity.sessions), "E"
+        elif t in ("hss", "slf") and el.capacity.transactions_per_second:
+            dimension, unit = "transactions_per_second", "Diameter/s"
+            per_user = diameter.cx if t == "hss" else diameter.dx
+            capacity = float(el.capacity.transactions_per_second)
+            x = eng.index[el.id]
+            normal = subscribers_served(eng, index, x, lambda i: eng.normal_assign[i][0]) * per_user
+            worst, worst_scenario = normal, None
+            for label, outcome in scenarios:
+                if el.id in outcome.failed:
+                    continue
+                value = subscribers_served(eng, index, x, _parts_of(eng, outcome)) * per_user
+                if value > worst * (1 + 1e-9) + 1e-6:  # more subscribers, not float noise
+                    worst, worst_scenario = value, label
+            limit = eng.max_util
+            formula = (f"{fmt(worst / per_user if per_user else 0)} subscribers × ({diameter.formula}) = "
+                       f"{fmt(round(worst, 2))} Diameter/s vs {fmt(capacity)} × {pct(limit)}")
+            when = "in normal operation" if worst_scenario is None else f"when {worst_scenario} is lost"
+            message = (f"{el.id}: {fmt(round(worst, 1))} {unit} {when} before any storm, {pct(worst / capacity)} of "
+                       f"its {fmt(capacity)} transactions per second (limit {pct(limit)})")
+            ok = worst <= capacity * limit + 1e-9
+            out.append(DimensionCheck(
+                el.id, t, dimension, round(per_user, 8), round(normal, 3), round(worst, 3), worst_scenario,
+                capacity, round(worst / capacity, 4), "ok" if ok else "fail", formula, message,
+            ))
+            continue
         elif t == "enum_dns" and el.capacity.queries_per_second:
             dimension, per_user, unit = "queries_per_second", qpu, "qps"
             capacity = float(el.capacity.queries_per_second)
@@ -131,7 +167,7 @@ def dimension_checks(
         else:
             formula = (f"{fmt(worst / per_user if per_user else 0)} users × ({fmt(cm.busy_hour_call_attempts)} "
                        f"BHCA × {fmt(cm.dns_queries_per_call_attempt)} / 3,600 + "
-                       f"{fmt(cm.dns_queries_per_registration)} / {topology.network.timers.registration_refresh} s)"
+                       f"{fmt(cm.dns_queries_per_registration)} / {refresh_of(topology)} s)"
                        f" = {fmt(worst)} qps vs {fmt(capacity)} × {pct(limit)}")
         when = "in normal operation" if worst_scenario is None else f"when {worst_scenario} is lost"
         message = (f"{el.id}: {fmt(round(worst, 1))} {unit} {when}, {pct(worst / capacity)} of its "
@@ -151,10 +187,8 @@ def missing_dimensions(topology: Topology, eng: Engine) -> list[tuple[str, str, 
         x = eng.index[el.id]
         if eng.normal[x] <= 0 or t not in NEEDED:
             continue
-        if t == "cscf" and x not in eng.users_per_load:
-            needed = (("sessions",), ("registrations_per_second",))  # I-CSCF/E-CSCF/BGCF only
-        else:
-            needed = NEEDED[t]
+        # an I-CSCF/E-CSCF/BGCF only: no users held
+        needed = (("sessions",), REGISTRATION_RATE) if t == "cscf" and x not in eng.users_per_load else NEEDED[t]
         for options in needed:
             if not any(getattr(el.capacity, f) for f in options):
                 out.append((el.id, t, options))
@@ -170,3 +204,31 @@ def unchecked_capacities(topology: Topology) -> list[tuple[str, str, str]]:
             if getattr(el.capacity, name) is not None and name not in CHECKED.get(t, frozenset()):
                 out.append((el.id, t, name))
     return out
+
+
+def refresh_of(topology: Topology) -> str:
+    """The network's refresh interval with its basis, as the query model's formula shows it."""
+    from imsdr.capacity.timing import refresh_interval
+
+    refresh = refresh_interval(topology)
+    return f"{refresh.seconds} ({refresh.basis})"
+
+
+def _parts_of(eng: Engine, outcome: Outcome):  # type: ignore[no-untyped-def]
+    """The assignment of each flow in ``outcome``: the engine's own for the flows it touched."""
+    failed = {eng.index[e] for e in outcome.failed}
+    assignments = outcome.assignments
+    affected: set[int] | None = None
+
+    def parts(i: int) -> list[tuple[int, float]]:
+        nonlocal affected
+        got = assignments.get(i)
+        if got is not None:
+            return got
+        if affected is None:
+            affected = eng.affected_flows(failed)
+        if i not in affected:
+            return eng.normal_assign[i][0]
+        return eng._assign(i, failed)[0]
+
+    return parts

@@ -94,3 +94,8 @@ def carried_traffic(circuits: int, grade_of_service: float) -> float:
                 f_lo /= 2
             side = 1
     return lo
+
+
+def blocking_text(blocking: float) -> str:
+    """A blocking probability as tables show it: two significant digits, or below 10⁻¹²."""
+    return "< 1e-12" if blocking < 1e-12 else f"{blocking:.2g}"

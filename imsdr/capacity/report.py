@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.dimensions import DimensionCheck
-from imsdr.capacity.erlang import circuits_needed
+from imsdr.capacity.erlang import blocking_text, circuits_needed, erlang_b
 from imsdr.capacity.formulas import (
     exact,
     fmt,
@@ -91,6 +91,8 @@ class TrunkMember:
     erlangs: float
     needed: int
     ok: bool
+    blocking: float | None = None  # Erlang B of its Erlangs on its circuits
+    occupancy: float | None = None  # carried Erlangs per circuit: A × (1 − B) / circuits
 
 
 @dataclass(frozen=True)
@@ -160,11 +162,14 @@ class StormCheck:
     scenario: str  # site:<id> | region:<id>
     moved_users: float
     restored_users: float
-    window_s: int
-    registrations_per_second: float
+    window_s: int  # the refresh interval the users who do not notice arrive over
+    refresh_basis: str  # operator | ts24229 | default
+    registrations_per_second: float  # peak initial registrations/s network-wide
+    sustained_registrations_per_second: float
     bottleneck: str | None
-    drain_s: float | None  # None: never drains (the bottleneck has no capacity left)
+    drain_s: float | None  # until everyone is registered again; None: never (no capacity left)
     overloaded: tuple[str, ...]
+    unlimited: tuple[str, ...]  # SBC/P-CSCF overloaded at the peak without a registration rate limit
     unknown: tuple[str, ...]  # elements receiving the storm without a rate capacity
     verdict: str
     formula: str
@@ -627,8 +632,17 @@ def _trunk_rows(
         a = round(erlangs * weights[m], 6)
         need = circuits_needed(a, gos)
         have = circuits[m]
-        rows.append(TrunkMember(m, have, round(a, 3), need, have is not None and have >= need))
+        blocking = erlang_b(a, have) if have else None
+        rows.append(TrunkMember(m, have, round(a, 3), need, have is not None and have >= need,
+                                None if blocking is None else float(f"{blocking:.3g}"),
+                                None if blocking is None else round(a * (1 - blocking) / have, 4)))  # type: ignore[operator]
     return tuple(rows)
+
+
+def _trunk_use(r: TrunkMember) -> str:
+    if r.blocking is None or r.occupancy is None:
+        return ""
+    return f" (blocking {blocking_text(r.blocking)}, occupancy {pct(r.occupancy)})"
 
 
 def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
@@ -661,7 +675,7 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
         lines.append(
             "normal: "
             + "; ".join(
-                f"{r.id} {fmt(r.erlangs)} E → {r.needed} needed / {r.circuits or '?'} configured"
+                f"{r.id} {fmt(r.erlangs)} E → {r.needed} needed / {r.circuits or '?'} configured{_trunk_use(r)}"
                 for r in normal
             )
         )
@@ -671,6 +685,7 @@ def _trunk_checks(topology: Topology, model: LoadModel) -> list[TrunkCheck]:
                     f"after losing {worst_site} (GoS {pct(gos_after, 2)}): "
                     + "; ".join(
                         f"{r.id} {fmt(r.erlangs)} E → {r.needed} needed / {r.circuits or '?'} configured"
+                        f"{_trunk_use(r)}"
                         for r in worst_rows
                     )
                 )
@@ -958,26 +973,28 @@ def _traffic_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome])
             continue
         unknown = tuple(r.id for r in storm.elements if r.verdict == "unknown")
         never = storm.drain_s == float("inf")
-        formula = (f"{fmt(round(storm.moved_users))} users / {fmt(storm.window.seconds)} s = "
-                   f"{fmt(storm.registrations_per_second)} registrations/s (×2 REGISTER, ×4 Cx)")
+        formula = (f"{fmt(round(storm.moved_users))} users: peak {fmt(storm.registrations_per_second)} "
+                   f"registrations/s, then {fmt(storm.sustained_registrations_per_second)}/s over the "
+                   f"{fmt(storm.window.seconds)} s refresh interval ({storm.window.basis}) "
+                   "(×2 REGISTER, ×4 Cx)")
         if storm.bottleneck:
-            own = next(r.drain_s for r in storm.elements if r.id == storm.bottleneck)
             formula += f"; bottleneck {storm.bottleneck}: " + (
-                "never drains" if never else f"its share takes {fmt(own)} s at its spare rate "  # type: ignore[arg-type]
-                f"(the storm lasts {fmt(storm.drain_s)} s)")
+                "never drains" if never else f"everyone registered after {fmt(storm.drain_s)} s")
         if storm.overloaded:
             worst = max((r for r in storm.elements if r.verdict == "overload"), key=lambda r: r.utilisation or 0)
-            message = (f"{label} lost: the registration storm ({fmt(storm.registrations_per_second)} "
+            message = (f"{label} lost: the registration storm (peak {fmt(storm.registrations_per_second)} "
                        f"registrations/s) overloads {', '.join(storm.overloaded)}; {worst.id} needs "
-                       f"{fmt(worst.storm_rate + worst.background_rate)} {worst.unit} of {fmt(worst.capacity or 0)} "
-                       f"({pct(worst.utilisation or 0)})")
+                       f"{fmt(round(worst.peak_rate + worst.background_rate, 2))} {worst.unit} of "
+                       f"{fmt(worst.capacity or 0)} ({pct(worst.utilisation or 0)}) in the first {fmt(worst.peak_s)} s")
         else:
             message = f"{label} lost: the registration storm stays within the rate capacities given"
         storms.append(StormCheck(
             scenario=label, moved_users=storm.moved_users, restored_users=storm.restored_users,
-            window_s=storm.window.seconds, registrations_per_second=storm.registrations_per_second,
+            window_s=storm.window.seconds, refresh_basis=storm.window.basis,
+            registrations_per_second=storm.registrations_per_second,
+            sustained_registrations_per_second=storm.sustained_registrations_per_second,
             bottleneck=storm.bottleneck, drain_s=None if never else storm.drain_s,
-            overloaded=storm.overloaded, unknown=unknown,
+            overloaded=storm.overloaded, unlimited=storm.unlimited, unknown=unknown,
             verdict=FAIL if storm.overloaded else OK,  # a rate not given is CAP-012, listed in `unknown`
             formula=formula, message=message,
         ))

@@ -201,10 +201,55 @@ def reregistration_window(topology: Topology, el: Element, access: str) -> Switc
     return Switchover(tuple(parts))
 
 
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """A registration refresh interval and where it comes from (every figure using it says which)."""
+
+    seconds: int
+    basis: str  # operator (registration_refresh set) | ts24229 (derived from the expiry) | default
+    how: str
+
+
+def refresh_from_expiry(expiry: int) -> int:
+    """TS 24.229 §5.1.1.4.1: a UE re-registers 600 s before the expiry when the registration was
+    for more than 1,200 s, else when half of it has passed."""
+    return expiry - 600 if expiry > 1200 else expiry // 2
+
+
+def refresh_interval(topology: Topology, el: Element | None = None) -> Refresh:
+    """The refresh interval of fixed-access users registered through ``el`` (network-wide when
+    ``el`` is None): the element's own ``registration_refresh``, else the network's when the
+    operator sets it, else the TS 24.229 interval of ``registration_expiry`` when that is given,
+    else the default ``registration_refresh``."""
+    timers = topology.network.timers
+    own = None if el is None else el.timers.registration_refresh
+    if own is not None:
+        return Refresh(int(own), "operator", f"refresh interval {own} s (set on {el.id})")  # type: ignore[union-attr]
+    expiry = timers.registration_expiry
+    if "registration_refresh" in timers.model_fields_set or expiry is None:
+        basis = "operator" if "registration_refresh" in timers.model_fields_set else "default"
+        seconds = int(timers.registration_refresh)
+        said = "set by the operator" if basis == "operator" else "default"
+        return Refresh(seconds, basis, f"refresh interval {seconds} s ({said})")
+    seconds = refresh_from_expiry(int(expiry))
+    rule = f"{expiry} − 600" if expiry > 1200 else f"{expiry} / 2"
+    return Refresh(seconds, "ts24229", f"refresh interval {rule} = {seconds} s from the {expiry} s expiry "
+                                       "(TS 24.229 §5.1.1.4.1)")
+
+
+def ps_refresh_interval(topology: Topology) -> Refresh:
+    """PS (VoLTE) UEs refresh by TS 24.229 §5.1.1.4.1 from ``ps_registration_expiry``."""
+    expiry = int(topology.network.timers.ps_registration_expiry)
+    seconds = max(1, refresh_from_expiry(expiry))
+    rule = f"{expiry} − 600" if expiry > 1200 else f"{expiry} / 2"
+    return Refresh(seconds, "ts24229", f"PS refresh interval {rule} = {seconds} s from the {expiry} s expiry "
+                                       "(TS 24.229 §5.1.1.4.1)")
+
+
 def registration_refresh(topology: Topology, el: Element) -> int:
-    """The REGISTER refresh period of the users registered through ``el`` (its own timer, else the
-    network's): the re-registration part of a fixed-access window."""
-    return _timer(topology, el, "registration_refresh")
+    """The REGISTER refresh interval of the users registered through ``el``
+    (:func:`refresh_interval`): the re-registration part of a fixed-access window."""
+    return refresh_interval(topology, el).seconds
 
 
 def access_windows(topology: Topology, el: Element, access: AccessTypes | None = None) -> dict[str, Switchover]:
@@ -236,7 +281,7 @@ def switchover(topology: Topology, el: Element, access: AccessTypes | None = Non
     else:
         parts.append(options_detection_part(topology, el))
     if is_scscf(el) and not el.has(_restoration()):
-        refresh = _timer(topology, el, "registration_refresh")
+        refresh = registration_refresh(topology, el)
         parts.append(Part("re_registration", refresh,
                           f"no restoration data: users re-register within the refresh period ({refresh} s)"))
     return Switchover(tuple(parts))

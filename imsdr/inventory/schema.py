@@ -295,7 +295,13 @@ class Timers(_Strict):
         3, description="consecutive failed probes before a peer is marked down")
     options_timeout: Seconds = Field(2, description="time to wait for one OPTIONS response, seconds")
     diameter_watchdog: Seconds = Field(8, description="Diameter watchdog Tw, seconds (RFC 3539; 6-10 s wanted)")
-    registration_refresh: Seconds = Field(1800, description="UE registration refresh, seconds (recommended 600-3600 s)")
+    registration_refresh: Seconds = Field(1800, description=(
+        "UE registration refresh interval, seconds (recommended 600-3600 s); when registration_expiry is "
+        "given and this is not, the interval follows TS 24.229 §5.1.1.4 from the expiry"))
+    registration_expiry: Seconds | None = Field(None, description=(
+        "registration expiry the registrar grants fixed-access UEs, seconds; the UEs refresh 600 s before it "
+        "when it exceeds 1,200 s, else at half of it (TS 24.229 §5.1.1.4); unset: registration_refresh is the "
+        "interval"))
     session_timer: Seconds = Field(1800, description="SIP session timer releasing calls lost in a failure, seconds")
     ps_registration_expiry: Annotated[int, Field(ge=1, le=2_000_000)] = Field(
         600000, description="PS access (VoLTE): registration expiry UEs propose (TS 24.229 default 600000 s)")
@@ -593,6 +599,22 @@ class Emergency(_Strict):
     psap_route: E164Digits = Field(description="routing number (ESRN) of the PSAP serving this local network")
 
 
+class RegistrationArrival(_Strict):
+    """How the users of a local network re-register when their SBC or P-CSCF fails."""
+
+    immediate_share: Fraction = Field(description=(
+        "share of the users that notice the failure at once (TCP/TLS connection loss, RFC 5626 keep-alives, SBC "
+        "NAT pings) and register again within `within` seconds; the rest at their next refresh"))
+    within: Seconds = Field(description="seconds in which the immediate share registers again")
+
+
+class RegistrationLimit(_Strict):
+    """Overload control of an SBC or P-CSCF: registrations above the rate are refused with 503 and Retry-After."""
+
+    rate: Positive = Field(description="initial registrations per second admitted; the excess is answered 503")
+    retry_after: Seconds = Field(30, description="Retry-After of the 503, seconds (RFC 3261 §20.33)")
+
+
 class LocalNetwork(_Strict):
     id: Id = Field(description="unique id of the local network (a DNS label; names its DNS view)")
     name: Text = Field(description="name shown in tables and runbooks")
@@ -609,6 +631,9 @@ class LocalNetwork(_Strict):
         "fixed", description="fixed access, PS (VoLTE over EPC/5GC) or both")
     packet_gateway: PacketGateway | None = Field(
         None, description="PS access: the P-GW/SMF serving the local network (hands out the P-CSCF list)")
+    registration_arrival: RegistrationArrival | None = Field(None, description=(
+        "how its users re-register when their SBC/P-CSCF fails; unset: the access type's default "
+        "(domain.md §8.2)"))
     emergency: Emergency | None = Field(
         None, description="emergency-call data a DR (virtual) SBC must emit for this local network")
 
@@ -626,7 +651,11 @@ class Capacity(_Strict):
     circuits: Positive | None = Field(None, description="MGCF/IM-MGW trunk circuits")
     queries_per_second: Positive | None = Field(None, description="ENUM/DNS: queries per second it can answer")
     registrations_per_second: Positive | None = Field(
-        None, description="SBC, P-CSCF, CSCF: initial registrations per second it can process")
+        None, description="SBC, P-CSCF, CSCF: initial registrations per second it can process (each is two REGISTER "
+                          "transactions with IMS AKA)")
+    register_transactions_per_second: Positive | None = Field(
+        None, description="SBC, P-CSCF, CSCF: REGISTER transactions per second it can process (unset: "
+                          "2 x registrations_per_second)")
     transactions_per_second: Positive | None = Field(
         None, description="HSS/SLF: Diameter (Cx/Sh/Dx) transactions per second")
 
@@ -671,6 +700,8 @@ class Element(_Strict):
         default_factory=list, description="imgw only: controlling MGCFs over H.248, primary first, then backups")
     timers: TimerOverrides = Field(default_factory=TimerOverrides, description=(
             "timer overrides for this element; unset fields take network.timers"))
+    registration_limit: RegistrationLimit | None = Field(None, description=(
+            "sbc, pcscf: registration rate limit (503 with Retry-After above it); unset: none"))
     platform: Id | None = Field(None, description="platforms key (or bind, kamailio, vendor) giving the "
                                                   "commands of the runbooks; default by type")
 

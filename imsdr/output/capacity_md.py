@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.timing import PART_LABEL
@@ -209,8 +209,10 @@ def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
         ]
     if report.loads:
         _section(lines, "Load after failover", h + 1)
+        trunks = any(r.blocking is not None for r in report.loads)
         lines += _table(
-            ("element", "type", "before", "after", "capacity", "utilisation", "status"),
+            ("element", "type", "before", "after", "capacity", "utilisation",
+             *(("blocking", "occupancy") if trunks else ()), "status"),
             (
                 (
                     r.id,
@@ -219,6 +221,7 @@ def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
                     _num(r.load_after),
                     _num(r.capacity),
                     _pct(r.utilisation),
+                    *(_trunk_cells(r) if trunks else ()),
                     r.status,
                 )
                 for r in report.loads
@@ -242,24 +245,31 @@ def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
     storm = report.storm
     if storm is not None and (storm.moved_users or storm.restored_users):
         _section(lines, "Registration storm", h + 1)
-        drain = "never drains" if storm.drain_s == float("inf") else f"lasts {fmt(storm.drain_s)} s"
+        drain = "never drains" if storm.drain_s == float("inf") else f"ends after {fmt(storm.drain_s)} s"
         lines.append(
-            f"{fmt(round(storm.moved_users))} users register again over {fmt(storm.window.seconds)} s "
-            f"({fmt(storm.registrations_per_second)} initial registrations/s; window: {storm.window.reason}); "
+            f"{fmt(round(storm.moved_users))} users register again: peak {fmt(storm.registrations_per_second)} "
+            f"initial registrations/s, then {fmt(storm.sustained_registrations_per_second)}/s ({storm.window.reason}); "
             f"{fmt(round(storm.restored_users))} users restored from the HSS; the storm {drain}"
             + (f" (bottleneck `{storm.bottleneck}`)." if storm.bottleneck else ".")
         )
         lines.append("")
+        for a in storm.arrivals:
+            lines.append(f"- {a.reason}: {fmt(round(a.users))} users")
+        if storm.arrivals:
+            lines.append("")
         lines += _table(
-            ("element", "storm", "refreshes", "capacity", "utilisation", "drain", "verdict"),
+            ("element", "peak", "sustained", "refreshes", "capacity", "utilisation", "backlog", "all registered",
+             "verdict"),
             (
                 (
                     r.id,
-                    f"{_num(r.storm_rate)} {r.unit}",
+                    f"{_num(r.peak_rate)} {r.unit} ({fmt(r.peak_s)} s)",
+                    _num(r.sustained_rate),
                     _num(r.background_rate),
-                    _num(r.capacity),
+                    _num(r.capacity) + ("" if r.limit is None else f" (limit {_num(r.limit)})"),
                     _pct(r.utilisation),
-                    "–" if r.drain_s is None else ("never" if r.drain_s == float("inf") else f"{fmt(r.drain_s)} s"),
+                    _secs(r.backlog_s),
+                    _secs(r.drain_s),
                     r.verdict,
                 )
                 for r in storm.elements
@@ -336,3 +346,17 @@ def scenarios_markdown(report: ScenariosReport, level: int = 1, all_rows: bool =
         ),
     )
     return _finish(lines)
+
+
+def _trunk_cells(r: Any) -> tuple[str, str]:
+    return ("–" if r.blocking is None else blocking_text(r.blocking)), _pct(r.occupancy)
+
+
+def blocking_text(value: float) -> str:
+    from imsdr.capacity.erlang import blocking_text as text
+
+    return text(value)
+
+
+def _secs(value: float | None) -> str:
+    return "–" if value is None else ("never" if value == float("inf") else f"{fmt(value)} s")

@@ -110,7 +110,8 @@ def _sections(report: CapacityReport) -> list[Section]:
          ("lost", "sites", "result", "verdict")),
         ("Registration storm of a site or region loss", report.storms, storm,
          ("lost", "storm", "result", "verdict")),
-        ("Sessions and DNS queries", report.dimensions, dimension, ("element", "dimension", "formula", "verdict")),
+        ("Sessions, DNS queries and background Diameter", report.dimensions, dimension,
+         ("element", "dimension", "formula", "verdict")),
     ]
 
 
@@ -179,9 +180,12 @@ def simulation_tables(console: Console, report: SimulationReport) -> None:
             t.add_row(gid, ", ".join(members) or styled("none", "bold red"))
         console.print(t)
     if report.loads:
+        trunks = any(r.blocking is not None for r in report.loads)
+        columns = ("blocking", "occupancy") if trunks else ()
         t = table("Load after failover", "element", "type", "before", "after", "capacity", "utilisation",
-                  "status")
+                  *columns, "status")
         for r in report.loads:
+            extra = (_blocking(r.blocking), "–" if r.occupancy is None else pct(r.occupancy)) if trunks else ()
             t.add_row(
                 r.id,
                 r.element_type,
@@ -189,6 +193,7 @@ def simulation_tables(console: Console, report: SimulationReport) -> None:
                 fmt(r.load_after),
                 "–" if r.capacity is None else fmt(r.capacity),
                 "–" if r.utilisation is None else pct(r.utilisation),
+                *extra,
                 verdict("ok") if r.status == "ok" else styled(r.status, "bold red"),
             )
         console.print(t)
@@ -211,31 +216,43 @@ def simulation_tables(console: Console, report: SimulationReport) -> None:
     console.print(line)
 
 
+def _blocking(value: float | None) -> str:
+    from imsdr.capacity.erlang import blocking_text
+
+    return "–" if value is None else blocking_text(value)
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else ("never" if value == float("inf") else f"{fmt(value)} s")
+
+
 def _storm_table(console: Console, report: SimulationReport) -> None:
     storm = report.storm
     if storm is None or not (storm.moved_users or storm.restored_users):
         return
     t = table(
-        f"Registration storm: {fmt(round(storm.moved_users))} users re-register over "
-        f"{fmt(storm.window.seconds)} s ({fmt(storm.registrations_per_second)} registrations/s), "
-        f"{fmt(round(storm.restored_users))} restored from the HSS",
-        "element", "storm", "refreshes", "capacity", "utilisation", "drain", "verdict",
+        f"Registration storm: {fmt(round(storm.moved_users))} users re-register, peak "
+        f"{fmt(storm.registrations_per_second)} registrations/s, then "
+        f"{fmt(storm.sustained_registrations_per_second)}/s "
+        f"over {fmt(storm.window.seconds)} s; {fmt(round(storm.restored_users))} restored from the HSS",
+        "element", "peak", "sustained", "refreshes", "capacity", "utilisation", "backlog", "all registered", "verdict",
     )
     for r in storm.elements:
-        drain = "–" if r.drain_s is None else ("never" if r.drain_s == float("inf") else f"{fmt(r.drain_s)} s")
         t.add_row(
             r.id,
-            f"{fmt(r.storm_rate)} {r.unit}",
+            f"{fmt(r.peak_rate)} {r.unit} ({fmt(r.peak_s)} s)",
+            fmt(r.sustained_rate),
             fmt(r.background_rate),
-            "–" if r.capacity is None else fmt(r.capacity),
+            "–" if r.capacity is None else fmt(r.capacity) + ("" if r.limit is None else f" (limit {fmt(r.limit)})"),
             "–" if r.utilisation is None else pct(r.utilisation),
-            drain,
+            _seconds(r.backlog_s),
+            _seconds(r.drain_s),
             styled(r.verdict, "bold red") if r.verdict == "overload" else verdict(r.verdict),
         )
     console.print(t)
     lasts = "never drains" if storm.drain_s == float("inf") else f"lasts {fmt(storm.drain_s)} s"
     console.print(f"storm {lasts}" + (f" (bottleneck {storm.bottleneck})" if storm.bottleneck else "")
-                  + f"; window: {storm.window.reason}")
+                  + f"; {storm.window.reason}")
 
 
 # --- scenarios ---------------------------------------------------------------------------------------

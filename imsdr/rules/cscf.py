@@ -28,7 +28,9 @@ def _scscf_pools(ctx: RuleContext) -> list[Group]:
 
 
 def check_restoration(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
-    refresh = ctx.topology.network.timers.registration_refresh
+    from imsdr.capacity.timing import refresh_interval
+
+    refresh = refresh_interval(ctx.topology).seconds
     elements = ctx.topology.elements
     for group in _scscf_pools(ctx):
         for member in group.members:

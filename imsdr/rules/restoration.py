@@ -154,7 +154,28 @@ def check_imgw_control(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def common_mode_sync(ctx: RuleContext) -> bool:
+    """Whether the ENUM/DNS sets can fail together by design: two or more sets written by the
+    provisioning system at once (``sync: provisioning``, also what an unset sync renders as), so
+    one bad push reaches every set."""
+    sets = ctx.topology.by_type.get("enum_dns", [])
+    sync = ctx.topology.inventory.redundancy.enum_dns.sync
+    return len(sets) >= 2 and sync in (None, "provisioning")
+
+
 def check_breakout(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    if common_mode_sync(ctx):
+        return  # MGCF-004 reports it as a warning
+    yield from _breakout(rule, ctx)
+
+
+def check_breakout_common_mode(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    if common_mode_sync(ctx):
+        yield from _breakout(rule, ctx, " (sync: provisioning pushes to every ENUM/DNS set at once, so one bad "
+                                        "push or provisioning fault takes them all down)")
+
+
+def _breakout(rule: Rule, ctx: RuleContext, why: str = "") -> Iterator[Finding]:
     from imsdr.restoration.breakout import enum_outage_breakout
 
     result = enum_outage_breakout(ctx.topology)
@@ -165,7 +186,7 @@ def check_breakout(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
     yield rule.finding(
         f"if ENUM/DNS is unavailable, on-net calls break out to the PSTN: {result.offered_erlangs:,.0f} Erl "
         f"offered to {result.circuits:,} trunk circuits needs {needed} at "
-        f"{result.grade_of_service:.0%} blocking; {result.blocking:.0%} of call attempts would be blocked",
+        f"{result.grade_of_service:.0%} blocking; {result.blocking:.0%} of call attempts would be blocked{why}",
         subjects=tuple(result.trunk_elements),
         location=ctx.locate_path("network", "capacity_model", "onnet_share"),
         hint="keep ENUM/DNS answering (caches with long negative-free TTLs, a third ENUM/DNS set) or let "
@@ -355,5 +376,29 @@ RULES: list[Rule] = [
             """,
         ),
         check_breakout,
+    ),
+    Rule(
+        "MGCF-004", Severity.WARNING,
+        "An ENUM/DNS outage the sync mode makes plausible would break on-net calls out over more trunks than exist",
+        make_doc(
+            """
+            MGCF-003's breakout, where the ENUM/DNS sets share one writer: with `sync: provisioning`
+            (or unset, rendered as provisioning) the provisioning system pushes every change to all
+            sets at once, so a bad push, a corrupt export or a provisioning outage is a common-mode
+            failure of every set, not a double failure. Then the trunks' shortfall is a design risk
+            (domain.md §4.1, §4.7).
+            """,
+            """
+            redundancy:
+              enum_dns: {sync: provisioning}
+            network:
+              capacity_model: {onnet_share: 0.5}     # 60000 Erl on-net, 4000 circuits
+            """,
+            """
+            redundancy:
+              enum_dns: {sync: master-slave}         # MGCF-003 (info) instead
+            """,
+        ),
+        check_breakout_common_mode,
     ),
 ]

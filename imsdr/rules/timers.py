@@ -29,13 +29,15 @@ PROBES: tuple[tuple[str, str, str, str], ...] = (
 
 
 def _range_findings(rule: Rule, ctx: RuleContext, name: str, low: int, high: int,
-                    types: tuple[str, ...] | None, describe: str, why: str, hint: str) -> Iterator[Finding]:
-    value = getattr(ctx.topology.network.timers, name)
+                    types: tuple[str, ...] | None, describe: str, why: str, hint: str,
+                    network: tuple[int, str, str] | None = None) -> Iterator[Finding]:
+    """``network``: (value, field it comes from, how) when the network's figure is derived."""
+    value, field, how = network or (getattr(ctx.topology.network.timers, name), name, "")
     if not low <= value <= high:
         yield rule.finding(
-            f"network.timers: {describe} is {value} s, outside {low}-{high} s: {why}",
+            f"network.timers: {describe} is {value} s{how}, outside {low}-{high} s: {why}",
             subjects=(),
-            location=ctx.locate_path("network", "timers", name),
+            location=ctx.locate_path("network", "timers", field),
             hint=hint,
         )
     for el in ctx.topology.inventory.elements:
@@ -69,7 +71,19 @@ def check_refresh(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         "shorter refreshes cost core capacity, longer ones slow failover (registered users move to a "
         "backup P-/S-CSCF only when they refresh)",
         f"set registration_refresh between {REFRESH_MIN} and {REFRESH_MAX} s",
+        _derived_refresh(ctx),
     )
+
+
+def _derived_refresh(ctx: RuleContext) -> tuple[int, str, str] | None:
+    """The refresh interval TS 24.229 derives from ``registration_expiry`` (when that is what the
+    inventory says), located at the expiry."""
+    from imsdr.capacity.timing import refresh_interval
+
+    refresh = refresh_interval(ctx.topology)
+    if refresh.basis != "ts24229":
+        return None
+    return refresh.seconds, "registration_expiry", f" ({refresh.how})"
 
 
 def check_active_probing(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:

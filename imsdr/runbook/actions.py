@@ -636,6 +636,13 @@ def storm(topo: Topology, el: Element, failure_storm: Mapping[str, Any] | None) 
     restored), arriving over the same window as the traffic model's storm of that failure."""
     if not failure_storm:
         return None
+    back = next((f for f in failure_storm.get("failback", ()) if f["id"] == el.id), None)
+    if back is not None:  # an SBC/P-CSCF: the failback storm on it, paced one dispatcher source at a time
+        return {"users": back["users"], "refresh_s": back["refresh_s"],
+                "per_second": back["peak_rate"] / 2, "register_per_second": back["peak_rate"],
+                "capacity": None, "rate_capacity": back["capacity"], "rate_utilisation": back["utilisation"],
+                "headroom_ok": back["verdict"] != "overload", "utilisation": back["utilisation"],
+                "sources": back["sources"], "step_s": back["step_s"], "all_back_s": back["all_back_s"]}
     users = failure_storm["moved_users"] + failure_storm["restored_users"]
     window = failure_storm["window_s"]
     if not users:

@@ -74,7 +74,7 @@ def effective_timers(topo: Topology, el: Element) -> dict[str, int]:
         "options_failure_threshold": over.options_failure_threshold or net.options_failure_threshold,
         "options_timeout": over.options_timeout or net.options_timeout,
         "diameter_watchdog": over.diameter_watchdog or net.diameter_watchdog,
-        "registration_refresh": over.registration_refresh or net.registration_refresh,
+        "registration_refresh": _refresh(topo, el),
         "session_timer": net.session_timer,
     }
 
@@ -422,3 +422,9 @@ def _enum_design(topo: Topology) -> dict[str, Any]:
         "secondaries": [s.id for s in layout.secondaries],
         "soa_expire_s": SOA("", "", 0).expire,  # the SOA expire every rendered zone carries
     }
+
+
+def _refresh(topo: Topology, el: Element) -> int:
+    from imsdr.capacity.timing import registration_refresh
+
+    return registration_refresh(topo, el)

@@ -48,6 +48,8 @@ class LoadRow:
     capacity: float | None
     utilisation: float | None
     status: str  # ok | over limit | over capacity
+    blocking: float | None = None  # trunks: Erlang B blocking of the load on the element's circuits
+    occupancy: float | None = None  # trunks: carried Erlangs per circuit, A × (1 − B) / circuits
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,7 @@ def simulate(
                 None if cap is None else round(cap, 3),
                 None if util is None else round(util, 4),
                 status,
+                *_trunk_figures(topology, el_id, eng.model.unit.get(el_id), after),
             )
         )
     lns = []
@@ -312,6 +315,21 @@ def _timer(topology: Topology, el: Element, name: str) -> int:
     return int(value if value is not None else getattr(topology.network.timers, name))
 
 
+def _trunk_figures(
+    topology: Topology, el_id: str, unit: str | None, erlangs: float
+) -> tuple[float | None, float | None]:
+    """(blocking, occupancy) of ``erlangs`` offered to the circuits of the MGCF/IM-MGW ``el_id``:
+    B = Erlang B(A, circuits) and A × (1 − B) / circuits (none for other elements)."""
+    from imsdr.capacity.erlang import erlang_b
+    from imsdr.capacity.load import ERLANGS
+
+    circuits = topology.elements[el_id].capacity.circuits
+    if unit != ERLANGS or not circuits:
+        return None, None
+    blocking = erlang_b(erlangs, circuits)
+    return float(f"{blocking:.3g}"), round(erlangs * (1 - blocking) / circuits, 4)
+
+
 def _texts(
     topology: Topology,
     eng: Engine,
@@ -321,7 +339,9 @@ def _texts(
     got: dict[str, float],
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     t = el.type.value
-    refresh = _timer(topology, el, "registration_refresh")
+    from imsdr.capacity.timing import registration_refresh
+
+    refresh = registration_refresh(topology, el)
     session = topology.network.timers.session_timer
     names = ", ".join(takers) or "nothing"
     lost_calls = (
@@ -552,6 +572,7 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
                 "capacity": r.capacity,
                 "utilisation": r.utilisation,
                 "status": r.status,
+                **({} if r.blocking is None else {"blocking": r.blocking, "occupancy": r.occupancy}),
             }
             for r in report.loads
         ],
