@@ -22,7 +22,9 @@ rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr examp
 Commands that do not exist (yet) are reported as "not available". Options: ``--runs N``
 (default 5), ``--heavy-runs N`` for the multi-gigabyte national render and octoDNS (default 3),
 ``--only NAME …`` to pick benchmarks (help, plan, availability, scenarios, enum, national-dns, import,
-octodns),
+octodns, areas: the PyYAML C-loader parse of the national inventory as the ratio base, check and
+plan as ratios to it, bytes written, views and zone statements per server, and real named loading
+one province server's configuration in a network namespace it creates),
 ``--markdown FILE`` to also write the table as Markdown, ``--json FILE`` for raw numbers.
 
 Every run is cold: imsdr keeps no cache, so each command reads and validates its inventory.
@@ -408,6 +410,140 @@ def bench_national_dns(b: Bench, national: Path) -> None:
     clean()
 
 
+_PARSE = "import sys, yaml\nwith open(sys.argv[1], 'rb') as f:\n    yaml.load(f, Loader=yaml.CSafeLoader)\n"
+
+_NAMED_LOAD = r"""
+import json, os, signal, subprocess, sys, time
+conf, log, addresses = sys.argv[1], sys.argv[2], sys.argv[3:]
+for address in addresses:  # inside the benchmark's own network namespace: the server's addresses
+    subprocess.run(["ip", "addr", "add", address + "/32", "dev", "lo"], check=True)
+start = time.monotonic()
+with open(log, "wb") as out:
+    proc = subprocess.Popen(["named", "-g", "-4", "-n", "1", "-c", conf], stdout=out, stderr=subprocess.STDOUT)
+loaded = None
+while time.monotonic() - start < 600 and proc.poll() is None:
+    with open(log, "rb") as f:
+        if any(line.endswith(b" running") for line in f.read().splitlines()):
+            loaded = time.monotonic() - start
+            break
+    time.sleep(0.05)
+hwm = 0
+with open(f"/proc/{proc.pid}/status") as f:
+    for line in f:
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+os.kill(proc.pid, signal.SIGTERM)
+proc.wait(timeout=30)
+print(json.dumps({"loaded_s": loaded, "rss_kib": hwm}))
+"""
+
+
+def _views_and_zones(conf: Path) -> tuple[int, int]:
+    text = conf.read_text()
+    return len(re.findall(r'^view "', text, re.M)), len(re.findall(r'^    zone "', text, re.M))
+
+
+def bench_areas(b: Bench, national: Path) -> None:
+    """The national example with service areas: ratios to one PyYAML C-loader parse of the same
+    inventory (the machine's speed varies from day to day, the ratios much less), the plan's size,
+    views and zone statements per server, and one province server's configuration loaded by named."""
+    base = b.measure("areas", "PyYAML CSafeLoader parse national (ratio base)",
+                     [sys.executable, "-c", _PARSE, str(national)], b.runs, shown="python: yaml.load(CSafeLoader)")
+    check = b.measure("areas", "check national", [*b.imsdr, "check", str(national)], b.runs, ok_codes=(0, 1))
+    out = WORK / "out-plan-areas"
+
+    def clean() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+
+    plan = b.measure("areas", "plan national (service areas)", [*b.imsdr, "plan", str(national), "--out", str(out)],
+                     b.heavy_runs, ok_codes=(0, 1), before=clean)
+    if base.wall:
+        for r, limit in ((check, 1.5), (plan, 6.0)):
+            if r.wall:
+                r.target = f"<= {limit}x the parse"
+                r.extra["ratio_to_parse"] = r.wall / base.wall
+                ratio = r.wall / base.wall
+                cpu_ratio = (r.cpu or 0) / (base.cpu or 1)
+                r.verdict = "met" if ratio <= limit else (
+                    f"met in CPU time ({cpu_ratio:.1f}x)" if cpu_ratio <= limit else f"missed ({ratio:.1f}x)")
+                r.note = f"{ratio:.2f}x the parse ({cpu_ratio:.2f}x in CPU time)"
+    if plan.wall is None or not out.exists():
+        return
+    size = dir_bytes(out)
+    files = sum(1 for p in out.rglob("*") if p.is_file())
+    plan.extra.update(bytes_written=size, files=files)
+    plan.note += f"; {size / 1e6:,.1f} MB in {files:,} files (target <= 250 MB)"
+    confs = sorted(out.rglob("named/*.conf"))
+    counts = {p.stem: _views_and_zones(p) for p in confs}
+    province = [c for name, c in counts.items() if not name.startswith("national-")]
+    r = Result("areas", "views / zone statements per server", f"{len(counts)} named/<server>.conf")
+    if province:
+        views = sorted(v for v, _ in province)
+        zones = sorted(z for _, z in province)
+        national_counts = [c for name, c in counts.items() if name.startswith("national-")]
+        r.note = (f"province servers: views {views[0]}-{views[-1]}, zone statements {zones[0]}-{zones[-1]}; "
+                  f"national: {national_counts[0] if national_counts else 'none'} (views, zones)")
+        r.extra["per_server"] = counts
+    b.results.append(r)
+    bench_named_load(b, out, confs)
+    clean()
+
+
+def bench_named_load(b: Bench, out: Path, confs: list[Path]) -> None:
+    """Real BIND starting on the largest province server's rendered configuration, in a network
+    namespace the benchmark creates (named listens only on configured addresses; the core views'
+    query-source is the server's own address)."""
+    from imsdr.dns.keys import ensure_keys
+
+    r = Result("areas", "named loads one province server", "named -g -c (province server)")
+    b.results.append(r)
+    province = [c for c in confs if not c.stem.startswith("national-")]
+    named, unshare = shutil.which("named"), shutil.which("unshare")
+    if not province or not named or not unshare:
+        r.status = "not available"
+        return
+    conf = max(province, key=lambda p: p.stat().st_size)
+    dns_dir = conf.parent.parent
+    work = WORK / "named-load"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    keys = work / "tsig.keys"
+    ensure_keys(keys, sorted(set(re.findall(r'key "([a-z0-9.-]+)"', conf.read_text()))))
+    addresses = sorted(set(re.findall(r"query-source address ([0-9.]+);", conf.read_text())))
+    options = dns_dir / "named-options.conf"
+    (work / "named.conf").write_text(
+        f'options {{ directory "{dns_dir}"; pid-file "{work}/named.pid"; managed-keys-directory "{work}";\n'
+        f'  session-keyfile "{work}/session.key"; listen-on port 53 {{ 127.0.0.1; }}; listen-on-v6 {{ none; }};\n'
+        f'  recursion no; notify no;{f" include {chr(34)}{options}{chr(34)};" if options.exists() else ""} }};\n'
+        f'controls {{ }};\ninclude "{keys}";\ninclude "{conf}";\n')
+    samples = []
+    loader = work / "named_load.py"
+    loader.write_text(_NAMED_LOAD)
+    for _ in range(max(1, min(b.runs, 3))):
+        script = (f"ip link set lo up && exec {sys.executable} {loader} {work / 'named.conf'} "
+                  f"{work / 'named.log'} {' '.join(addresses)}")
+        proc = subprocess.run([unshare, "--net", "sh", "-c", script], capture_output=True, text=True, timeout=900,
+                              check=False)
+        if proc.returncode != 0:
+            r.status = "failed"
+            r.note = (proc.stderr or proc.stdout).strip()[-300:]
+            return
+        sample = json.loads(proc.stdout.strip().splitlines()[-1])
+        if sample["loaded_s"] is None:
+            r.status = "failed"
+            r.note = (work / "named.log").read_text(errors="replace")[-300:]
+            return
+        samples.append(sample)
+        print(f"  named load {conf.stem}: {sample['loaded_s']:.2f} s, {sample['rss_kib'] / 1024:.0f} MiB",
+              file=sys.stderr)
+    r.runs = [Run(s["loaded_s"], s["rss_kib"], 0, cpu=0.0) for s in samples]
+    views, zones = _views_and_zones(conf)
+    r.target = "<= 5 s, <= 300 MB RSS"
+    ok = (r.wall or 99) <= 5 and (r.rss_mib or 9999) * 1.048576 <= 300
+    r.verdict = "met" if ok else "missed"
+    r.note = f"{conf.stem}: {views} views, {zones} zone statements; time to 'running', VmHWM"
+
+
 def bench_import(b: Bench, national: Path) -> None:
     """imsdr import bind of the national example's rendered DNS (10 million ENUM numbers)."""
     source = WORK / "out-import-source"
@@ -642,21 +778,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
     parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
     parser.add_argument("--only", nargs="*", choices=["help", "plan", "availability", "scenarios", "enum",
-                                                        "national-dns",
-                                                      "import", "octodns"], help="benchmarks to run (default: all)")
+                                                      "national-dns", "import", "octodns", "areas"],
+                        help="benchmarks to run (default: all)")
     parser.add_argument("--octodns-sizes", default="10000,50000",
                         help="records per side-by-side octoDNS comparison (comma separated)")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
     parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
     args = parser.parse_args(argv)
     only = set(args.only or ["help", "plan", "availability", "scenarios", "enum", "national-dns", "import",
-                             "octodns"])
+                             "octodns", "areas"])
     bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
     national = None
-    if only & {"plan", "availability", "scenarios", "national-dns", "import"}:
+    if only & {"plan", "availability", "scenarios", "national-dns", "import", "areas"}:
         national = generate(bench, "national", ["national"])
     if "help" in only:
         bench_help(bench)
@@ -672,6 +808,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_national_dns(bench, national)
     if "import" in only and national:
         bench_import(bench, national)
+    if "areas" in only and national:
+        bench_areas(bench, national)
     if "octodns" in only:
         bench_octodns(bench, [int(x) for x in args.octodns_sizes.split(",") if x.strip()])
     print_table(bench.results)

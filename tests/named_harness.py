@@ -68,7 +68,7 @@ def key_names(fragment: Path) -> list[str]:
 
 
 def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys: Path | None = None,
-                 address: str = LOOPBACK, control_port: int | None = None) -> str:
+                 address: str = LOOPBACK, control_port: int | None = None, extra_options: str = "") -> str:
     """A minimal named.conf around a rendered fragment (what an operator's named.conf would add).
 
     The TSIG keys the fragment names come from ``keys``; without it they are generated into
@@ -79,6 +79,9 @@ def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys:
 
         keys = workdir / "tsig.keys"
         ensure_keys(keys, key_names(config_dir / include))
+    options_file = Path(config_dir) / "named-options.conf"  # what the operator includes inside options
+    if options_file.is_file():
+        extra_options = f'    include "{options_file}";\n' + extra_options
     controls = "controls { };"
     if control_port is not None:
         controls = (f'key "rndc-key" {{ algorithm hmac-sha256; secret "{RNDC_SECRET}"; }};\n'
@@ -94,7 +97,7 @@ def wrapper_conf(config_dir: Path, workdir: Path, port: int, include: str, keys:
     recursion no;
     dnssec-validation no;
     notify no;
-}};
+{extra_options}}};
 {controls}
 {f'include "{keys}";' if keys else ''}
 include "{config_dir / include}";
@@ -207,6 +210,7 @@ def start_named(
     address: str = LOOPBACK,
     port: int | None = None,
     rndc: bool = False,
+    extra_options: str = "",
 ) -> NamedServer:
     """Start named with ``config_dir/include`` (default: the first server's fragment) and wait
     until it answers on ``address``:``port`` (default 127.0.0.1, a free high port)."""
@@ -221,7 +225,8 @@ def start_named(
     port = port or free_port()
     control_port = free_port() if rndc else None
     config = workdir / "named.conf"
-    config.write_text(wrapper_conf(config_dir, workdir, port, include, keys, address, control_port))
+    config.write_text(wrapper_conf(config_dir, workdir, port, include, keys, address, control_port,
+                                   extra_options))
     keys = keys or workdir / "tsig.keys"
     log_path = workdir / "named.log"
     with open(log_path, "wb") as log:

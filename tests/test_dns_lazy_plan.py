@@ -59,9 +59,14 @@ def test_site_views_skip_only_services_without_a_member_in_the_region(topology: 
     for view in plan.views:
         if view.kind != "site":
             continue
-        reference = ViewPlan(view.name, view.kind, view.subject, view.match_clients, view.description)
+        reference = ViewPlan(view.name, view.kind, view.subject, view.match_clients, view.description,
+                             area=view.area)
+        gpp = topology.network.threegpp_domain
         for name, members, origin in services:  # every service, no region shortcut
-            builder._service(name, members, origin, site=view.subject, target=reference)
+            if not (plan.areas and name == gpp):  # (with areas: each area's own I-CSCFs, below)
+                builder._service(name, members, origin, site=view.subject, target=reference)
+        if plan.areas:
+            builder._area_apex(reference, builder.area_ns, gpp)
         assert reference.overrides == view.overrides, view.name
         checked += 1
     assert checked == len(topology.sites)

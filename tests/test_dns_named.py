@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import dns.flags
 import dns.message
 import dns.query
 import dns.rcode
@@ -25,6 +26,7 @@ from imsdr.inventory.build import load_inventory
 from imsdr.model.topology import Topology
 
 CAPITAL, HARBOUR, CORE_A, SBC_CORE, DEFAULT = "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.1"
+PEER = "127.0.0.6"  # dns-b-1, the other name server: the only address a transfer may come from
 HOME, GPP = "ims.example.net", "ims.mnc001.mcc460.3gppnetwork.org"
 CORE_NAMES = ["hss-a-1", "slf-a-1", "cscf-a-1", "cscf-b-1", "mgcf-a-1", "imgw-a-1", "as-a-1", "pcscf-a-1"]
 
@@ -36,6 +38,7 @@ def _loopback_clients(d: dict[str, Any]) -> None:
     d["sites"][0]["core_subnets"].append(f"{CORE_A}/32")  # site-a
     sbc = next(e for e in d["elements"] if e["id"] == "sbc-capital")
     sbc["core_addresses"] = [SBC_CORE]
+    next(e for e in d["elements"] if e["id"] == "dns-b-1")["addresses"] = [PEER]
 
 
 @pytest.fixture(scope="module")
@@ -166,13 +169,16 @@ def test_axfr_needs_the_views_key(served: tuple[Path, DnsPlan, Path], start_name
             axfr(server, HOME, source)
     with pytest.raises(dns.xfr.TransferError):  # another view's zone is not reachable with this key
         axfr(server, "6.8.e164.arpa", DEFAULT, keys, "imsdr-users-capital")
-    zone = axfr(server, HOME, DEFAULT, keys, "imsdr-users-capital")
+    for source in (DEFAULT, CAPITAL):  # the view's key from an address that is no name server: refused
+        with pytest.raises(dns.xfr.TransferError):
+            axfr(server, HOME, source, keys, "imsdr-users-capital")
+    zone = axfr(server, HOME, PEER, keys, "imsdr-users-capital")  # key AND the other server's address
     names = {n.to_text() for n in zone.nodes}
     assert "sbc" in names and "sbc-dr" in names
     assert not any(n.split(".")[0] in CORE_NAMES for n in names), names
-    core = axfr(server, HOME, DEFAULT, keys, "imsdr-core-site-a")
+    core = axfr(server, HOME, PEER, keys, "imsdr-core-site-a")
     assert "hss-a-1" in {n.to_text() for n in core.nodes}
-    enum = axfr(server, "8.3.1.0.0.8.3.1.6.8.e164.arpa", DEFAULT, keys, "imsdr-core-site-b")  # shared via in-view
+    enum = axfr(server, "8.3.1.0.0.8.3.1.6.8.e164.arpa", PEER, keys, "imsdr-core-site-b")  # shared via in-view
     assert len([n for n in enum.nodes if n.to_text() != "@"]) == 1000
 
 
@@ -215,3 +221,44 @@ def test_named_is_stopped_by_pid(served: tuple[Path, DnsPlan, Path], start_named
     assert server.process.returncode is not None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_nothing_says_what_or_who_the_server_is(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    """named-options.conf (version, hostname, server-id none), included inside options."""
+    out, _plan, _keys = served
+    server = start_named(out)
+    for qname in ("version.bind", "hostname.bind", "id.server", "authors.bind"):
+        for source in (DEFAULT, CAPITAL, CORE_A):
+            request = dns.message.make_query(qname, "TXT", rdclass="CH")
+            response = dns.query.udp(request, server.address, port=server.port, source=source, timeout=2)
+            assert not response.answer, (qname, source, response.answer)
+
+
+def test_access_views_rate_limit_identical_answers(served: tuple[Path, DnsPlan, Path], start_named: Any) -> None:
+    """Response-rate-limiting in the user views: a burst of one query from one UE address gets
+    truncated (or dropped) answers beyond the limit; the access resolver and the core are not limited."""
+    import socket
+
+    out, _plan, _keys = served
+    server = start_named(out)
+
+    def burst(source: str, qname: str, count: int = 200) -> int:
+        limited = 0
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.bind((source, 0))
+            sock.settimeout(0.5)
+            wire = dns.message.make_query(qname, "A").to_wire()
+            for _ in range(count):
+                sock.sendto(wire, (server.address, server.port))
+            for _ in range(count):
+                try:
+                    response = dns.message.from_wire(sock.recv(4096))
+                except (TimeoutError, OSError):
+                    limited += count  # the rest never came (dropped): all counted as limited
+                    break
+                limited += bool(response.flags & dns.flags.TC)
+        return min(limited, count)
+
+    assert burst(HARBOUR, f"sbc.{HOME}") > 100  # a UE address: 20/s over a 5 s window, most are limited
+    assert burst(CAPITAL, f"sbc.{HOME}") == 0  # the access resolver (aggregating many users) is exempt
+    assert burst(CORE_A, f"hss-a-1.{HOME}") == 0  # the core view is not limited

@@ -124,7 +124,8 @@ def test_every_server_conf_passes_named_checkconf_z(tmp_path: Path, make_invento
         text = conf.read_text()
         assert text.count('\nview "') == 10 and text.count("recursion no;") == 10
         assert 'view "default" {\n    match-clients { any; };\n    allow-query { none; };' in text
-        assert 'allow-transfer { key "imsdr-users-capital"; };' in text
+        # a transfer needs the view's key AND the other server's address
+        assert re.search(r'allow-transfer \{ !\{ !\{ [0-9.]+; \}; any; \}; key "imsdr-users-capital"; \};', text)
         assert 'in-view "core-site-a"' in text  # ENUM zones loaded once, shared by the other core views
         role = "secondary" if sync != "provisioning" and conf.name == "dns-b-1.conf" else "primary"
         assert f"type {role};" in text and (role == "primary") == ("type secondary" not in text)

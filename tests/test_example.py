@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -119,7 +120,14 @@ def test_addresses_are_documentation_space_and_names_under_the_province_domain()
     for e in inv.elements:
         for addr in map(ipaddress.ip_address, e.addresses):
             assert addr in (v4 if addr.version == 4 else v6)
+        if e.id.startswith("national-"):  # the national (level-1) pair: named under the delegating zone
+            assert e.fqdn is not None and re.fullmatch(r"ns[0-9]+\.example\.net", e.fqdn)
+            continue
         assert e.fqdn is not None and e.fqdn.endswith(f".ims.{sites[e.site].province}.example.net")
+        if e.type.value == "sbc":  # the SBCs' signalling (access) side lies outside every core subnet
+            core = [ipaddress.ip_network(p) for s in inv.sites for p in s.core_subnets]
+            assert not any(ipaddress.ip_address(a) in n for a in e.addresses for n in core if n.version == 4)
+            assert e.core_addresses
     for ln in inv.local_networks:
         for prefix in map(ipaddress.ip_network, ln.prefixes):
             assert prefix.subnet_of(v4 if prefix.version == 4 else v6)  # type: ignore[arg-type]
@@ -199,3 +207,23 @@ def test_enum_numbers_beyond_what_validation_accepts_are_refused() -> None:
     result = runner.invoke(app, ["example", "national", "--enum-numbers", str(MAX_ENUM_NUMBERS + 1)])
     assert result.exit_code == 2
     assert "ENUM numbers must be" in result.stderr
+
+
+def test_provinces_sit_at_their_capitals_with_the_documented_defaults() -> None:
+    """Real coordinates (each site within ~100 km of its province capital), the default
+    max_utilisation, and ENUM/DNS service areas: one per province under one national pair."""
+    import math
+
+    from imsdr.example.national import CAPITALS
+
+    doc = generate_national(SMALL)
+    for site in doc["sites"]:
+        lat, lon = CAPITALS[site["province"]]
+        km = 111.2 * math.hypot(site["lat"] - lat, (site["lon"] - lon) * math.cos(math.radians(lat)))
+        assert km < 100, (site["id"], km)
+    assert "max_utilisation" not in doc["network"]["capacity_model"]
+    areas = doc["network"]["dns"]["areas"]
+    assert [a["id"] for a in areas] == ["national", "beijing", "tianjin"]
+    assert areas[0]["level"] == "national" and len(areas[0]["nameservers"]) == 2
+    dns = {e["id"] for e in doc["elements"] if e["type"] == "enum_dns"}
+    assert dns == {n for a in areas for n in a["nameservers"]}  # every ENUM/DNS element serves

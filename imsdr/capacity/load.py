@@ -266,7 +266,8 @@ class LoadModel:
         return sum(caps, self.num(0))  # type: ignore[arg-type]
 
     def allocate(
-        self, units: list[tuple[Group | None, list[str]]], values: dict[str, Fraction]
+        self, units: list[tuple[Group | None, list[str]]], values: dict[str, Fraction],
+        member_scope: dict[str, frozenset[str]] | None = None,
     ) -> list[tuple[Fraction, tuple[tuple[str, Fraction], ...]]]:
         """Share each local network's traffic among the units in its scope, by unit capacity.
 
@@ -276,6 +277,10 @@ class LoadModel:
         """
         caps = [self.unit_capacity(g, ms) for g, ms in units]
         scopes = self.scopes(units, values)
+        if member_scope is not None:  # DNS service areas: a local network's queries go to its area's servers
+            for ln_id in scopes:
+                own = member_scope.get(ln_id, frozenset())
+                scopes[ln_id] = tuple(k for k, (_g, ms) in enumerate(units) if own & set(ms)) or scopes[ln_id]
         if self.num is exact:
             return self._allocate_exact(units, values, caps if all(caps) else None, scopes)
         return self._allocate_loop(units, values, caps, all(caps), scopes)
@@ -393,6 +398,13 @@ class LoadModel:
     def _build_units(self, type_: str, unit: str, structural: bool = False) -> None:
         topo = self.topology
         members = [e.id for e in topo.by_type[type_] if not (type_ == "cscf" and is_scscf(e))]
+        member_scope = None
+        if type_ == "enum_dns":  # the servers the rendered DNS sends queries to (imsdr.model.areas)
+            from imsdr.model.areas import dns_clients
+
+            serving, member_scope = dns_clients(topo)
+            wanted = set(serving)
+            members = [m for m in members if m in wanted]
         if not members:
             return
         units = self.units_of(members)
@@ -411,7 +423,7 @@ class LoadModel:
         if type_ == "hss" and self.restoration:
             factor += self.num(self.cm.hss_restoration_overhead)
         for (group, ms), (amount, weights) in zip(
-            units, self.allocate(units, self._subscriber_values()), strict=True
+            units, self.allocate(units, self._subscriber_values(), member_scope), strict=True
         ):
             self.unit_users[type_].append((group, ms, amount, weights))
             self._emit_unit(

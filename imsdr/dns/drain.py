@@ -188,7 +188,7 @@ def record_changes(normal: DnsPlan, drained: DnsPlan) -> list[RecordChange]:
     grouped: dict[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for view in normal.views:
         other = drained.view(view.name)
-        for zone_name, zone in normal.zones_of(view.side).items():
+        for zone_name, zone in normal.view_zones(view).items():
             before = normal.zone_for_view(view, zone_name).rrsets
             after = drained.zone_for_view(other, zone_name).rrsets
             # an ENUM zone names no element but its name servers (apex NS), among millions of numbers
@@ -253,7 +253,7 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
     if records:
         defining: dict[str, str] = {}
         for view in drained.views:
-            for zone in drained.zones_of(view.side):
+            for zone in drained.view_zones(view):
                 defining.setdefault(zone_file_path(view, zone, drained).path, view.name)
         for change in records:
             for view_name in change.views:

@@ -182,7 +182,9 @@ class _Answers:
         return names
 
     def _scope(self, view: ViewPlan, name: str) -> object:
-        return id(view) if name in self._overridden(view) else view.side
+        if name in self._overridden(view):
+            return id(view)
+        return (view.side, view.area, view.kind) if view.area else view.side  # areas: what a view serves differs
 
     def rrset_faults(self, view: ViewPlan, rdatas: tuple[Rdata, ...]) -> tuple[tuple[Rdata, str], ...]:
         """(record, fault) for every fault of :meth:`target_faults` over ``rdatas``, in record order.

@@ -27,6 +27,7 @@ address records stay.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.names import enum_digits, is_subdomain, reverse_digits, sort_key
 from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
+from imsdr.model.areas import Area, area_of_domain, delegating_zone, service_areas
 from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's selection data
     PRIORITY_OTHER,
     PRIORITY_SAME_REGION,
@@ -126,11 +128,12 @@ class EnumBlockPlan:
 @dataclass
 class ZonePlan:
     name: str
-    kind: Literal["home", "access", "enum", "enum_parent"]
+    kind: Literal["home", "access", "enum", "enum_parent", "delegation"]
     purpose: str
     default_ttl: int
     rrsets: dict[RRKey, RRset] = field(default_factory=dict)
     blocks: list[EnumBlockPlan] = field(default_factory=list)
+    area: str = ""  # the service area whose servers are authoritative ('' every area, or no areas)
 
     @property
     def soa(self) -> SOA:
@@ -150,12 +153,13 @@ Side = Literal["access", "core", "none"]
 @dataclass(frozen=True)
 class ViewPlan:
     name: str
-    kind: Literal["local", "site", "default"]
-    subject: str  # local network id, site id, or '' for the default view
+    kind: Literal["local", "site", "default", "peers", "national"]
+    subject: str  # local network id, site id, area id (peers, national) or '' for the default view
     match_clients: tuple[str, ...]  # prefixes in order; () for the default view (matches any)
     description: str
     overrides: dict[str, dict[RRKey, RRset]] = field(default_factory=dict)  # zone -> rrsets replaced
     side: Side = "core"  # which zones it serves: access zones, core (+ENUM) zones, or none (refuses)
+    area: str = ""  # the service area whose servers hold the view ('' every server)
 
     @property
     def key_name(self) -> str:
@@ -184,6 +188,7 @@ class DnsPlan:
     origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
     issues: list[PlanIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    areas: tuple[Area, ...] = ()  # service areas (network.dns.areas); () = one set serves everything
     # lazy plans only: view name -> computes that view's overrides on first use
     pending: dict[str, Callable[[], None]] = field(default_factory=dict, repr=False)
     _view_index: dict[str, ViewPlan] = field(default_factory=dict, repr=False, compare=False)
@@ -229,13 +234,30 @@ class DnsPlan:
             return self.access_zones
         return self.zones if side == "core" else {}
 
-    def find_zone(self, qname: str, side: Side = "core") -> ZonePlan | None:
-        """The most specific zone of ``side`` that contains ``qname``."""
+    def serves(self, view: ViewPlan, zone: ZonePlan) -> bool:
+        """Whether the servers holding ``view`` serve ``zone`` in it (always, without areas): a
+        peers or national view its own area's zones only, any other view its area's and the
+        zones every area serves (the 3GPP home domain)."""
+        if not self.areas or not view.area:
+            return True
+        if view.kind in ("peers", "national"):
+            return zone.area == view.area
+        return zone.area in (view.area, "")
+
+    def view_zones(self, view: ViewPlan) -> dict[str, ZonePlan]:
+        """The zones ``view`` serves, by name (its side's zones; with areas, its area's)."""
+        zones = self.zones_of(view.side)
+        if not self.areas or not view.area:
+            return zones
+        return {name: zone for name, zone in zones.items() if self.serves(view, zone)}
+
+    def find_zone(self, qname: str, side: Side = "core", view: ViewPlan | None = None) -> ZonePlan | None:
+        """The most specific zone of ``side`` that contains ``qname`` (that ``view`` serves)."""
         name = qname.rstrip(".").lower()
         zones = self.zones_of(side)
         while True:  # walk up the labels: O(labels), not O(zones)
             zone = zones.get(name)
-            if zone is not None:
+            if zone is not None and (view is None or self.serves(view, zone)):
                 return zone
             dot = name.find(".")
             if dot < 0:
@@ -254,9 +276,13 @@ class DnsPlan:
             self.materialise(v)
         qname = qname.rstrip(".").lower()
         rdtype = rdtype.upper()
-        zone = self.find_zone(qname, v.side)
+        zone = self.find_zone(qname, v.side, v if self.areas else None)
+        if zone is None and self.areas and v.kind == "site":
+            return self._delegated(qname, rdtype)  # recursion through the national delegations
         if zone is None:
             return None
+        if self.areas and zone.kind == "delegation" and v.kind == "site":
+            return self._delegated(qname, rdtype)
         overrides = v.overrides.get(zone.name, {})
         if (qname, rdtype) in overrides:
             return overrides[(qname, rdtype)]
@@ -265,6 +291,15 @@ class DnsPlan:
         if zone.kind == "enum" and rdtype == "NAPTR":
             return self._enum_rrset(zone, qname)
         return None
+
+    def _delegated(self, qname: str, rdtype: str) -> RRset | None:
+        """What a core view's recursion finds for a name another area is authoritative for: the
+        national set refers it to that area's servers, which answer from their peers view."""
+        zone = self.find_zone(qname, "core")
+        if zone is None or not zone.area or zone.kind in ("delegation", "enum_parent"):
+            return None  # outside every area's zones: NXDOMAIN from the national set
+        peers = self._views_by_name().get(f"peers-{zone.area}")
+        return self.lookup_rrset(peers, qname, rdtype) if peers is not None else None
 
     def lookup(self, view: ViewPlan | str, qname: str, rdtype: str) -> list[Rdata]:
         """The records ``view`` answers for (qname, rdtype), in plan order; [] when none."""
@@ -375,6 +410,7 @@ class _Builder:
         self._srv_tuples: dict[tuple[int, ...], tuple[SRV, ...]] = {}
         # id(member list) -> (that list, each member's site, a member at each site)
         self._sites_memo: dict[int, tuple[list[Element], tuple[str, ...], dict[str, Element]]] = {}
+        self.area_ns: dict[str, list[str]] = {}  # service areas: area id -> its name servers' FQDNs
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -615,7 +651,15 @@ class _Builder:
             else:
                 compute()
 
-        ns_ids = list(net.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
+        areas = plan.areas = service_areas(topo)
+        area_ns: dict[str, list[str]] = self.area_ns  # area id -> the FQDNs of its serving name servers
+        for area in areas:
+            area_ns[area.id] = [topo.fqdn(e) for e in self.serving(
+                topo.elements[i] for i in area.nameservers if i in topo.elements)]
+        if areas:  # the provinces' servers; the national set holds only its own zones
+            ns_ids = [i for a in areas if not a.national for i in a.nameservers]
+        else:
+            ns_ids = list(net.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
         nameservers = self.serving(topo.elements[i] for i in ns_ids if i in topo.elements)
         ns_names = [topo.fqdn(e) for e in nameservers]
         if not ns_names:
@@ -633,9 +677,11 @@ class _Builder:
         ns_origin = Origin("", ("network", "dns", "nameservers"), "network.dns.nameservers")
 
         def apex(zone: ZonePlan) -> None:
-            zone.rrsets[(zone.name, "SOA")] = RRset(zone.name, "SOA", self.ttl.soa, (soa,))
-            if ns_names:
-                zone.rrsets[(zone.name, "NS")] = RRset(zone.name, "NS", self.ttl.ns, tuple(NS(n) for n in ns_names))
+            names = area_ns.get(zone.area, ns_names) if zone.area else ns_names
+            zone_soa = soa if not names or names[0] == soa.mname else dataclasses.replace(soa, mname=names[0])
+            zone.rrsets[(zone.name, "SOA")] = RRset(zone.name, "SOA", self.ttl.soa, (zone_soa,))
+            if names:
+                zone.rrsets[(zone.name, "NS")] = RRset(zone.name, "NS", self.ttl.ns, tuple(NS(n) for n in names))
             plan.origins[(zone.name, zone.name, "SOA")] = ns_origin
             plan.origins[(zone.name, zone.name, "NS")] = ns_origin
 
@@ -646,16 +692,27 @@ class _Builder:
             what = "3GPP home domain (TS 23.003 13.2)" if gpp else "IMS home domain"
             core = ZonePlan(domain, "home", f"{what} {domain}, core side: CSCF, pools, every element", self.ttl.soa)
             access = ZonePlan(domain, "access", f"{what} {domain}, access side: SBC discovery only", self.ttl.soa)
+            owner = area_of_domain(areas, domain)
+            core.area = access.area = owner.id if owner is not None else ""
+            if areas and owner is None and not gpp:
+                self.issue(Origin("", ("network", "dns", "areas"), "network.dns.areas"),
+                           f"home domain {domain} is in no area's home_domains: no server would be "
+                           "authoritative for it")
             plan.zones[domain] = core
             plan.access_zones[domain] = access
             apex(core)
             apex(access)
         self._enum_zones(apex)
-        self._enum_parent(apex, ns_names)
+        if areas:
+            self._national(apex, area_ns)
+        else:
+            self._enum_parent(apex, ns_names)
 
         # core: element addresses (an SBC by its core side)
         for el in topo.elements.values():
             origin = Origin(el.id, ("fqdn",) if el.fqdn else ("id",), f"element '{el.id}'")
+            if areas and self._national_host(el, origin):
+                continue
             if el.type.value not in ("sbc", "enum_dns"):
                 plan.internal_names[topo.fqdn(el)] = f"{el.type.value} '{el.id}'"
             for rrset in self.address_sets(topo.fqdn(el), [el], "core"):
@@ -688,10 +745,20 @@ class _Builder:
             plan.notes.append(f"no SBC in the inventory: {plan.sbc_name} is not published")
 
         # views
+        area_of_ln = {ln: a.id for a in areas for ln in a.local_networks}
+        area_of_site = {site: a.id for a in areas for site in a.sites}
+        gpp_entry = net.threegpp_domain if net.threegpp_domain in self.entry_domains() else None
         for ln in topo.local_networks.values():
             answer = self.serving(topo.sbc_answer(ln.id))
             local = [e for e in answer if ln.id in e.serves]
             backup = [e for e in answer if ln.id not in e.serves]
+            if areas and backup:  # another area's SBC has its name in a zone this area's servers do not serve
+                foreign = [e for e in backup if area_of_site.get(e.site) != area_of_ln.get(ln.id)]
+                if foreign and local:
+                    backup = [e for e in backup if e not in foreign]
+                    plan.notes.append(
+                        f"local network '{ln.id}': DR SBC {', '.join(e.id for e in foreign)} is in another area; its "
+                        "view does not publish it (the SBC name lives in a zone of that area's servers)")
             said = ", ".join(e.id for e in local) or "no local SBC"
             if backup:
                 said += f" first, DR {', '.join(e.id for e in backup)} second"
@@ -703,6 +770,7 @@ class _Builder:
                 f"users of local network {ln.id} ({ln.name}), via its access resolvers: "
                 f"{plan.sbc_name} answers {said}",
                 side="access",
+                area=area_of_ln.get(ln.id, ""),
             )
             if not answer:
                 plan.notes.append(
@@ -710,7 +778,7 @@ class _Builder:
                 )
             else:
                 origin = Origin(ln.id, ("prefixes",), f"the SBC answer of local network '{ln.id}'")
-                overrides(view, partial(self._sbc, local, backup, origin, target=view))
+                overrides(view, partial(self._user_view, local, backup, origin, view, area_ns))
             plan.views.append(view)
         # (version, first, last) integer ranges: overlap tests without ipaddress objects per pair
         user_nets: dict[int, list[tuple[int, int, IpNetwork, str]]] = {4: [], 6: []}
@@ -742,10 +810,14 @@ class _Builder:
                 match,
                 f"core elements (and SBC core sides) at site {site.id} ({site.name}): same-site first",
                 side="core",
+                area=area_of_site.get(site.id, ""),
             )
-            site_services = [svc for svc, regions in zip(services, regions_of, strict=True) if site.region in regions]
-            overrides(view, partial(self._site_view, site_services, site.id, view))
+            site_services = [svc for svc, regions in zip(services, regions_of, strict=True) if site.region in regions
+                             and not (areas and svc[0] == gpp_entry)]
+            overrides(view, partial(self._site_view, site_services, site.id, view, area_ns, gpp_entry))
             plan.views.append(view)
+        for area in areas:
+            self._area_views(area, area_ns)
         if net.dns.default_view == "access":
             plan.views.append(ViewPlan("default", "default", "", (), "everyone else: access data only "
                                        "(network.dns.default_view: access)", side="access"))
@@ -753,22 +825,131 @@ class _Builder:
             plan.views.append(ViewPlan("default", "default", "", (), "everyone else: refused", side="none"))
         return plan
 
-    def _site_view(self, services: list[tuple[str, list[Element], Origin]], site: str, view: ViewPlan) -> None:
+    # --- service areas ---------------------------------------------------------------------------------
+
+    def _area_apex(self, view: ViewPlan, area_ns: dict[str, list[str]], gpp: str | None) -> None:
+        """A view of a province area: the zones every area serves (the 3GPP home domain) carry the
+        area's own NS, and in a core view the 3GPP entry answers the area's own I-CSCFs only —
+        which province holds a subscriber is the job of delegation and the SLF, not of an rrset
+        of every I-CSCF of the country."""
+        area = next(a for a in self.plan.areas if a.id == view.area)
+        names = area_ns.get(area.id, [])
+        origin = Origin("", ("network", "dns", "areas"), f"area '{area.id}'")
+        for zone in self.plan.zones_of(view.side).values():
+            if zone.area == "" and names:
+                self._override(view, RRset(zone.name, "NS", self.ttl.ns, tuple(NS(n) for n in names)), origin)
+        if gpp is not None and view.side == "core":
+            own = [e for e in self.serving(self.topo.with_role("icscf")) if e.site in area.sites]
+            self._service(gpp, own, Origin("", ("network", "dns", "areas"), f"the I-CSCF entry of {gpp} in area "
+                                                 f"'{area.id}'"), site=view.subject, target=view, force=True)
+
+    def _area_views(self, area: Area, area_ns: dict[str, list[str]]) -> None:
+        """The peers view of a province area (the other areas' servers, recursing for their core
+        clients, get the area's core zones without site preference), or the national view (the
+        provinces' servers get the delegations)."""
+        topo, plan = self.topo, self.plan
+        others = [i for a in plan.areas if a.id != area.id and not a.national for i in a.nameservers]
+        match = tuple(dict.fromkeys(_host_prefix(addr) for i in others if i in topo.elements
+                                    for addr in topo.elements[i].addresses))
+        if not match:
+            return
+        if area.national:
+            plan.views.append(ViewPlan("national", "national", area.id, match,
+                                       "the provinces' name servers (recursing for their core): the national "
+                                       "delegations only", side="core", area=area.id))
+        else:
+            plan.views.append(ViewPlan(f"peers-{area.id}", "peers", area.id, match,
+                                       f"the other areas' name servers, recursing for their core clients: area "
+                                       f"{area.id}'s home domains and number blocks, core data", side="core",
+                                       area=area.id))
+
+    def _national_host(self, el: Element, origin: Origin) -> bool:
+        """A national server whose name is under a national zone: its addresses go there."""
+        fqdn = self.topo.fqdn(el)
+        zone = self.zone_of(fqdn)  # the most specific zone: a home domain's name stays there
+        if zone is None or zone.kind != "delegation":
+            return False
+        for rrset in self.address_sets(fqdn, [el], "core"):
+            self.add(zone.rrsets, zone, rrset, origin)
+        return True
+
+    def _national(self, apex, area_ns: dict[str, list[str]]) -> None:  # type: ignore[no-untyped-def]
+        """The national (level-1) zones: each parent zone with NS + glue delegating the provinces'
+        home domains, and the ENUM country-code zone with NS delegating each province's block
+        zones (numbers outside every block: NXDOMAIN)."""
+        topo, net, plan = self.topo, self.net, self.plan
+        national = next((a for a in plan.areas if a.national), None)
+        if national is None:
+            plan.notes.append("network.dns.areas has no national area: the provinces' servers do not reach "
+                              "each other's home domains and numbers (no delegation)")
+            return
+        host_of = {topo.fqdn(e): e for e in topo.by_type["enum_dns"]}
+        origin = Origin("", ("network", "dns", "areas"), f"the national area '{national.id}'")
+        for name in national.zones:
+            zone = ZonePlan(name, "delegation", f"national (level-1) zone {name}: delegations of the provinces' "
+                            "home domains only (NS + glue)", self.ttl.soa, area=national.id)
+            plan.zones[name] = zone
+            apex(zone)
+        for area in plan.areas:
+            if area.national:
+                continue
+            names = area_ns.get(area.id, [])
+            for domain in area.home_domains:
+                parent = delegating_zone(national, domain)
+                if parent is None:
+                    self.issue(origin, f"home domain {domain} of area '{area.id}' is under no zone of the national "
+                                       f"area ({', '.join(national.zones) or 'none'}): list its parent in zones")
+                    continue
+                zone = plan.zones[parent]
+                zone.rrsets[(domain, "NS")] = RRset(domain, "NS", self.ttl.ns, tuple(NS(n) for n in names))
+                plan.origins[(parent, domain, "NS")] = origin
+                for host in names:
+                    if is_subdomain(host, domain) and host in host_of:  # in-bailiwick: glue needed
+                        for rrset in self.address_sets(host, [host_of[host]], "core"):
+                            zone.rrsets.setdefault((host, rrset.rdtype), rrset)
+        blocks = [z for z in plan.zones.values() if z.kind == "enum"]
+        parent = f"{reverse_digits(net.country_code)}.{net.enum_suffix}"
+        if not blocks or parent in plan.zones:
+            return
+        zone = ZonePlan(parent, "enum_parent", f"national (level-1) ENUM zone of +{net.country_code}: delegates "
+                        "each province's block zones; numbers outside every block get NXDOMAIN",
+                        self.ttl.enum, area=national.id)
+        plan.zones[parent] = zone
+        apex(zone)
+        for child in blocks:
+            names = area_ns.get(child.area, [])
+            if is_subdomain(child.name, parent) and names:
+                zone.rrsets[(child.name, "NS")] = RRset(child.name, "NS", self.ttl.ns, tuple(NS(n) for n in names))
+                plan.origins[(parent, child.name, "NS")] = origin
+
+    def _user_view(self, local: list[Element], backup: list[Element], origin: Origin, view: ViewPlan,
+                   area_ns: dict[str, list[str]]) -> None:
+        self._sbc(local, backup, origin, target=view)
+        if self.plan.areas and view.area:
+            self._area_apex(view, area_ns, None)
+
+    def _site_view(self, services: list[tuple[str, list[Element], Origin]], site: str, view: ViewPlan,
+                   area_ns: dict[str, list[str]] | None = None, gpp: str | None = None) -> None:
         for name, members, origin in services:
             self._service(name, members, origin, site=site, target=view)
+        if self.plan.areas and view.area and area_ns is not None:
+            self._area_apex(view, area_ns, gpp)
 
     def _override(self, view: ViewPlan, rrset: RRset, origin: Origin) -> None:
         zone = self.zone_of(rrset.name, view.side)
+        if zone is not None and self.plan.areas and not self.plan.serves(view, zone):
+            return  # another area's zone: the view's servers do not serve it
         if zone is None:
             self.issue(origin, f"{rrset.name} is not under any home domain")
             return
         self.add(view.overrides.setdefault(zone.name, {}), zone, rrset, origin)
 
     def _service(
-        self, name: str, members: list[Element], origin: Origin, site: str | None, target: ViewPlan | None
+        self, name: str, members: list[Element], origin: Origin, site: str | None, target: ViewPlan | None,
+        force: bool = False,
     ) -> None:
         tiers = self._tiers(members, site)
-        if target is not None and len(set(tiers)) <= 1:
+        if target is not None and len(set(tiers)) <= 1 and not force:
             return  # one tier only: same order as the base answer, no override needed
         srvs = self.sip_srv_sets(name, members, tiers, self.transports)
         if target is None:
@@ -906,6 +1087,12 @@ class _Builder:
                 self.ttl.enum,
                 blocks=[plan_block],
             )
+            if self.plan.areas:
+                owner = next((a for a in self.plan.areas if block.id in a.blocks), None)
+                zone.area = owner.id if owner is not None else ""
+                if owner is None:
+                    self.issue(origin, f"ENUM block '{block.id}' is in no area (network.dns.areas enum_blocks, or a "
+                                       "home domain of an area as its domain): no server would be authoritative for it")
             self.plan.zones[zone_name] = zone
             self.plan.origins[(zone_name, zone_name, "NAPTR")] = origin
             apex(zone)

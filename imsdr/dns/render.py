@@ -37,6 +37,7 @@ from imsdr.dns.views import (
     ServerLayout,
     ZoneFileRef,
     render_named_conf,
+    render_options,
     render_resolver_conf,
     server_conf_path,
     server_layout,
@@ -68,6 +69,9 @@ from imsdr.output.markdown import markdown_code, markdown_text
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
+
+NAMED_OPTIONS = "named-options.conf"  # included inside every server's options block
+
 
 @dataclass(frozen=True)
 class WrittenFile:
@@ -187,7 +191,13 @@ def write_dns_files(
     layout = server_layout(topology)
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
-    parts = NamedConfParts(plan, layout, secondary_directory)
+    rate_limit = topology.network.dns.access_rate_limit
+    import ipaddress
+
+    resolvers = frozenset(str(ipaddress.ip_network(r)) for ln in topology.local_networks.values() for r in ln.resolvers)
+    parts = NamedConfParts(plan, layout, secondary_directory, rate_limit, resolvers)
+    _write_text(digests, directory, NAMED_OPTIONS, render_options(plan, rate_limit))
+    report.files.append(WrittenFile(NAMED_OPTIONS, "named.conf"))
     for server in layout.servers:
         path = server_conf_path(server)
         text = render_named_conf(plan, inventory, layout, server, secondary_directory, parts)
@@ -369,8 +379,9 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         ]
     lines += [
         "",
-        "Every view is locked down: `recursion no`, `allow-query` its match list, `allow-transfer`",
-        "only its TSIG key. The key names are below; the secrets are never rendered. Include a keys",
+        "Every view is locked down: `recursion no` (with service areas the core views recurse for",
+        "their own match list only), `allow-query` its match list, `allow-transfer` its TSIG key from",
+        "another name server's address only. The key names are below; the secrets are never rendered. Include a keys",
         "file before the server's fragment; `imsdr render dns --keys /etc/bind/imsdr-tsig.keys`",
         "generates the missing keys (hmac-sha256, outside this directory). Every server needs the",
         "same keys file.",
@@ -389,7 +400,9 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         "|---|---|",
     ]
     for region in sorted({s.region for s in topology.sites.values()}):
-        order = ", ".join(s.id for s in server_order(topology, layout, region))
+        national = {a.id for a in plan.areas if a.national}  # (service areas: the region's own area)
+        area = next((s.area for s in layout.servers if s.region == region and s.area and s.area not in national), "")
+        order = ", ".join(s.id for s in server_order(topology, layout, region, area))
         lines.append(f"| {region} | {order} |")
     lines += [
         "",
@@ -410,6 +423,7 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         "       options {",
         '           directory "/etc/bind/imsdr";',
         '           managed-keys-directory "/var/cache/bind";',
+        '           include "/etc/bind/imsdr/named-options.conf";  // version, hostname, server-id none',
         "       };",
         '       include "/etc/bind/imsdr-tsig.keys";',
         '       include "/etc/bind/imsdr/named/<this server>.conf";',

@@ -24,6 +24,7 @@ are defined once, in the first view that serves them, and shared by later views 
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -57,13 +58,13 @@ def zone_file_path(view: ViewPlan, zone: str, plan: DnsPlan) -> ZoneFileRef:
     if view.overrides.get(zone):
         return ZoneFileRef(view.name, zone, f"zones/{view.name}/{zone}.zone", view.side)
     kind = plan.zones_of(view.side)[zone].kind
-    folder = "enum" if kind in ("enum", "enum_parent") else view.side
+    folder = "enum" if kind in ("enum", "enum_parent") else "national" if kind == "delegation" else view.side
     return ZoneFileRef(None, zone, f"zones/{folder}/{zone}.zone", view.side)
 
 
 def view_zone_refs(plan: DnsPlan, view: ViewPlan) -> list[ZoneFileRef]:
     plan.materialise(view)
-    return [zone_file_path(view, zone, plan) for zone in plan.zones_of(view.side)]
+    return [zone_file_path(view, zone, plan) for zone in plan.view_zones(view)]
 
 
 def zone_files(plan: DnsPlan) -> list[ZoneFileRef]:
@@ -87,6 +88,12 @@ class Server:
     region: str
     role: Literal["primary", "secondary"]
     hidden: bool = False  # a back-end primary that is not a name server (not in NS)
+    area: str = ""  # its service area ('' without areas: it serves every view)
+    access_address: str = ""  # what access resolvers forward to (its access_addresses, else address)
+
+    def holds(self, view: ViewPlan) -> bool:
+        """Whether this server's configuration has ``view`` (every view without areas)."""
+        return not self.area or not view.area or view.area == self.area
 
 
 @dataclass(frozen=True)
@@ -104,15 +111,21 @@ class ServerLayout:
         return [s for s in self.servers if s.role == "secondary"]
 
 
-def _address(el: Element) -> str:
-    v4 = [a for a in el.addresses if ":" not in a]
-    return (v4 or list(el.addresses))[0]
+def _address(el: Element, access: bool = False) -> str:
+    addresses = (el.access_addresses or el.addresses) if access else el.addresses
+    v4 = [a for a in addresses if ":" not in a]
+    return (v4 or list(addresses))[0]
 
 
 def server_layout(topology: Topology) -> ServerLayout:
     """Which ENUM/DNS element loads what: the name servers, plus a hidden back-end if any."""
     topo = topology
     design = topo.inventory.redundancy.enum_dns
+    from imsdr.model.areas import service_areas
+
+    areas = service_areas(topo)
+    if areas:
+        return _area_layout(topo, areas)
     ns_ids = list(topo.network.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
     sync = design.sync or "provisioning"
     notes: list[str] = []
@@ -135,7 +148,31 @@ def server_layout(topology: Topology) -> ServerLayout:
         role: Literal["primary", "secondary"] = (
             "primary" if sync == "provisioning" or ident in primaries else "secondary")
         servers.append(Server(ident, topo.fqdn(el), _address(el), el.site, site.region, role,
-                              hidden=ident not in ns_ids))
+                              hidden=ident not in ns_ids, access_address=_address(el, access=True)))
+    return ServerLayout(sync, tuple(servers), tuple(notes))
+
+
+def _area_layout(topo: Topology, areas: tuple[object, ...]) -> ServerLayout:
+    """With service areas every area's name servers get a configuration; under master-slave or
+    backend-db each area has its own primary (``primaries`` listed in it, else its first server)."""
+    design = topo.inventory.redundancy.enum_dns
+    sync = design.sync or "provisioning"
+    notes: list[str] = []
+    if design.sync is None:
+        notes.append("redundancy.enum_dns.sync is not set: every name server is rendered as a primary "
+                     "of identical zone files (as provisioning)")
+    if topo.network.dns.nameservers:
+        notes.append("network.dns.areas is set: network.dns.nameservers is not used (each area lists its own)")
+    servers = []
+    for area in areas:
+        ids = [i for i in area.nameservers if i in topo.elements]  # type: ignore[attr-defined]
+        primaries = [i for i in design.primaries if i in ids] or ids[:1]
+        for ident in ids:
+            el = topo.elements[ident]
+            role: Literal["primary", "secondary"] = (
+                "primary" if sync == "provisioning" or ident in primaries else "secondary")
+            servers.append(Server(ident, topo.fqdn(el), _address(el), el.site, topo.sites[el.site].region, role,
+                                  area=area.id, access_address=_address(el, access=True)))  # type: ignore[attr-defined]
     return ServerLayout(sync, tuple(servers), tuple(notes))
 
 
@@ -154,6 +191,37 @@ def _acl_body(prefixes: tuple[str, ...]) -> str:
     return " ".join(f"{p};" for p in prefixes)
 
 
+def transfer_acl(keys: list[str], peers: list[str]) -> str:
+    """``allow-transfer``: a view's key AND the address of another server of the set (BIND joins
+    the elements of an ACL by OR; ``!{ !peers; any; }`` refuses every other address first)."""
+    if not peers:
+        return "{ none; }"
+    addresses = " ".join(f"{a};" for a in peers)
+    return "{ !{ !{ " + addresses + " }; any; }; " + " ".join(f"key {_q(k)};" for k in keys) + " }"
+
+
+CORE_CACHE, CORE_CACHE_NAME = "64m", "imsdr-core"  # the recursing core views' one shared cache
+RATE_LIMIT_WINDOW = 5  # seconds over which BIND averages a client's identical responses
+
+
+def render_options(plan: DnsPlan, rate_limit: int) -> str:
+    """What every server's ``options { }`` must include (``named-options.conf``): statements BIND
+    allows there only. The fragments carry the rest."""
+    return "\n".join([
+        f"// options of every name server of {plan.network}; rendered by imsdr: do not edit by hand.",
+        "// Include INSIDE the options block of named.conf:",
+        '//     options { ...; include "/etc/bind/imsdr/named-options.conf"; };',
+        "// Nothing answers who or what the server is (version.bind, hostname.bind, id.server):",
+        "version none;",
+        "hostname none;",
+        "server-id none;",
+        f"// Access views rate-limit identical responses to {rate_limit}/s per client block "
+        "(network.dns.access_rate_limit; 0: off); over the limit BIND answers truncated, so a real",
+        "// client retries over TCP, which is never limited.",
+        "",
+    ])
+
+
 def _source_options(server: Server) -> list[str]:
     v6 = ":" in server.address
     return [
@@ -168,11 +236,12 @@ def secondary_file(directory: str, view: str, zone: str) -> str:
 
 
 def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, server: Server,
-                      secondary_directory: str, parts: NamedConfParts | None = None) -> str:
+                      secondary_directory: str, parts: NamedConfParts | None = None,
+                      topology_rate_limit: int = 0) -> str:
     """The named.conf fragment ``server`` loads (include it after 'options' and the keys file).
 
     ``parts``: shared by the servers of one render (see :class:`NamedConfParts`)."""
-    keyed = [v for v in plan.views if v.side != "none"]
+    keyed = [v for v in plan.views if v.side != "none" and server.holds(v)]
     out = [
         f"// named.conf fragment for {server.id} ({server.fqdn}, {server.address}) of {plan.network}:",
         f"// {server.role} ({'hidden back-end, ' if server.hidden else ''}sync {layout.sync}); rendered by "
@@ -189,7 +258,7 @@ def render_named_conf(plan: DnsPlan, inventory: str, layout: ServerLayout, serve
     out.append("//")
     out += RRSET_ORDER_NOTE.rstrip("\n").split("\n")
     out.append("")
-    parts = parts or NamedConfParts(plan, layout, secondary_directory)
+    parts = parts or NamedConfParts(plan, layout, secondary_directory, topology_rate_limit)
     return "\n".join(out) + "\n" + parts.body(server)
 
 
@@ -198,13 +267,27 @@ class NamedConfParts:
     and the ACL/view text itself, which is the same for servers of the same role and source
     options (every server under provisioning: hundreds of views written once, not per server)."""
 
-    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str) -> None:
+    def __init__(self, plan: DnsPlan, layout: ServerLayout, secondary_directory: str, rate_limit: int = 0,
+                 resolvers: frozenset[str] = frozenset()) -> None:
         self.plan = plan
+        self.rate_limit = rate_limit
+        self.resolvers = resolvers  # the access resolvers' host prefixes (exempt from rate limiting)
         self.layout = layout
         self.secondary_directory = secondary_directory
         self.refs = [view_zone_refs(plan, view) for view in plan.views]  # in plan.views order
         self.bodies: dict[tuple[object, ...], str] = {}
         self.base_largest: dict[tuple[str, str], int] = {}  # (side, zone) -> its largest rrset
+
+    def _stub_zones(self, server: Server) -> list[tuple[str, list[str]]]:
+        """(national zone, the national servers' addresses) for a province server's core views."""
+        if not server.area or not self.plan.areas:
+            return []
+        national = next((a for a in self.plan.areas if a.national), None)
+        if national is None or national.id == server.area:
+            return []
+        addresses = [s.address for s in self.layout.servers if s.area == national.id]
+        zones = [z.name for z in self.plan.zones.values() if z.area == national.id]
+        return [(z, addresses) for z in zones] if addresses else []
 
     def largest_rrset(self, view: ViewPlan, zone: str) -> int:
         """Records in the largest rrset of ``zone`` as ``view`` serves it (base or override)."""
@@ -213,14 +296,19 @@ class NamedConfParts:
         if base is None:
             rrsets = self.plan.zones_of(view.side)[zone].rrsets.values()
             base = self.base_largest[key] = max((len(r.rdatas) for r in rrsets), default=0)
-        override = max((len(r.rdatas) for r in view.overrides.get(zone, {}).values()), default=0)
+        overrides = view.overrides.get(zone, {})
+        override = max((len(r.rdatas) for r in overrides.values()), default=0)
+        if base > BIND_MAX_RECORDS_PER_TYPE and overrides:  # what the view serves: the base rrsets it keeps
+            rrsets = self.plan.zones_of(view.side)[zone].rrsets
+            base = max((len(r.rdatas) for k, r in rrsets.items() if k not in overrides), default=0)
         return max(base, override)
 
     def body(self, server: Server) -> str:
         layout = self.layout
-        my_primaries = [s for s in layout.primaries if s.id != server.id] if server.role == "secondary" else []
+        my_primaries = [s for s in layout.primaries if s.id != server.id and s.area == server.area] \
+            if server.role == "secondary" else []
         options = tuple(_source_options(server)) if layout.sync != "provisioning" else ()
-        key = (server.role, options, tuple(s.id for s in my_primaries))
+        key = (server.role, options, tuple(s.id for s in my_primaries), server.area)
         text = self.bodies.get(key)
         if text is None:
             text = self.bodies[key] = self._body(server, my_primaries, list(options))
@@ -228,22 +316,26 @@ class NamedConfParts:
 
     def _body(self, server: Server, my_primaries: list[Server], source_options: list[str]) -> str:
         plan, layout, secondary_directory = self.plan, self.layout, self.secondary_directory
-        keyed = [v for v in plan.views if v.side != "none"]
+        held = [(v, r) for v, r in zip(plan.views, self.refs, strict=True) if server.holds(v)]
+        keyed = [v for v, _ in held if v.side != "none"]
         out: list[str] = []
-        for view in plan.views:
+        for view, _ in held:
             if view.kind != "default":
                 out.append(f"acl {_q(view.name)} {{ {_acl_body(view.match_clients)} }};")
         if keyed:
             out.append(f"acl {_q(VIEW_KEYS_ACL)} {{ {' '.join(f'key {_q(v.key_name)};' for v in keyed)} }};")
         out.append("")
-        peers_notify = layout.secondaries if server.role == "primary" else []
+        peers_notify = [s for s in layout.secondaries if s.area == server.area] if server.role == "primary" else []
+        peers = sorted({s.address for s in layout.servers if s.area == server.area and s.id != server.id},
+                       key=ipaddress.ip_address)  # (an order of their own: not the inventory's element order)
+        stubs = self._stub_zones(server)
         users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
-        for view, refs in zip(plan.views, self.refs, strict=True):
+        for view, refs in held:
             if view.side != "none":
                 for ref in refs:
                     users.setdefault(ref.path, []).append(view)
         defined: dict[str, str] = {}  # file path -> view that defined it
-        for view, refs in zip(plan.views, self.refs, strict=True):
+        for view, refs in held:
             out.append(f"// {view.description}")
             out.append(f"view {_q(view.name)} {{")
             if view.side == "none":
@@ -263,8 +355,25 @@ class NamedConfParts:
             else:
                 out.append(f"    match-clients {{ {key} !{_q(VIEW_KEYS_ACL)}; {_q(view.name)}; }};")
                 out.append(f"    allow-query {{ {_q(view.name)}; {key} }};")
-            out.append(f"    allow-transfer {{ {key} }};")
-            out.append("    recursion no;")
+            out.append(f"    allow-transfer {transfer_acl([view.key_name], peers)};")
+            if view.side == "access" and self.rate_limit:
+                # the access resolvers are known and aggregate many users: exempt; UEs asking
+                # directly (and spoofed sources) are limited
+                exempt = [p for p in view.match_clients if p in self.resolvers] if view.kind == "local" else []
+                out.append(f"    rate-limit {{ responses-per-second {self.rate_limit}; window {RATE_LIMIT_WINDOW};"
+                           + (f" exempt-clients {{ {_acl_body(tuple(exempt))} }};" if exempt else "") + " };")
+            if stubs and view.kind == "site":
+                # the core of this area reaches the other areas' home domains and numbers by
+                # recursion through the national delegations (core clients only, never users)
+                out.append("    recursion yes;")
+                out.append(f"    allow-recursion {{ {_q(view.name)}; }};")
+                out.append(f"    allow-query-cache {{ {_q(view.name)}; }};")
+                out.append(f"    query-source address {server.address};")
+                # the private IMS tree is not signed; every core view shares one small cache
+                out.append("    dnssec-validation no;")
+                out.append(f"    max-cache-size {CORE_CACHE}; attach-cache {_q(CORE_CACHE_NAME)};")
+            else:
+                out.append("    recursion no;")
             out.append(f"    notify {'explicit' if peers_notify else 'no'};")
             out += source_options
             for ref in refs:
@@ -293,12 +402,15 @@ class NamedConfParts:
                     acls = " ".join(
                         ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
                         for v in sharing)
-                    keys = " ".join(f"key {_q(v.key_name)};" for v in sharing)
                     body.append(f"allow-query {{ {acls} }};")
-                    body.append(f"allow-transfer {{ {keys} }};")
+                    body.append(f"allow-transfer {transfer_acl([v.key_name for v in sharing], peers)};")
                 out.append(f"    zone {_q(zone)} {{")
                 out += [f"        {line}" for line in body]
                 out.append("    };")
+            if view.kind == "site":
+                for zone, addresses in stubs:
+                    out.append(f"    zone {_q(zone)} {{ type static-stub; server-addresses {{ "
+                               f"{' '.join(f'{a};' for a in addresses)} }}; }};")
             out.append("};")
             out.append("")
         return "\n".join(out)
@@ -307,9 +419,11 @@ class NamedConfParts:
 # --- access resolvers ----------------------------------------------------------------------------
 
 
-def server_order(topology: Topology, layout: ServerLayout, region: str | None) -> list[Server]:
+def server_order(topology: Topology, layout: ServerLayout, region: str | None, area: str = "") -> list[Server]:
     """The name servers in the order a client of ``region`` uses them (``load_sharing``)."""
     visible = [s for s in layout.servers if not s.hidden]
+    if area:
+        visible = [s for s in visible if s.area == area]
     mode = topology.inventory.redundancy.enum_dns.load_sharing
     if mode == "regional" and region is not None:
         return [s for s in visible if s.region == region] + [s for s in visible if s.region != region]
@@ -322,9 +436,13 @@ def render_resolver_conf(plan: DnsPlan, topology: Topology, layout: ServerLayout
     ln = topology.local_networks[ln_id]
     region = topology.sites[ln.home_sites[0]].region if ln.home_sites[0] in topology.sites else None
     mode = topology.inventory.redundancy.enum_dns.load_sharing or "unset"
-    servers = server_order(topology, layout, region)
+    view = next((v for v in plan.views if v.kind == "local" and v.subject == ln_id), None)
+    area = view.area if view is not None else ""
+    servers = server_order(topology, layout, region, area)
     how = {
-        "regional": f"the servers of region {region} first, in this order",
+        "regional": (f"the servers of region {region} are listed first, but BIND picks among forwarders\n"
+                     "// by measured round-trip time and does not keep the order: in effect rtt (the region's own\n"
+                     "// servers, being closer, usually answer first; all others stay as backup)"),
         "rtt": "BIND picks the forwarder with the lowest measured round-trip time",
         "anycast": "one anycast service address in production; the sets' unicast addresses are listed",
         "unset": "redundancy.enum_dns.load_sharing is not set: listed in name-server order",
@@ -338,7 +456,7 @@ def render_resolver_conf(plan: DnsPlan, topology: Topology, layout: ServerLayout
         "// match list). Without 'resolvers' in the inventory the view matches UE prefixes only, which works",
         "// only if the resolvers forward with EDNS Client Subnet or the operator deploys the views on them.",
     ]
-    forwarders = " ".join(f"{s.address};" for s in servers)
-    for zone in plan.access_zones:
+    forwarders = " ".join(f"{s.access_address or s.address};" for s in servers)
+    for zone in (plan.view_zones(view) if view is not None and area else plan.access_zones):
         out.append(f'zone "{zone}" {{ type forward; forward only; forwarders {{ {forwarders} }}; }};')
     return "\n".join(out)

@@ -50,10 +50,26 @@ PROVINCES = (
     "yunnan", "xizang", "shaanxi", "gansu", "qinghai", "ningxia", "xinjiang",
 )
 
+# Province capitals (the generated sites lie around them), latitude and longitude in degrees.
+CAPITALS: dict[str, tuple[float, float]] = {
+    "beijing": (39.904, 116.407), "tianjin": (39.084, 117.201), "hebei": (38.042, 114.515),
+    "shanxi": (37.870, 112.549), "neimenggu": (40.842, 111.749), "liaoning": (41.805, 123.431),
+    "jilin": (43.817, 125.324), "heilongjiang": (45.803, 126.535), "shanghai": (31.230, 121.474),
+    "jiangsu": (32.060, 118.797), "zhejiang": (30.274, 120.155), "anhui": (31.821, 117.227),
+    "fujian": (26.074, 119.296), "jiangxi": (28.683, 115.858), "shandong": (36.651, 117.120),
+    "henan": (34.747, 113.625), "hubei": (30.593, 114.305), "hunan": (28.228, 112.939),
+    "guangdong": (23.129, 113.264), "guangxi": (22.817, 108.366), "hainan": (20.044, 110.199),
+    "chongqing": (29.563, 106.551), "sichuan": (30.573, 104.066), "guizhou": (26.647, 106.630),
+    "yunnan": (25.038, 102.718), "xizang": (29.652, 91.172), "shaanxi": (34.341, 108.940),
+    "gansu": (36.061, 103.834), "qinghai": (36.617, 101.778), "ningxia": (38.487, 106.231),
+    "xinjiang": (43.825, 87.617),
+}
+SBC_ACCESS_BASE = "198.19.192.0"  # SBC access sides: 198.19.192.0/18, outside every core subnet
+
 # Per-site element counts of one province's core, and how each type is made redundant.
 PER_SITE: tuple[tuple[str, str, int, str], ...] = (
     # (type, id label, count per site, redundancy)
-    ("enum_dns", "dns", 2, "pair"),
+    ("enum_dns", "dns", 1, "pair"),  # a province: two ENUM/DNS pairs (level 2) at its sites
     ("pcscf", "pcscf", 6, "pair"),
     ("cscf", "cscf", 8, "pool"),
     ("hss", "hss", 4, "pair"),
@@ -171,8 +187,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
     ln_base = int(ipaddress.IPv4Address("198.19.0.0"))
     province_info: list[dict[str, Any]] = []
     for pi, prov in enumerate(provinces):
-        lat0 = 22.0 + (pi * 7 % 23) * 1.1
-        lon0 = 88.0 + (pi * 11 % 31) * 1.1
+        lat0, lon0 = CAPITALS.get(prov, (22.0 + (pi * 7 % 23) * 1.1, 88.0 + (pi * 11 % 31) * 1.1))
         radius = max(0.6, 0.12 * S)
         psites = []
         for s in range(S):
@@ -221,6 +236,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
     sbc_load = [ln_subs[i] + ln_subs[(i + 1) % n_ln] for i in range(n_ln)]
 
     vendors_core = ("vendor-y", "vendor-q")
+    sbc_access: list[str] = []
     for pi, info in enumerate(province_info):
         prov = info["name"]
         domain = home_domains[pi]
@@ -244,9 +260,12 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             el: dict[str, Any] = {"id": eid, "type": type_, "site": sid, "vendor": vendor}
             el.update({k: v for k, v in extra.items() if k == "roles"})
             el["addresses"] = [str(v4.network_address + host), str(v6.network_address + host)]
+            if "sbc_access" in extra:  # the SBC's signalling (access) side lies outside the core subnets
+                el["addresses"] = [extra["sbc_access"]]
+                el["core_addresses"] = [str(v4.network_address + host), str(v6.network_address + host)]
             el["fqdn"] = f"{label}-{n:02d}.{domain}"
             el["capacity"] = capacity
-            el.update({k: v for k, v in extra.items() if k != "roles"})
+            el.update({k: v for k, v in extra.items() if k not in ("roles", "sbc_access")})
             elements.append(el)
             return eid
 
@@ -302,9 +321,11 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             first, second = pcscf_pairs[chosen]
             order = [first[0], second[0]] if first[1] == s else [second[0], first[0]]
             pair_load[chosen] += load
+            access = ipaddress.IPv4Address(SBC_ACCESS_BASE) + len(sbc_access)
+            sbc_access.append(str(access))
             add("sbc", "sbc", n, s, "vendor-x", _sip_capacity(load, sessions=True),
                 transports=["udp", "tcp", "tls"], serves=[lid], pcscfs=order,
-                features=["virtual_sbc"], options_probing="active")
+                features=["virtual_sbc"], options_probing="active", sbc_access=str(access))
 
         for j, (lid, subs, _erl, s) in enumerate(plns):
             # its own users and those of the local network it backs up in the ring
@@ -328,12 +349,31 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             if el["id"] in controllers:
                 el["controlled_by"] = controllers[el["id"]]
 
-    dns_ids = [e["id"] for e in elements if e["type"] == "enum_dns"]
-    nameservers = dns_ids[:2]
-    last_dns = [i for i in dns_ids if i.startswith(provinces[-1] + "-")]
-    for ns in last_dns[:2]:
-        if ns not in nameservers:
-            nameservers.append(ns)
+    # DNS service areas: each province's ENUM/DNS pairs (level 2) are authoritative for its home
+    # domain and number blocks; a national pair (level 1, at the first and the last province's
+    # first site) holds only the delegations to them.
+    areas: list[dict[str, Any]] = []
+    national: list[str] = []
+    if len(provinces) > 1:
+        for n, pi in enumerate((0, len(provinces) - 1)):
+            sid = province_info[pi]["sites"][0][0]
+            v4, v6 = province_info[pi]["sites"][0][1:]
+            host = 251 + n  # above every province element's host number
+            nid = f"national-dns-{n + 1:02d}"
+            elements.append({"id": nid, "type": "enum_dns", "site": sid, "vendor": "vendor-d",
+                             "addresses": [str(v4.network_address + host), str(v6.network_address + host)],
+                             "fqdn": f"ns{n + 1}.example.net",
+                             "capacity": {"queries_per_second": 20_000}})
+            national.append(nid)
+        pairs.append({"id": "national-dns-pair", "members": national, "mode": "active-active", "sync": "realtime"})
+        areas.append({"id": "national", "level": "national", "nameservers": national,
+                      "zones": ["example.net"]})
+        for pi, prov in enumerate(provinces):
+            own = [e["id"] for e in elements if e["type"] == "enum_dns" and e["id"].startswith(prov + "-")]
+            areas.append({"id": prov, "nameservers": own, "home_domains": [home_domains[pi]]})
+    dns: dict[str, Any] = {"sbc_name": "sbc", "transports": ["udp", "tcp"]}
+    if areas:
+        dns["areas"] = areas
 
     return {
         "version": 1,
@@ -352,9 +392,9 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
                        "diameter_transport": {"bfd": {"interval_ms": 300, "multiplier": 3}}},
             "capacity_model": {"hss_restoration_overhead": HSS_RESTORATION_OVERHEAD,
                                "failover_cost_per_moved_user": HSS_MOVED_USER_COST,
-                               "grade_of_service": 0.01, "max_utilisation": 1.0,
+                               "grade_of_service": 0.01,
                                "as_session_share": AS_SESSION_SHARE},
-            "dns": {"sbc_name": "sbc", "transports": ["udp", "tcp"], "nameservers": nameservers},
+            "dns": dns,
         },
         "sites": sites,
         "local_networks": local_networks,

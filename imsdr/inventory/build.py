@@ -611,9 +611,12 @@ def _element_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
         if etype is not None and etype != ElementType.CSCF.value and roles:
             yield (*base, "roles"), f"roles apply to cscf elements only, not {etype}"
         if etype is not None and etype != ElementType.SBC.value:
-            for key in ("serves", "pcscfs", "access_addresses", "core_addresses"):
+            for key in ("serves", "pcscfs", "core_addresses"):
                 if el.get(key):
                     yield (*base, key), f"'{key}' applies to sbc elements only, not {etype}"
+            if el.get("access_addresses") and etype != ElementType.ENUM_DNS.value:
+                yield (*base, "access_addresses"), f"'access_addresses' applies to sbc and enum_dns elements only, " \
+                                                   f"not {etype}"
         for j, ln_id in _strs(el, "serves"):
             yield from refs.ref((*base, "serves", j), ln_id, refs.lns, "local network", "local network")
         for j, pcscf in _strs(el, "pcscfs"):
@@ -699,10 +702,49 @@ def _dns_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
         for j, ns in _strs(dns, "nameservers"):
             yield from refs.typed_ref(("network", "dns", "nameservers", j), ns, ElementType.ENUM_DNS.value,
                                       "nameserver ")
+        yield from _area_refs(data, dns, refs)
     design = _get(data, "redundancy", "enum_dns")
     for j, server in _strs(design if isinstance(design, dict) else {}, "primaries"):
         yield from refs.typed_ref(("redundancy", "enum_dns", "primaries", j), server,
                                   ElementType.ENUM_DNS.value, "primary ")
+
+
+def _area_refs(data: dict[str, Any], dns: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    """network.dns.areas: known enum_dns servers, home domains and blocks, each in one area at most;
+    one national area at most, holding delegations only."""
+    homes = set(_get(data, "network", "home_domains") or []) if isinstance(
+        _get(data, "network", "home_domains"), list) else set()
+    blocks = {b.get("id") for _p, b in _entries(data, "enum_blocks")}
+    provinces = {s.get("province") for _p, s in _entries(data, "sites")}
+    owner: dict[tuple[str, str], str] = {}  # (what, id) -> area
+    national = []
+    for base, area in _entries(dns, "areas"):
+        base = ("network", "dns", *base)
+        ident = area.get("id") if isinstance(area.get("id"), str) else "?"
+        if area.get("level") == "national":
+            national.append(ident)
+            for key in ("provinces", "home_domains", "enum_blocks"):
+                if area.get(key):
+                    yield (*base, key), f"the national area only delegates: '{key}' belongs to a province area"
+        else:
+            if area.get("zones"):
+                yield (*base, "zones"), "'zones' applies to the national area only"
+            for j, prov in _strs(area, "provinces") or [(None, ident)]:
+                if prov not in provinces:
+                    where = (*base, "provinces", j) if j is not None else (*base, "id")
+                    yield where, f"no site has province {shorten(prov)}: the area would serve no site"
+        for j, ns in _strs(area, "nameservers"):
+            yield from refs.typed_ref((*base, "nameservers", j), ns, ElementType.ENUM_DNS.value, "nameserver ")
+        for key, known, what in (("nameservers", None, "name server"), ("home_domains", homes, "home domain"),
+                                 ("enum_blocks", blocks, "ENUM block")):
+            for j, value in _strs(area, key):
+                if known is not None and value not in known:
+                    yield (*base, key, j), f"{shorten(value)} is not a {what} of the inventory"
+                first = owner.setdefault((key, value), ident)
+                if first != ident:
+                    yield (*base, key, j), f"{what} {shorten(value)} is already in area {shorten(first)}"
+    if len(national) > 1:
+        yield ("network", "dns", "areas"), f"one national area at most, got {len(national)}"
 
 
 def _waiver_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:

@@ -379,6 +379,31 @@ class CapacityModel(_Strict):
         30.0, description="minimum distance between sites of one pair or pool (when coordinates are given)")
 
 
+# --- DNS service areas (a national level-1 set delegating to per-province level-2 sets) -------
+
+class DnsArea(_Strict):
+    """One ENUM/DNS set and what it is authoritative for (a province, level 2), or the national
+    set (level 1) that only delegates (NS + glue) to the provinces' sets."""
+
+    id: Id = Field(description="unique id of the area (a DNS label; names the peers view)")
+    level: Literal["province", "national"] = Field("province", description=(
+            "province: authoritative for its home domains, number blocks, local networks and sites; "
+            "national: holds only the delegations to the province sets (level-1 ENUM/DNS)"))
+    nameservers: Annotated[list[Id], Field(min_length=1)] = Field(description=(
+            "enum_dns element ids of this set (the NS of its zones, or of the national zones)"))
+    provinces: list[Id] = Field(default_factory=list, description=(
+            "province: the sites.province values it serves (default: its id); its sites, the local "
+            "networks homed on them, their views"))
+    home_domains: list[DnsName] = Field(default_factory=list, description=(
+            "province: the network.home_domains it is authoritative for (delegated by the national set)"))
+    enum_blocks: list[Id] = Field(default_factory=list, description=(
+            "province: the enum_blocks ids it is authoritative for (default: those whose domain is one of "
+            "its home_domains)"))
+    zones: list[DnsName] = Field(default_factory=list, description=(
+            "national: the parent zones that delegate the provinces' home domains (default: the closest "
+            "common parent of them); the ENUM country-code zone is always its own"))
+
+
 class DnsSettings(_Strict):
     """Names under the home domain that imsdr renders."""
 
@@ -398,6 +423,12 @@ class DnsSettings(_Strict):
     default_view: Literal["refuse", "access"] = Field(
         "refuse", description="clients outside every view's match list: refused, or served the access "
                               "data only (SBC discovery, never the core)")
+    access_rate_limit: Annotated[int, Field(ge=0, le=100000)] = Field(20, description=(
+            "access views: identical responses per second to one client block before BIND response-rate-"
+            "limiting answers truncated (the client retries over TCP); 0: off"))
+    areas: list[DnsArea] = Field(default_factory=list, description=(
+            "service areas: which ENUM/DNS set serves which home domains and number blocks, and the "
+            "national set that delegates to them (default: none, one set serves everything)"))
     secondary_directory: AbsolutePath = Field(
         "/var/cache/bind/imsdr", description="where secondary name servers keep transferred zones "
                                              "(an existing directory writable by named)")
@@ -640,7 +671,9 @@ class Element(_Strict):
     addresses: Annotated[list[IpAddress], Field(min_length=1)] = Field(
         description="signalling addresses: where SIP and Diameter peers reach it (its A/AAAA records)")
     access_addresses: list[IpAddress] = Field(
-        default_factory=list, description="sbc only: access-side (UE-facing) addresses (default: addresses)")
+        default_factory=list, description=(
+            "sbc and enum_dns only: access-side addresses (default: addresses): an SBC's UE-facing side; an "
+            "ENUM/DNS server's address in the user views' NS glue and the access resolvers' forwarders"))
     core_addresses: list[IpAddress] = Field(
         default_factory=list, description="sbc only: core-side addresses, matched by its site's core view "
                                           "(default: addresses)")

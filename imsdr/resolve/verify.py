@@ -319,10 +319,11 @@ def expectations(source: RecordSource, plan: Any, clients: Sequence[str | None],
         if view is None:
             raise ValueError(f"no view of the plan matches source {client}")
         chosen.append({"source": client, "view": view.name})
-        side = plan.view(view.name).side
+        planned = plan.view(view.name)
         for qname, rdtype, note in plan_questions(plan, view.name, names, enum_sample):
             expected = source.rrset(view.name, qname, rdtype)
-            unserved = plan.find_zone(qname.to_text(omit_final_dot=True), side) is None
+            unserved = plan.find_zone(qname.to_text(omit_final_dot=True), planned.side,
+                                      planned if plan.areas else None) is None  # (areas: its own zones)
             cname = rdtype != dns.rdatatype.CNAME and not unserved \
                 and source.rrset(view.name, qname, dns.rdatatype.CNAME) is not None
             out.append(Expectation(client, view.name, qname, rdtype, expected, note, unserved, cname))

@@ -88,6 +88,90 @@ def check_anycast(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+
+# --- service areas: every ENUM/DNS element serves something; no address in two views' lists ----
+
+
+def _serving_ids(ctx: RuleContext) -> tuple[set[str], str]:
+    """The enum_dns ids that get a named configuration, and the field that decides it."""
+    from imsdr.model.areas import service_areas
+
+    topo = ctx.topology
+    areas = service_areas(topo)
+    if areas:
+        return {i for a in areas for i in a.nameservers}, "network.dns.areas"
+    design = topo.inventory.redundancy.enum_dns
+    listed = set(topo.network.dns.nameservers) or {e.id for e in _dns_elements(ctx)}
+    if design.sync in ("master-slave", "backend-db"):
+        listed |= set(design.primaries)
+    return listed, "network.dns.nameservers"
+
+
+def check_unused_servers(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    serving, field = _serving_ids(ctx)
+    for el in _dns_elements(ctx):
+        if el.id not in serving:
+            yield rule.finding(
+                f"ENUM/DNS element {el.id} serves nothing: {field} does not list it, so no named "
+                "configuration is rendered for it and no NS record names it",
+                subjects=(el.id,),
+                location=ctx.locate(el.id),
+                hint=f"list it in {field} (an area's nameservers), or remove it from the inventory",
+            )
+
+
+def _view_lists(ctx: RuleContext) -> list[tuple[str, str, str, tuple[str | int, ...]]]:
+    """(server group, view, prefix, inventory path) of every match-list entry the rendered views
+    hold: a local network's resolvers and UE prefixes, a site's core subnets and its SBCs' core
+    addresses. With areas a group is an area (its servers hold only its views)."""
+    from imsdr.model.areas import service_areas
+
+    topo = ctx.topology
+    areas = service_areas(topo)
+    area_of_site = {s: a.id for a in areas for s in a.sites}
+    area_of_ln = {ln: a.id for a in areas for ln in a.local_networks}
+    out: list[tuple[str, str, str, tuple[str | int, ...]]] = []
+    for i, ln in enumerate(topo.inventory.local_networks):
+        group = area_of_ln.get(ln.id, "")
+        for j, r in enumerate(ln.resolvers):
+            out.append((group, f"users-{ln.id}", r, ("local_networks", i, "resolvers", j)))
+        for j, p in enumerate(ln.prefixes):
+            out.append((group, f"users-{ln.id}", p, ("local_networks", i, "prefixes", j)))
+    for i, site in enumerate(topo.inventory.sites):
+        for j, p in enumerate(site.core_subnets):
+            out.append((area_of_site.get(site.id, ""), f"core-{site.id}", p, ("sites", i, "core_subnets", j)))
+    for i, el in enumerate(topo.inventory.elements):
+        if el.type.value == "sbc":
+            for j, a in enumerate(el.core_addresses):
+                out.append((area_of_site.get(el.site, ""), f"core-{el.site}", a, ("elements", i, "core_addresses", j)))
+    return out
+
+
+def check_view_overlap(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    import ipaddress
+
+    entries: dict[tuple[str, int], list[tuple[int, int, str, str, tuple[str | int, ...]]]] = {}
+    for group, view, text, path in _view_lists(ctx):
+        net = ipaddress.ip_network(text, strict=False)
+        entries.setdefault((group, net.version), []).append(
+            (int(net.network_address), int(net.broadcast_address), view, str(net), path))
+    for (_group, _version), items in sorted(entries.items()):
+        items.sort(key=lambda e: (e[0], -e[1]))
+        active: list[tuple[int, int, str, str, tuple[str | int, ...]]] = []  # entries still open
+        for item in items:
+            active = [a for a in active if a[1] >= item[0]]  # (sorted by start: the others end before)
+            for other in dict((a[2], a) for a in active if a[2] != item[2]).values():  # one per view
+                yield rule.finding(
+                    f"{item[3]} (view {item[2]}) is also in the match list of view {other[2]} ({other[3]}): "
+                    f"BIND answers from the first view that matches, so one of them silently gets the other's "
+                    "answers (another local network's SBC, or the core's names)",
+                    subjects=(item[2], other[2]),
+                    location=ctx.locate_path(*item[4]),
+                    hint="give every resolver, UE prefix, core subnet and SBC core address to one view only",
+                )
+            active.append(item)
+
+
 RULES: list[Rule] = [
     Rule(
         "ENUM-001", Severity.ERROR,
@@ -194,5 +278,53 @@ RULES: list[Rule] = [
             """,
         ),
         check_anycast,
+    ),
+    Rule(
+        "ENUM-006", Severity.WARNING,
+        "An ENUM/DNS element that no named configuration is rendered for",
+        make_doc(
+            """
+            Every modelled ENUM/DNS element should serve: `render dns` writes `named/<server>.conf`
+            for the servers `network.dns.nameservers` (or, with service areas, an area's
+            `nameservers`) lists. An element left out gets no configuration and no NS record,
+            yet capacity and failure analysis count it as a server.
+            """,
+            """
+            elements:
+              - {id: dns-a-1, type: enum_dns, ...}
+              - {id: dns-b-1, type: enum_dns, ...}
+            network:
+              dns: {nameservers: [dns-a-1]}
+            """,
+            """
+            network:
+              dns: {nameservers: [dns-a-1, dns-b-1]}
+            """,
+        ),
+        check_unused_servers,
+    ),
+    Rule(
+        "DNS-006", Severity.ERROR,
+        "An address or prefix in more than one view's match list",
+        make_doc(
+            """
+            A name server answers each client from the first view whose match list holds its
+            address. A resolver shared by two local networks, a UE prefix inside another, or a
+            core subnet overlapping an access prefix makes one view silently answer for the other:
+            users of one local network get another's SBC, or access clients the core names.
+            Checked per set of servers that hold the views together (per service area).
+            """,
+            """
+            local_networks:
+              - {id: capital, resolvers: [192.0.2.53], ...}
+              - {id: harbour, resolvers: [192.0.2.53], ...}
+            """,
+            """
+            local_networks:
+              - {id: capital, resolvers: [192.0.2.53], ...}
+              - {id: harbour, resolvers: [192.0.2.54], ...}
+            """,
+        ),
+        check_view_overlap,
     ),
 ]

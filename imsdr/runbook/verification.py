@@ -83,11 +83,12 @@ class _CheckMemo:
     def lookup(self, plan: DnsPlan, view: ViewPlan, qname: str, rdtype: str) -> Any:
         """``plan.lookup_rrset(view, qname, rdtype)``, with the zone of each name found once (the
         same pool names are asked of every site view)."""
-        found = self._zones.get((qname, rdtype, view.side))
+        key = (qname, rdtype, view.side, view.area)  # (service areas: a view serves its area's zones)
+        found = self._zones.get(key)
         if found is None:
             name = qname.rstrip(".").lower()
-            found = self._zones[(qname, rdtype, view.side)] = (plan.find_zone(name, view.side), name,
-                                                                rdtype.upper())
+            found = self._zones[key] = (plan.find_zone(name, view.side, view if plan.areas else None), name,
+                                        rdtype.upper())
         zone, name, rtype = found
         if zone is None or zone.kind == "enum" or plan.pending:
             return plan.lookup_rrset(view, qname, rdtype)  # (ENUM answers are computed; lazy views)
