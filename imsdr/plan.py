@@ -408,21 +408,27 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 # --- the pipeline ------------------------------------------------------------------------------------
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
-            fail_on: str = "error", drain: tuple[str, ...] = ()) -> Pipeline:
-    """Load the inventory and run every analysis the renderers need."""
+            fail_on: str = "error", drain: tuple[str, ...] = (),
+            enum_exceptions: Path | None = None) -> Pipeline:
+    """Load the inventory (and the ENUM exceptions file, if given) and run every analysis the
+    renderers need."""
     from imsdr.analysis import cyclic_gc_paused
 
     with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
-        return _analyse(path, today=today, fail_on=fail_on, drain=drain)
+        return _analyse(path, today=today, fail_on=fail_on, drain=drain, enum_exceptions=enum_exceptions)
 
 
 def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
-             drain: tuple[str, ...]) -> Pipeline:
+             drain: tuple[str, ...], enum_exceptions: Path | None = None) -> Pipeline:
     from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
 
     topo = load_topology(path)
+    if enum_exceptions is not None:
+        from imsdr.dns.enum_exceptions import load_enum_exceptions
+
+        topo.enum_exceptions = load_enum_exceptions(Path(enum_exceptions), topo.inventory.enum_blocks)
     analyses = Analyses()
     pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain)
     if drain:
@@ -570,11 +576,12 @@ def _sha256(path: Path) -> str:
 
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None,
-               limits: TemplateLimits | None = None, drain: tuple[str, ...] = ()) -> dict[str, Any]:
+               limits: TemplateLimits | None = None, drain: tuple[str, ...] = (),
+               enum_exceptions: Path | None = None) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, enum_exceptions=enum_exceptions)
     target = as_target(out)
     with atomic_directory(target) as staging:
         previous = target.path
@@ -602,10 +609,10 @@ MAX_DIFF_LINES_PER_FILE = 400
 def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
-    drain: tuple[str, ...] = (),
+    drain: tuple[str, ...] = (), enum_exceptions: Path | None = None,
 ) -> tuple[dict[str, Any], TreeDiff]:
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, enum_exceptions=enum_exceptions)
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:

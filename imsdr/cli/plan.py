@@ -63,6 +63,12 @@ DrainOpt = Annotated[list[str] | None, typer.Option(
          "Repeatable.")]
 
 
+EnumExceptionsOpt = Annotated[Path | None, typer.Option(
+    "--enum-exceptions", metavar="FILE", dir_okay=False, show_default=False,
+    help="ENUM exceptions provisioning file (CSV: number,kind,target,params; see docs/dns.md): "
+         "ported and routed numbers get their own NAPTR, every other number its block's wildcard.")]
+
+
 def register(app: typer.Typer) -> None:
     app.command("plan", cls=ImsdrCommand)(plan)
 
@@ -72,7 +78,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
          templates: TemplatesOpt = None, fmt: PlanFormatOpt = PlanFormat.table, force: ForceOpt = False,
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
          template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False,
-         drain: DrainOpt = None) -> None:
+         drain: DrainOpt = None, enum_exceptions: EnumExceptionsOpt = None) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory."""
     from imsdr.plan import check_plan, write_plan
 
@@ -81,7 +87,8 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     if check:
         with stage(f"planning {inventory} and comparing with {out}"):
             summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
-                                       limits=limits, drain=tuple(drain or ()))
+                                       limits=limits, drain=tuple(drain or ()),
+                                       enum_exceptions=enum_exceptions)
         review = diff.review
         assert review is not None
         if fmt is PlanFormat.json:
@@ -113,7 +120,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     target = output_target(out, force, inventory, templates)
     with stage(f"planning {inventory} into {out}"):
         summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
-                             limits=limits, drain=tuple(drain or ()))
+                             limits=limits, drain=tuple(drain or ()), enum_exceptions=enum_exceptions)
     if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 
