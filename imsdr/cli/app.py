@@ -10,6 +10,7 @@ from imsdr import __version__
 from imsdr.cli import capacity as capacity_cmd
 from imsdr.cli import check as check_cmd
 from imsdr.cli import dns as dns_cmd
+from imsdr.cli import enum_update as enum_update_cmd
 from imsdr.cli import example, validate
 from imsdr.cli import importer as import_cmd
 from imsdr.cli import init as init_cmd
@@ -62,6 +63,7 @@ runbook_cmd.register(render_app)
 dns_cmd.register(render_app)
 example.register(app)
 resolve_cmd.register(app)
+enum_update_cmd.register(app)
 import_cmd.register(app)
 
 

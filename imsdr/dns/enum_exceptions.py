@@ -101,10 +101,11 @@ def _read_bounded(path: Path) -> bytes:
         raise ImsdrError(f"{file}: cannot read: {exc.strerror or exc}") from None
     except ValueError:
         raise ImsdrError("the ENUM exceptions file name is not usable") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise ImsdrError(f"{file}: not a regular file; expected an ENUM exceptions CSV file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ImsdrError(f"{file}: not a regular file; expected an ENUM exceptions CSV file")
         if info.st_size > MAX_BYTES:
             raise ImsdrError(f"{file}: {info.st_size:,} bytes; ENUM exceptions files larger than "
                              f"{MAX_BYTES:,} bytes are refused")

@@ -217,6 +217,7 @@ class DnsPlan:
     access_zones: dict[str, ZonePlan] = field(default_factory=dict)
     sbc_dr_name: str = ""  # absolute name of the DR SBC alone (A-only clients' second proxy)
     excluded: frozenset[str] = frozenset()  # element ids left out of every answer (drained)
+    enum_updates: bool = False  # primaries accept TSIG-signed RFC 2136 updates of ENUM NAPTRs
     internal_names: dict[str, str] = field(default_factory=dict)  # core-only name -> what it is
     origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
     issues: list[PlanIssue] = field(default_factory=list)
@@ -448,6 +449,7 @@ class _Builder:
             views=[],
             sbc_dr_name=f"{net.dns.sbc_dr_name}.{net.primary_domain}",
             excluded=excluded,
+            enum_updates=net.dns.enum_updates,
         )
 
     # --- helpers ---------------------------------------------------------------------------------

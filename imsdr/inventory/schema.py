@@ -395,6 +395,10 @@ class DnsSettings(_Strict):
     secondary_directory: AbsolutePath = Field(
         "/var/cache/bind/imsdr", description="where secondary name servers keep transferred zones "
                                              "(an existing directory writable by named)")
+    enum_updates: bool = Field(False, description=(
+            "the primaries accept RFC 2136 dynamic updates of the ENUM block zones' NAPTR records signed "
+            "with a core view's TSIG key (imsdr enum-update applies a provisioning file); the rendered "
+            "directory must then be writable by named (journals)"))
 
 
 class Restoration(_Strict):
