@@ -365,7 +365,7 @@ def bench_enum(b: Bench) -> None:
     results = []
     for numbers, label in ((100_000, "100k"), (1_000_000, "1M")):
         inv = generate(b, f"enum-{label}", ["province", "--enum-numbers", str(numbers),
-                                            "--enum-block-size", str(numbers), "--no-wildcards",
+                                            "--enum-block-size", str(numbers), "--no-wildcards", "--enum-style", "numbers",
                                             "--local-networks-per-province", "4"])
         r = bench_render(b, f"render dns {label}-number ENUM block", inv, b.runs, "ENUM rendering")
         results.append(r)
@@ -516,7 +516,8 @@ def bench_octodns(b: Bench, sizes: list[int]) -> None:
         # size the ENUM block so the unique zones hold about `target` records in all
         base_args = ["national", "--provinces", str(provinces), "--local-networks-per-province", "5",
                      "--enum-block-size", "1000000"]
-        probe = generate(b, f"octo-{label}-probe", [*base_args, "--enum-numbers", "0", "--no-wildcards"])
+        probe = generate(b, f"octo-{label}-probe", [*base_args, "--enum-numbers", "0", "--no-wildcards",
+                                                    "--enum-style", "numbers"])
         probe_out = WORK / f"octo-{label}-probe-out"
         shutil.rmtree(probe_out, ignore_errors=True)
         subprocess.run([*b.imsdr, "render", "dns", str(probe), "--out", str(probe_out)], check=True,
@@ -525,7 +526,7 @@ def bench_octodns(b: Bench, sizes: list[int]) -> None:
         shutil.rmtree(cfg_probe, ignore_errors=True)
         _names, base = zones_to_octodns(probe_out, cfg_probe)
         inv = generate(b, f"octo-{label}", [*base_args, "--enum-numbers", str(max(0, target - base)),
-                                            "--no-wildcards"])
+                                            "--no-wildcards", "--enum-style", "numbers"])
         r = bench_render(b, f"imsdr {label} records", inv, b.heavy_runs, group)
         if r.wall is None:
             continue

@@ -147,6 +147,7 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
 
     rows: list[EnumException] = []
     seen: dict[str, int] = {}
+    domains: dict[str, list[str]] = {}  # target -> its problems (a few domains, many rows)
     header_seen = False
     try:
         text = raw.decode("ascii")
@@ -203,7 +204,9 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
             bad(lineno, cols[1], f"kind {kind[:40]!r} is not one of {', '.join(KINDS)}")
             continue
         if kind in ("ported", "routed"):
-            why = name_problems(target) if target else ["empty"]
+            why = domains.get(target)
+            if why is None:
+                why = domains[target] = name_problems(target) if target else ["empty"]
             if why or target != target.lower() or "." not in target:
                 bad(lineno, cols[2], f"{kind}: target {target[:60]!r} must be the SIP domain the number "
                                      f"goes to (lower-case DNS name){': ' + why[0] if why else ''}")
@@ -246,7 +249,9 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
 
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
     longest = max((len(p) for p in zones), default=0)
+    wild = {name: (z.blocks[0].naptr(),) for name, z in ((z.name, z) for z in zones.values())}  # one per zone
     touched: set[str] = set()
+    origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
     for row in exceptions.rows if exceptions is not None else ():
         zone = None
         for i in range(min(len(row.number), longest), 0, -1):
@@ -256,14 +261,15 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
         if zone is None:  # checked when the file was read; a block the plan refused
             continue
         block = zone.blocks[0]
-        owner = f"{'.'.join(reversed(row.number[len(block.prefix):]))}.{zone.name}"
-        zone.rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
-        plan.origins[(zone.name, owner, "NAPTR")] = Origin(
-            "", (), f"ENUM exception {exceptions.file}:{row.line}")  # type: ignore[union-attr]
-        for stem in _fill_stems(block, row.number[len(block.prefix):]):
-            name = f"*.{'.'.join(reversed(stem))}.{zone.name}"
-            if (name, "NAPTR") not in zone.rrsets:
-                zone.rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, (block.naptr(),))
+        rest = row.number[len(block.prefix):]
+        owner = f"{'.'.join(rest[::-1])}.{zone.name}"
+        rrsets = zone.rrsets
+        rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
+        plan.origins[(zone.name, owner, "NAPTR")] = origin
+        for stem in _fill_stems(block, rest):
+            name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
+            if (name, "NAPTR") not in rrsets:
+                rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
         touched.add(zone.name)
         if block.style == "numbers" and block.covers(row.number):
             zone.blocks[0] = _skipping(block, int(row.number))
