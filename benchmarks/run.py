@@ -365,8 +365,8 @@ def bench_enum(b: Bench) -> None:
     results = []
     for numbers, label in ((100_000, "100k"), (1_000_000, "1M")):
         inv = generate(b, f"enum-{label}", ["province", "--enum-numbers", str(numbers),
-                                            "--enum-block-size", str(numbers), "--no-wildcards", "--enum-style", "numbers",
-                                            "--local-networks-per-province", "4"])
+                                            "--enum-block-size", str(numbers), "--no-wildcards",
+                                            "--enum-style", "numbers", "--local-networks-per-province", "4"])
         r = bench_render(b, f"render dns {label}-number ENUM block", inv, b.runs, "ENUM rendering")
         results.append(r)
     r = results[-1]

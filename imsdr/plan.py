@@ -464,9 +464,11 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
                        limits: TemplateLimits | None = None) -> dict[str, str]:
     from imsdr.runbook import runbook_pages
     from imsdr.runbook.render import render_pages
+    from imsdr.runbook.split import province_pages
 
     context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
-    return render_pages(runbook_pages(context), context, templates_dir, limits)
+    split = province_pages(pipe.topology, pipe.analyses, context)  # national: one page per province
+    return render_pages(runbook_pages(context, split), context, templates_dir, limits)
 
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
