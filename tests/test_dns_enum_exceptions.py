@@ -146,6 +146,7 @@ def test_dynamic_updates_bring_a_bare_primary_to_the_plan(world: Any) -> None:
             "--server", f"127.0.0.1:{server.port}", "--keys", str(world["keys"]), "--format", "json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
+    _valid(json.loads(result.stdout))
     zones = {z["zone"]: z for z in json.loads(result.stdout)["zones"]}
     assert zones["0.0.5.5.7.6.8.e164.arpa"]["replaced"] == 4 + 6  # 4 exceptions, 2 wildcards each for siblings
     assert all(z["messages"] <= 1 for z in zones.values())
@@ -167,6 +168,18 @@ def test_dynamic_updates_bring_a_bare_primary_to_the_plan(world: Any) -> None:
     for qname in NAMES:  # exactly what the plan with the shorter file answers
         assert _live(server, qname)[1] == _planned(now, qname), qname
     assert _planned(now, enum_qname("867550001239")) == _planned(world["bare"], enum_qname("867550001239"))
+
+
+def _valid(document: dict[str, Any]) -> None:
+    import jsonschema
+    from referencing import Registry, Resource
+
+    schemas = Path(__file__).resolve().parent.parent / "docs" / "schemas"
+    registry = Registry().with_resources(
+        [(p.name, Resource.from_contents(json.loads(p.read_text()))) for p in schemas.glob("*.schema.json")])
+    schema = json.loads((schemas / "enum-update.schema.json").read_text())
+    errors = list(jsonschema.Draft202012Validator(schema, registry=registry).iter_errors(document))
+    assert errors == [], errors[:3]
 
 
 def test_updates_need_the_view_key(world: Any) -> None:
