@@ -12,6 +12,7 @@ import datetime as dt
 import difflib
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr.output.jsonout import dumps
 from imsdr.output.plan_review import PlanReview, review
+from imsdr.progress import SILENT, Stages
 from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget, WrittenDigests
     from imsdr.runbook.sandbox import TemplateLimits
+    from imsdr.untrusted import UntrustedTree
 
 PLAN_JSON_VERSION = 1
 FAIL_LEVELS = ("error", "warning", "never")
@@ -48,6 +51,7 @@ class Pipeline:
     dns_plan: Any = None
     raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
     drain: tuple[str, ...] = ()  # element/site ids: dns/ is rendered in their drained state
+    stages: Stages = SILENT  # told of each step as it starts (the CLI shows progress)
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -408,48 +412,55 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 # --- the pipeline ------------------------------------------------------------------------------------
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
-            fail_on: str = "error", drain: tuple[str, ...] = (),
+            fail_on: str = "error", drain: tuple[str, ...] = (), stages: Stages = SILENT,
             enum_exceptions: Path | None = None) -> Pipeline:
     """Load the inventory (and the ENUM exceptions file, if given) and run every analysis the
-    renderers need."""
+    renderers need; ``stages`` is told of each."""
     from imsdr.analysis import cyclic_gc_paused
 
     with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
-        return _analyse(path, today=today, fail_on=fail_on, drain=drain, enum_exceptions=enum_exceptions)
+        return _analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
+                        enum_exceptions=enum_exceptions)
 
 
 def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
-             drain: tuple[str, ...], enum_exceptions: Path | None = None) -> Pipeline:
+             drain: tuple[str, ...], stages: Stages, enum_exceptions: Path | None = None) -> Pipeline:
     from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
 
-    topo = load_topology(path)
-    if enum_exceptions is not None:
-        from imsdr.dns.enum_exceptions import load_enum_exceptions
+    with stages.stage(f"loading {path}"):
+        topo = load_topology(path)
+        if enum_exceptions is not None:
+            from imsdr.dns.enum_exceptions import load_enum_exceptions
 
-        topo.enum_exceptions = load_enum_exceptions(Path(enum_exceptions), topo.inventory.enum_blocks)
+            topo.enum_exceptions = load_enum_exceptions(Path(enum_exceptions), topo.inventory.enum_blocks)
     analyses = Analyses()
-    pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain)
+    pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain, stages=stages)
     if drain:
         from imsdr.dns.drain import resolve_drain
 
         resolve_drain(topo, drain)  # unknown ids: usage error before any analysis
 
-    pipe.dns_plan = build_dns_plan(topo)
-    pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_plan)
-    analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
-    analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
+    with stages.stage("DNS plan"):
+        pipe.dns_plan = build_dns_plan(topo)
+    with stages.stage("check"):
+        pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_plan)
+        analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
+        analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
 
-    _capacity(pipe)
-    _scenarios(pipe)
+    with stages.stage("capacity"):
+        _capacity(pipe)
+    with stages.stage("scenarios"):
+        _scenarios(pipe)
 
-    analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
-    analyses.dns_servers = dns_servers(topo)
-    from imsdr.runbook.actions import build_actions
+    with stages.stage("runbook checks and actions"):
+        analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
+        analyses.dns_servers = dns_servers(topo)
+        from imsdr.runbook.actions import build_actions
 
-    analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(str(path)).name,
-                                     analyses.element_failures, analyses.site_failures)
+        analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(str(path)).name,
+                                         analyses.element_failures, analyses.site_failures)
     return pipe
 
 
@@ -473,20 +484,27 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
                 templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> dict[str, Any]:
-    """Write dns/, runbooks/, diameter/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
+    """Write dns/, runbooks/, diameter/, monitoring/ and plan.json under ``root`` (a fresh
+    directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     """
     from imsdr.output.atomic import WrittenDigests
     from imsdr.runbook.render import write_pages
 
-    pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
+    stages = pipe.stages
+    with stages.stage("runbook pages"):
+        pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
-    _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
-    write_pages(root / "runbooks", pages, digests)
-    _write_diameter(pipe, root / "diameter", digests)
-    summary = plan_summary(pipe, root, digests)
-    (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
+    with stages.stage("writing dns/"):
+        _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
+    with stages.stage("writing runbooks/, diameter/ and monitoring/"):
+        write_pages(root / "runbooks", pages, digests)
+        _write_diameter(pipe, root / "diameter", digests)
+        _write_monitoring(pipe, root / "monitoring", digests)
+    with stages.stage("writing plan.json"):
+        summary = plan_summary(pipe, root, digests)
+        (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
 
 
@@ -500,6 +518,16 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
             path = safe_join(directory, f"{config.client}/{name}")
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text(path, text, digests)
+
+
+def _write_monitoring(pipe: Pipeline, directory: Path, digests: WrittenDigests | None = None) -> None:
+    """monitoring/: the Prometheus rules derived from this run's analysis (imsdr.monitoring)."""
+    from imsdr.monitoring.render import monitoring_files
+    from imsdr.output.atomic import safe_join, write_text
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in sorted(monitoring_files(pipe.analysis).items()):
+        write_text(safe_join(directory, name), text, digests)
 
 
 def plan_summary(pipe: Pipeline, root: Path, digests: WrittenDigests | None = None) -> dict[str, Any]:
@@ -579,11 +607,11 @@ def _sha256(path: Path) -> str:
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None,
                limits: TemplateLimits | None = None, drain: tuple[str, ...] = (),
-               enum_exceptions: Path | None = None) -> dict[str, Any]:
+               stages: Stages = SILENT, enum_exceptions: Path | None = None) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, enum_exceptions=enum_exceptions)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
     target = as_target(out)
     with atomic_directory(target) as staging:
         previous = target.path
@@ -599,6 +627,7 @@ class TreeDiff:
     changed: list[str] = field(default_factory=list)
     diff: str = ""
     review: PlanReview | None = None  # per view and record (imsdr.output.plan_review)
+    not_regular: dict[str, str] = field(default_factory=dict)  # committed entry -> what it is (never read)
 
     @property
     def clean(self) -> bool:
@@ -606,81 +635,147 @@ class TreeDiff:
 
 
 MAX_DIFF_LINES_PER_FILE = 400
+MAX_REVIEW_BYTES = 512 << 20  # a committed file read for its diff or review (ENUM zones: ~100 MB each)
 
 
 def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
-    drain: tuple[str, ...] = (), enum_exceptions: Path | None = None,
+    drain: tuple[str, ...] = (), stages: Stages = SILENT, enum_exceptions: Path | None = None,
 ) -> tuple[dict[str, Any], TreeDiff]:
-    """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, enum_exceptions=enum_exceptions)
+    """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes).
+
+    The committed tree ``out`` is untrusted input (a pull request may hold anything): it is
+    listed and read only through :class:`imsdr.untrusted.UntrustedTree`, so a link or any other
+    entry that is not a regular file is a changed file that is never read, and nothing outside
+    the tree reaches the diff or the review. Its DNS tree gives the SOA serials of unchanged zones
+    only when it holds nothing but regular files.
+    """
+    from imsdr.untrusted import UntrustedTree
+
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
+                   enum_exceptions=enum_exceptions)
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:
         fresh = tmp / "plan"
         fresh.mkdir()
-        summary = render_tree(pipe, fresh, previous=out if out.is_dir() else None,
-                              templates_dir=templates_dir, limits=limits)
-        diff = diff_trees(out, fresh, label=str(out))
-        diff.review = review(out, fresh, diff.added, diff.removed, diff.changed)
+        with UntrustedTree(out, str(out)) as old:
+            summary = render_tree(pipe, fresh, previous=_trusted_previous(old, out),
+                                  templates_dir=templates_dir, limits=limits)
+            with stages.stage(f"comparing with {out}"), UntrustedTree(fresh, str(out)) as new:
+                diff = _diff(old, new, str(out))
+                diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)
         return summary, diff
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _files(root: Path) -> dict[str, Path]:
-    from imsdr.output.atomic import MARKER
-
-    if not root.is_dir():
-        return {}
-    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and p.name != MARKER}
+def _trusted_previous(old: UntrustedTree, out: Path) -> Path | None:
+    """The committed tree as the DNS renderer's previous output (SOA serials of unchanged zones),
+    or None when its dns/ part holds anything but regular files (the renderer reads it by path)."""
+    dns = [info for rel, info in old.entries.items() if rel.startswith("dns/")]
+    if not dns or any(not stat.S_ISREG(info.st_mode) for info in dns):
+        return None
+    return out
 
 
 def diff_trees(old_root: Path, new_root: Path, *, label: str) -> TreeDiff:
     """Unified diff of ``old_root`` (what is on disk) → ``new_root`` (what the plan renders)."""
-    old, new = _files(old_root), _files(new_root)
+    from imsdr.untrusted import UntrustedTree
+
+    with UntrustedTree(old_root, label) as old, UntrustedTree(new_root, label) as new:
+        return _diff(old, new, label)
+
+
+def _files(tree: UntrustedTree) -> dict[str, os.stat_result]:
+    from imsdr.output.atomic import MARKER
+
+    return {rel: info for rel, info in tree.entries.items() if rel.rpartition("/")[2] != MARKER}
+
+
+def _diff(old_tree: UntrustedTree, new_tree: UntrustedTree, label: str) -> TreeDiff:
+    from imsdr.untrusted import kind_of
+
+    old, new = _files(old_tree), _files(new_tree)
     result = TreeDiff()
     chunks: list[str] = []
     for rel in sorted(set(old) | set(new)):
         a, b = old.get(rel), new.get(rel)
+        name = f"{label}/{rel}"
+        if a is not None and not stat.S_ISREG(a.st_mode):
+            result.not_regular[rel] = kind_of(a)
+            (result.changed if b is not None else result.removed).append(rel)
+            chunks.append(f"{name}: not a regular file ({kind_of(a)}); not read\n")
+            continue
         if a is not None and b is not None:
-            if _same_bytes(a, b):
+            if _same_bytes(old_tree, new_tree, rel):
                 continue
             result.changed.append(rel)
         elif a is None:
             result.added.append(rel)
         else:
             result.removed.append(rel)
-        chunks.append(_file_diff(a, b, f"{label}/{rel}"))
+        chunks.append(_file_diff(old_tree if a is not None else None, new_tree if b is not None else None,
+                                 rel, name))
     result.diff = "".join(chunks)
     return result
 
 
-def _same_bytes(a: Path, b: Path) -> bool:
-    """Whether two files hold the same bytes, read 1 MiB at a time (ENUM zones are ~100 MB each)."""
-    if a.stat().st_size != b.stat().st_size:
+def _same_bytes(a: UntrustedTree, b: UntrustedTree, rel: str) -> bool:
+    """Whether ``rel`` holds the same bytes in both trees, read 1 MiB at a time (ENUM zones are
+    ~100 MB each); an entry that cannot be opened as a regular file differs."""
+    from imsdr.untrusted import UntrustedFile
+
+    try:
+        fa, ia = a.open(rel)
+    except UntrustedFile:
         return False
-    with a.open("rb") as fa, b.open("rb") as fb:
-        while True:
-            chunk = fa.read(1 << 20)
-            if chunk != fb.read(1 << 20):
+    try:
+        fb, ib = b.open(rel)
+        try:
+            if ia.st_size != ib.st_size:
                 return False
-            if not chunk:
-                return True
+            while True:
+                chunk = os.read(fa, 1 << 20)
+                if chunk != _read_exactly(fb, len(chunk) or 1):
+                    return False
+                if not chunk:
+                    return True
+        finally:
+            os.close(fb)
+    finally:
+        os.close(fa)
 
 
-def _lines(path: Path | None) -> list[str]:
-    if path is None:
+def _read_exactly(fd: int, size: int) -> bytes:
+    parts, got = [], 0
+    while got < size:
+        chunk = os.read(fd, size - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _lines(tree: UntrustedTree | None, rel: str) -> list[str]:
+    from imsdr.untrusted import UntrustedFile
+
+    if tree is None:
         return []
     try:
-        return path.read_text(encoding="utf-8").splitlines(keepends=True)
+        data = tree.read(rel, MAX_REVIEW_BYTES)
+    except UntrustedFile as exc:
+        return [f"<not read: {exc.reason}>\n"]
+    try:
+        return data.decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
-        return [f"<binary file, {path.stat().st_size} bytes>\n"]
+        return [f"<binary file, {len(data)} bytes>\n"]
 
 
-def _file_diff(a: Path | None, b: Path | None, name: str) -> str:
-    lines = list(difflib.unified_diff(_lines(a), _lines(b), fromfile=name if a else "/dev/null",
+def _file_diff(a: UntrustedTree | None, b: UntrustedTree | None, rel: str, name: str) -> str:
+    lines = list(difflib.unified_diff(_lines(a, rel), _lines(b, rel), fromfile=name if a else "/dev/null",
                                       tofile=name if b else "/dev/null"))
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
     if len(lines) > MAX_DIFF_LINES_PER_FILE:

@@ -95,7 +95,10 @@ def national(
 ) -> None:
     """A national inventory: by default 31 provinces x 4 sites, 310 local networks, ~5,000 elements,
     10 million ENUM numbers as wildcard blocks (--enum-exceptions FILE: 2 % of them ported, a
-    provisioning file). Addresses from 198.18.0.0/15 (RFC 2544) and 2001:db8::/32."""
+    provisioning file). Addresses from 198.18.0.0/15 (RFC 2544) and 2001:db8::/32.
+
+    Examples: `imsdr example national --enum-exceptions exceptions.csv > national.yaml`;
+    `imsdr example national --provinces 3 > three.yaml`"""
     _emit(provinces, sites_per_province, local_networks_per_province, seed, enum_numbers,
           enum_block_size, wildcards, enum_style, enum_exceptions, ported_share)
 
@@ -113,6 +116,8 @@ def province(
     enum_exceptions: ExceptionsOpt = None,
     ported_share: PortedOpt = 0.02,
 ) -> None:
-    """One province's IMS core (the national generator with --provinces 1)."""
+    """One province's IMS core (the national generator with --provinces 1).
+
+    Examples: `imsdr example province > province.yaml`"""
     _emit(1, sites_per_province, local_networks_per_province, seed, enum_numbers, enum_block_size, wildcards,
           enum_style, enum_exceptions, ported_share)

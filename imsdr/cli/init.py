@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +17,17 @@ SitesOpt = Annotated[int, typer.Option(
     "--sites", min=1, max=8, metavar="N", help="Sites (one local network and one of each element per site).")]
 LabOpt = Annotated[bool, typer.Option("--lab", help="A one-site lab (no cross-region failover) instead.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace files that already exist.")]
+
+
+class CiKind(str, Enum):  # noqa: UP042 - same pattern as common.Format
+    github = "github"
+    gitlab = "gitlab"
+    none = "none"
+
+
+CiOpt = Annotated[CiKind, typer.Option(
+    "--ci", help="The CI configuration to write: a GitHub Actions workflow, a .gitlab-ci.yml (its Code "
+    "Quality report shows the findings in merge requests), or none.")]
 TableOpt = Annotated[Path | None, typer.Option(
     "--table", dir_okay=False, metavar="FILE.csv",
     help="Write only the element-list template for `imsdr import table` (a header row and one example "
@@ -28,14 +40,18 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, force: ForceOpt = False,
-         table: TableOpt = None) -> None:
-    """Write a small, commented, valid inventory (with its schema), .pre-commit-config.yaml and a CI
-    workflow into DIR; existing files are left alone unless --force. With --table FILE.csv, only the
-    element-list template to fill in and import with `imsdr import table`."""
+         table: TableOpt = None, ci: CiOpt = CiKind.github) -> None:
+    """Write a small, commented, valid inventory (with its schema), .pre-commit-config.yaml,
+    .gitattributes and a CI configuration into DIR; existing files are left alone unless --force.
+    With --table FILE.csv, only the element-list template to fill in and import with `imsdr import table`.
+
+    Examples: `imsdr init mynet --sites 3`; `imsdr init mynet --ci gitlab`."""
+    import os
     import sys
 
     from imsdr.errors import ImsdrError
     from imsdr.inventory.jsonschema import inventory_json_schema
+    from imsdr.output.atomic import write_files_atomically
     from imsdr.output.jsonout import dumps
     from imsdr.starter import starter_files
 
@@ -47,16 +63,14 @@ def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, for
     directory = directory or Path(".")
     if not lab and sites < 2:
         raise ImsdrError("--sites: a production design needs at least 2 sites (or use --lab)")
-    files = starter_files(sites, lab, dumps(inventory_json_schema()))
-    existing = [f.path for f in files if (directory / f.path).exists()]
+    files = starter_files(sites, lab, dumps(inventory_json_schema()), ci=ci.value)
+    existing = [f.path for f in files if os.path.lexists(directory / f.path)]
     if existing and not force:
         raise ImsdrError(f"{directory}: {', '.join(existing)} already exist; nothing written "
                          "(--force replaces them)")
+    write_files_atomically([(directory / f.path, f.text) for f in files])  # all or none
     for f in files:
-        target = directory / f.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _replace(target, f.text)
-        sys.stdout.write(f"wrote {target}\n")
+        sys.stdout.write(f"wrote {directory / f.path}\n")
     inventory = directory / files[0].path
     sys.stdout.write(f"next: edit {inventory}, then `imsdr validate {inventory}` and `imsdr check {inventory}`\n")
 
@@ -72,32 +86,20 @@ def _write_table(path: Path, force: bool) -> None:
 
     text = template_csv()
     if (path.exists() or path.is_symlink()) and not force:
+        from imsdr.untrusted import UntrustedFile, read_untrusted
+
         try:
-            ours = path.is_file() and path.read_bytes() == text.encode("utf-8")
-        except OSError as exc:
-            raise ImsdrError(f"{path}: cannot read: {exc.strerror}") from None
+            ours = read_untrusted(path, len(text.encode("utf-8"))) == text.encode("utf-8")
+        except UntrustedFile:
+            ours = False
         if not ours:
             raise ImsdrError(f"{path} exists and is not the unchanged template imsdr writes: refusing to replace "
                              "it; nothing written (choose another file, or --force replaces it)")
     if path.is_dir():
         raise ImsdrError(f"{path} is a directory: give a file name for --table")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, text)
+    from imsdr.output.atomic import write_files_atomically
+
+    write_files_atomically([(path, text)])
     sys.stdout.write(f"wrote {path}\n")
     sys.stdout.write(f"next: one row per element, then `imsdr import table {path} --out draft.yaml`\n")
 
-
-def _replace(target: Path, text: str) -> None:
-    """Write ``target`` atomically: a temporary file beside it, then rename over it."""
-    import os
-    import tempfile
-
-    fd, staging = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(staging, 0o644)
-        os.replace(staging, target)
-    except BaseException:
-        Path(staging).unlink(missing_ok=True)
-        raise
