@@ -36,7 +36,11 @@ def enum_update(
 ) -> None:
     """Make the primary's ENUM block zones hold exactly the planned exceptions: transfer each zone
     with the view's TSIG key, send the differences as signed dynamic updates (the primaries need
-    network.dns.enum_updates). Exit 0 when done (or nothing to do), 2 on invalid input or refusal."""
+    network.dns.enum_updates). Exit 0 when done (or nothing to do), 2 on invalid input or refusal.
+
+    Examples: `imsdr enum-update inventory.yaml --enum-exceptions exceptions.csv --server 192.0.2.53 --keys
+    /etc/bind/imsdr-tsig.keys`; `imsdr enum-update inventory.yaml --enum-exceptions exceptions.csv --server
+    192.0.2.53 --keys /etc/bind/imsdr-tsig.keys --dry-run`"""
     from imsdr.dns.enum_exceptions import load_enum_exceptions
     from imsdr.dns.enum_update import enum_zone_view, read_tsig_secret, sync_enum_zones
     from imsdr.dns.plan import build_dns_plan
