@@ -21,7 +21,8 @@ rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr examp
 
 Commands that do not exist (yet) are reported as "not available". Options: ``--runs N``
 (default 5), ``--heavy-runs N`` for the multi-gigabyte national render and octoDNS (default 3),
-``--only NAME …`` to pick benchmarks (help, plan, scenarios, enum, national-dns, import, octodns),
+``--only NAME …`` to pick benchmarks (help, plan, availability, scenarios, enum, national-dns, import,
+octodns),
 ``--markdown FILE`` to also write the table as Markdown, ``--json FILE`` for raw numbers.
 
 Every run is cold: imsdr keeps no cache, so each command reads and validates its inventory.
@@ -331,6 +332,17 @@ def bench_plan(b: Bench, national: Path) -> None:
         table.note = f"{extra:+.3f} s against the JSON ({(table.cpu or 0) - (json_run.cpu or 0):+.3f} s CPU); " \
                      f"{lines:,} lines"
         _verdict(table, "< 1 s more than JSON", 1, extra, (table.cpu or 0) - (json_run.cpu or 0))
+
+
+def bench_availability(b: Bench, national: Path) -> None:
+    """availability of the national example (< 3 s), and of half as many provinces beside it:
+    peak RSS should grow with the inventory, not with the number of cut sets."""
+    half = generate(b, "national-16-provinces", ["national", "--provinces", "16"])
+    for name, path in (("availability national, 16 provinces", half), ("availability national", national)):
+        r = b.measure("availability", name, [*b.imsdr, "availability", str(path), *b.json_flag("availability")],
+                      b.runs, needs=("availability",), ok_codes=(0, 1))
+        if path is national:
+            _verdict(r, "< 3 s", 3)
 
 
 def bench_scenarios(b: Bench, national: Path) -> None:
@@ -643,20 +655,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
     parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
-    parser.add_argument("--only", nargs="*", choices=["help", "plan", "scenarios", "enum", "national-dns",
+    parser.add_argument("--only", nargs="*", choices=["help", "plan", "availability", "scenarios", "enum",
+                                                        "national-dns",
                                                       "import", "octodns"], help="benchmarks to run (default: all)")
     parser.add_argument("--octodns-sizes", default="10000,50000",
                         help="records per side-by-side octoDNS comparison (comma separated)")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
     parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
     args = parser.parse_args(argv)
-    only = set(args.only or ["help", "plan", "scenarios", "enum", "national-dns", "import", "octodns"])
+    only = set(args.only or ["help", "plan", "availability", "scenarios", "enum", "national-dns", "import",
+                             "octodns"])
     bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
     national = None
-    if only & {"plan", "scenarios", "national-dns", "import"}:
+    if only & {"plan", "availability", "scenarios", "national-dns", "import"}:
         # the national example: wildcard blocks plus its provisioning file of 2 % ported numbers
         national = generate(bench, "national", ["national", "--enum-exceptions",
                                                 str(WORK / "national-exceptions.csv")])
@@ -664,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_help(bench)
     if "plan" in only and national:
         bench_plan(bench, national)
+    if "availability" in only and national:
+        bench_availability(bench, national)
     if "scenarios" in only and national:
         bench_scenarios(bench, national)
     if "enum" in only:

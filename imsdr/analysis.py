@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from imsdr.availability.analytic import AvailabilityModel, AvailabilityReport
     from imsdr.capacity.engine import Engine
     from imsdr.capacity.report import CapacityReport
     from imsdr.model.topology import Topology
@@ -28,7 +29,10 @@ class Analysis:
       capacity report, ``check``'s CAP rules and every analysis of ``plan`` read it;
     * :attr:`capacity` — the capacity report computed from :attr:`engine`;
     * :attr:`float_engine` — the same model in floats, for the interactive ``simulate`` and
-      ``scenarios`` commands, which need no audit-exact arithmetic and must be fast.
+      ``scenarios`` commands, which need no audit-exact arithmetic and must be fast;
+    * :attr:`availability` — availability per service and local network (cut sets, outage and
+      switchover loss) over :attr:`engine`: ``imsdr availability``, AVAIL-001 and the plan's
+      availability runbook read this one report.
     """
 
     def __init__(self, topology: Topology) -> None:
@@ -55,6 +59,21 @@ class Analysis:
         engine = self.engine
         with cyclic_gc_paused():
             return capacity_report(self.topology, engine)
+
+    @cached_property
+    def availability_model(self) -> AvailabilityModel:
+        """Basic events, blocks and their memoised losses: the report and ``--simulate`` read it."""
+        from imsdr.availability.analytic import AvailabilityModel
+
+        return AvailabilityModel(self.topology, self.engine)
+
+    @cached_property
+    def availability(self) -> AvailabilityReport:
+        from imsdr.availability.analytic import report_of
+
+        model = self.availability_model
+        with cyclic_gc_paused():
+            return report_of(model)
 
 
 @contextmanager

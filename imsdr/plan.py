@@ -495,17 +495,28 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     stages = pipe.stages
     with stages.stage("runbook pages"):
         pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
+    with stages.stage("availability"):
+        availability = availability_pages(pipe)
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
     with stages.stage("writing dns/"):
         _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
     with stages.stage("writing runbooks/, diameter/ and monitoring/"):
-        write_pages(root / "runbooks", pages, digests)
+        write_pages(root / "runbooks", {**pages, **availability}, digests)
         _write_diameter(pipe, root / "diameter", digests)
         _write_monitoring(pipe, root / "monitoring", digests)
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
         (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
+
+
+def availability_pages(pipe: Pipeline) -> dict[str, str]:
+    """runbooks/availability.md and its chart availability.svg, from the run's availability report."""
+    from imsdr.output.availability import availability_markdown, availability_svg
+
+    report = pipe.analysis.availability
+    return {"availability.md": availability_markdown(report, chart="availability.svg"),
+            "availability.svg": availability_svg(report)}
 
 
 def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | None = None) -> None:

@@ -23,6 +23,8 @@ from imsdr.output.mermaid_check import mermaid_blocks, mermaid_errors
 _OWN_TAGS = {"h1", "h2", "h3", "h4", "p", "a", "ul", "ol", "li", "strong", "em", "code", "pre", "table",
              "thead", "tbody", "tr", "th", "td", "hr", "br", "blockquote"}
 _TAG = re.compile(r"<\s*/?\s*([A-Za-z][A-Za-z0-9-]*)")
+# the one image imsdr writes: the availability page's chart, exactly as markdown-it renders it
+_OWN_IMAGES = {"availability.md": '<img src="availability.svg" alt="Downtime per year by contributor" />'}
 
 
 def _markdown() -> MarkdownIt:
@@ -43,7 +45,9 @@ def runbook_problems(pages: dict[str, str], texts: list[str] = ()) -> list[str]:
     visible = []
     for name, page in sorted(pages.items()):
         rendered = md.render(page)
-        for tag in {t.lower() for t in _TAG.findall(rendered)} - _OWN_TAGS:
+        own_image = _OWN_IMAGES.get(Path(name).name)
+        checked = rendered.replace(own_image, "", 1) if own_image else rendered
+        for tag in {t.lower() for t in _TAG.findall(checked)} - _OWN_TAGS:
             problems.append(f"{name}: the HTML holds a <{tag}> element imsdr never writes")
         for line, block in mermaid_blocks(page):
             if "%%{" in block or "%%" in block:

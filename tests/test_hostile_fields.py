@@ -110,7 +110,8 @@ COMPLETION = {
                 "dns": {"publish": ["home_domains"], "transports": ["udp", "tcp"], "hostmaster": "hostmaster",
                         "sbc_dr_name": "sbc-dr", "default_view": "refuse",
                         "secondary_directory": "/var/cache/bind/imsdr"},
-                "restoration": {"pcscf_restoration": "hss", "scscf_restoration_response": "504-3gpp"}},
+                "restoration": {"pcscf_restoration": "hss", "scscf_restoration_response": "504-3gpp"},
+                "availability_targets": {"registration": 99.999}},
     "local_networks": {0: {"resolvers": ["203.0.113.53"], "access": "both",
                            "packet_gateway": {"id": "pgw-a", "kind": "pgw", "apn": "ims"},
                            "emergency": {"pani": "IEEE-802.3; dsl-location=town-a", "phone_context": "+86-10",
@@ -125,6 +126,11 @@ COMPLETION = {
     "recovery_targets": {"sbc": {"rto": 300}},
     "platforms": {"dns-bind": {"kind": "bind", "control": "rndc -s 192.0.2.53", "dig": "dig -p 53",
                                "directory": "/etc/imsdr/dns"}},
+    "availability": {"types": {"sbc": {"mtbf_hours": 50000, "mttr_hours": 4}},
+                     "platforms": {"dns-bind": {"mtbf_hours": 80000, "mttr_hours": 2}},
+                     "groups": {"hss-pair": {"mtbf_hours": 60000, "mttr_hours": 4}},
+                     "elements": {"sbc-a": {"mtbf_hours": 40000, "mttr_hours": 4}},
+                     "shared_risks": {"power": {"rate_per_year": 0.1, "duration_hours": 4}}},
 }
 EXTRA_ELEMENTS = [
     {"id": "dns-a", "platform": "dns-bind"},

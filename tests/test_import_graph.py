@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("output",),
     ("rules", "scenarios"),
     ("analysis", "restoration"),
+    ("availability",),
     ("capacity",),
     ("model",),
     ("example", "starter", "inventory"),

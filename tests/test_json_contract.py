@@ -30,6 +30,7 @@ CASES = [
     ("check", ["check", "{bad}"]),
     ("checks", ["check", "{lab}", "{bad}"]),
     ("capacity", ["capacity", "{lab}"]),
+    ("availability", ["availability", "{lab}"]),
     ("simulate", ["simulate", "{lab}", "--fail", "lab-cscf-1"]),
     ("scenarios", ["scenarios", "{lab}"]),
     ("graph", ["graph", "{lab}"]),

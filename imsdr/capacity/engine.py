@@ -227,6 +227,11 @@ class Engine:
                 result.extend(self._spread(second, amt))
         return result, unserved
 
+    def assign(self, i: int, failed: frozenset[int] | set[int]) -> Result:
+        """Where flow ``i`` goes when the elements ``failed`` (indices) are down: its (element
+        index, amount) parts and the amount nothing carries (the availability model reads it)."""
+        return self._assign(i, failed)
+
     # --- scenarios -----------------------------------------------------------------------------------------
 
     def site_elements(self, site_ids: Iterable[str]) -> set[int]:

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from imsdr import __version__
+from imsdr.cli import availability as availability_cmd
 from imsdr.cli import capacity as capacity_cmd
 from imsdr.cli import check as check_cmd
 from imsdr.cli import dns as dns_cmd
@@ -59,6 +60,7 @@ def _root(
 init_cmd.register(app)
 validate.register(app)
 capacity_cmd.register(app)
+availability_cmd.register(app)
 check_cmd.register(app)
 plan_cmd.register(app)
 runbook_cmd.register(render_app)

@@ -513,6 +513,7 @@ def _cross_check(doc: LoadedDocument) -> Iterator[Issue]:
     yield from _dns_refs(data, refs)
     yield from _waiver_refs(data, refs)
     yield from _check_operations(data)
+    yield from _availability_refs(data, refs)
     yield from _check_sizing_bounds(data)
     yield from _check_prefixes(data)
     yield from _check_enum_blocks(data)
@@ -768,6 +769,24 @@ def _check_operations(data: Any) -> Iterator[Issue]:
             yield (*base, "escalate_to"), "a contact cannot escalate to itself"
         if (target is None) != (contact.get("escalate_after") is None):
             yield base, "'escalate_to' and 'escalate_after' go together"
+
+
+def _availability_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    """The availability overrides name platforms, pairs/pools and elements that exist."""
+    section = _get(data, "availability")
+    if not isinstance(section, dict):
+        return
+    platforms = _get(data, "platforms")
+    known_platforms = set(BUILTIN_PLATFORMS) | (set(platforms) if isinstance(platforms, dict) else set())
+    groups = refs.ids("pair") | refs.ids("pool")
+    for key, known, what, kind in (("platforms", known_platforms, "platform", "platform"),
+                                   ("groups", groups, "pair or pool", "pair"),
+                                   ("elements", refs.elements, "element", "element")):
+        entries = section.get(key)
+        if isinstance(entries, dict):
+            for ident in entries:
+                if isinstance(ident, str):
+                    yield from refs.ref(("availability", key, ident), ident, known, what, kind)
 
 
 def _check_prefixes(data: Any) -> Iterator[Issue]:

@@ -415,6 +415,49 @@ class Restoration(_Strict):
         2, description="one UE registration (REGISTER, 401 challenge, REGISTER, 200), seconds")
 
 
+# --- availability: failure and repair inputs, shared-risk events, targets (docs/availability.md) -----
+
+ServiceName = Literal["registration", "originating", "terminating", "pstn_breakout", "pstn_ingress", "emergency"]
+RiskKind = Literal["site", "power", "route", "region"]
+
+
+class Reliability(_Strict):
+    """How often an element fails and how long it takes to restore it."""
+
+    mtbf_hours: Annotated[float, Field(gt=0, le=1e9)] = Field(description=(
+            "mean time between failures that take the element out of service, hours"))
+    mttr_hours: Annotated[float, Field(gt=0, le=1e6)] = Field(description=(
+            "mean time to restore it, hours: detection, diagnosis, repair or replacement, return to service"))
+
+
+class RiskEvents(_Strict):
+    """How often a shared risk of one kind fails and for how long."""
+
+    rate_per_year: Annotated[float, Field(ge=0, le=1000)] = Field(description=(
+            "events per year that take down everything depending on one risk of this kind"))
+    duration_hours: Annotated[float, Field(gt=0, le=1e5)] = Field(description="mean duration of one event, hours")
+
+
+class Availability(_Strict):
+    """Inputs of ``imsdr availability``; unset values take the planning defaults (docs/domain.md)."""
+
+    types: dict[ElementType, Reliability] = Field(default_factory=dict, description=(
+            "MTBF/MTTR per element type (replaces the planning default of that type)"))
+    platforms: dict[Id, Reliability] = Field(default_factory=dict, description=(
+            "MTBF/MTTR per platform (the elements' 'platform' key): overrides the type"))
+    groups: dict[Id, Reliability] = Field(default_factory=dict, description=(
+            "MTBF/MTTR per pair or pool id, for its members: overrides the platform"))
+    elements: dict[Id, Reliability] = Field(default_factory=dict, description=(
+            "MTBF/MTTR per element id: overrides everything else"))
+    shared_risks: dict[RiskKind, RiskEvents] = Field(default_factory=dict, description=(
+            "event rate and duration per shared-risk kind: site, power (feed), route (transmission), region"))
+    max_cut_order: Annotated[int, Field(ge=1, le=4)] = Field(3, description=(
+            "largest minimal cut set enumerated (1-4 basic events)"))
+    probability_cutoff: Annotated[float, Field(ge=0, le=1e-3)] = Field(1e-10, description=(
+            "cut sets less probable than this are not enumerated (each would add under 0.00006 minutes a year "
+            "at the default)"))
+
+
 class Network(_Strict):
     name: Text = Field(description="network name shown in tables and runbooks")
     operator_domain: DnsName = Field(description="operator DNS domain (the SOA contact hostmaster.<operator_domain>)")
@@ -443,6 +486,9 @@ class Network(_Strict):
     retry_responses: list[Annotated[int, Field(ge=400, le=699)]] = Field(
         default_factory=lambda: [408, 503, 504],
         description="SIP responses (plus no response) after which a request is retried on another peer")
+    availability_targets: dict[ServiceName, Annotated[float, Field(gt=0, lt=100)]] = Field(
+        default_factory=dict, description=(
+            "availability target per service, percent (e.g. 99.999): AVAIL-001 reports a service below it"))
 
     @property
     def primary_domain(self) -> str:
@@ -792,3 +838,5 @@ class Inventory(_Strict):
         default_factory=dict, description="RTO/RPO per service (element type)")
     platforms: dict[Id, Platform] = Field(default_factory=dict, description="how elements are operated")
     rules: dict[RuleId, RuleSetting] = Field(default_factory=dict, description="switch rules off or change their level")
+    availability: Availability = Field(default_factory=lambda: Availability(), description=(
+            "MTBF/MTTR and shared-risk event inputs of the availability model (unset: planning defaults)"))

@@ -9,6 +9,7 @@ import difflib
 from functools import cache
 
 from imsdr.rules import (
+    availability_rules,
     capacity_rules,
     cscf,
     deployment,
@@ -40,6 +41,7 @@ FAMILIES: tuple[list[Rule], ...] = (
     restoration.RULES,  # TS 23.380 restoration, PS access, Diameter, emergency, H.248
     dns_rules.RULES,
     capacity_rules.RULES,  # CAP-…: written with the capacity engine (imsdr.capacity)
+    availability_rules.RULES,  # AVAIL-…: the availability model (imsdr.availability)
     waivers.RULES,  # last: they look at what the waivers matched
 )
 
