@@ -415,22 +415,29 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 # --- the pipeline ------------------------------------------------------------------------------------
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
-            fail_on: str = "error", drain: tuple[str, ...] = (), stages: Stages = SILENT) -> Pipeline:
-    """Load the inventory and run every analysis the renderers need; ``stages`` is told of each."""
+            fail_on: str = "error", drain: tuple[str, ...] = (), stages: Stages = SILENT,
+            enum_exceptions: Path | None = None) -> Pipeline:
+    """Load the inventory (and the ENUM exceptions file, if given) and run every analysis the
+    renderers need; ``stages`` is told of each."""
     from imsdr.analysis import cyclic_gc_paused
 
     with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
-        return _analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
+        return _analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
+                        enum_exceptions=enum_exceptions)
 
 
 def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
-             drain: tuple[str, ...], stages: Stages) -> Pipeline:
+             drain: tuple[str, ...], stages: Stages, enum_exceptions: Path | None = None) -> Pipeline:
     from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
 
     with stages.stage(f"loading {path}"):
         topo = load_topology(path)
+        if enum_exceptions is not None:
+            from imsdr.dns.enum_exceptions import load_enum_exceptions
+
+            topo.enum_exceptions = load_enum_exceptions(Path(enum_exceptions), topo.inventory.enum_blocks)
     analyses = Analyses()
     pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain, stages=stages)
     if drain:
@@ -471,9 +478,11 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
                        limits: TemplateLimits | None = None) -> dict[str, str]:
     from imsdr.runbook import runbook_pages
     from imsdr.runbook.render import render_pages
+    from imsdr.runbook.split import province_pages
 
     context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
-    return render_pages(runbook_pages(context), context, templates_dir, limits)
+    split = province_pages(pipe.topology, pipe.analyses, context)  # national: one page per province
+    return render_pages(runbook_pages(context, split), context, templates_dir, limits)
 
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
@@ -612,11 +621,11 @@ def _sha256(path: Path) -> str:
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None,
                limits: TemplateLimits | None = None, drain: tuple[str, ...] = (),
-               stages: Stages = SILENT) -> dict[str, Any]:
+               stages: Stages = SILENT, enum_exceptions: Path | None = None) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
     target = as_target(out)
     with atomic_directory(target) as staging:
         previous = target.path
@@ -646,7 +655,7 @@ MAX_REVIEW_BYTES = 512 << 20  # a committed file read for its diff or review (EN
 def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
-    drain: tuple[str, ...] = (), stages: Stages = SILENT,
+    drain: tuple[str, ...] = (), stages: Stages = SILENT, enum_exceptions: Path | None = None,
 ) -> tuple[dict[str, Any], TreeDiff]:
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes).
 
@@ -658,7 +667,8 @@ def check_plan(
     """
     from imsdr.untrusted import UntrustedTree
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
+                   enum_exceptions=enum_exceptions)
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:

@@ -62,6 +62,10 @@ COMMANDS = [
     # loopback only, and a bad inventory must fail before any query is sent
     Command("verify", lambda inv, out: ["verify", inv, "--server", "127.0.0.1:9", "--timeout", "0.05",
                                         "--retries", "0"]),
+    # the inventory is read (and refused) before the exceptions file, the keys or the server
+    Command("enum-update", lambda inv, out: ["enum-update", inv, "--enum-exceptions", f"{out}.csv",
+                                             "--server", "127.0.0.1:9", "--keys", f"{out}.keys",
+                                             "--timeout", "0.1"]),
 ]
 
 runner = CliRunner()

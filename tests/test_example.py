@@ -8,6 +8,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -40,14 +41,52 @@ def test_small_output_validates_with_expected_counts() -> None:
     assert len(inv.local_networks) == 6
     assert Counter(e.type.value for e in inv.elements)["sbc"] == 6 + 2  # + a second SBC per province
     assert inv.network.home_domains == ["ims.beijing.example.net", "ims.tianjin.example.net"]
-    numbers = [b for b in inv.enum_blocks if b.style == "numbers"]
+    assert _mobile_numbers(inv) == 25_000
+    assert all(b.style == "wildcard" for b in inv.enum_blocks)  # blocks as the wildcards that cover them
+    assert sum(1 for b in inv.enum_blocks if "-fixed" in b.id) == 2
+
+
+def _mobile_numbers(inv: Any) -> int:
+    """Numbers the mobile blocks cover (13 digits): a range, or the whole prefix."""
     total = 0
-    for block in numbers:
-        first, last, digits = block_range(block)
-        assert digits == 13
-        total += last - first + 1
-    assert total == 25_000
-    assert sum(1 for b in inv.enum_blocks if b.style == "wildcard") == 2
+    for block in inv.enum_blocks:
+        if "-mobile-" not in block.id:
+            continue
+        if block.first is None and block.last is None:
+            total += 10 ** (13 - len(block.prefix))
+        else:
+            first, last, digits = block_range(block)
+            assert digits == 13
+            total += last - first + 1
+    return total
+
+
+def test_exceptions_file_holds_the_ported_share_and_loads(tmp_path: Path) -> None:
+    import io
+
+    from imsdr.dns.enum_exceptions import load_enum_exceptions
+    from imsdr.example.national import write_exceptions
+
+    buf = io.StringIO()
+    rows = write_exceptions(SMALL, buf)
+    assert rows == round(25_000 * 0.02)
+    again = io.StringIO()
+    write_exceptions(SMALL, again)
+    assert again.getvalue() == buf.getvalue()  # deterministic for the seed
+    path = tmp_path / "exceptions.csv"
+    path.write_text(buf.getvalue())
+    inv, _source = load_inventory_text(national_yaml(SMALL), "small.yaml")
+    loaded = load_enum_exceptions(path, inv.enum_blocks)
+    kinds = Counter(r.kind for r in loaded.rows)
+    assert len(loaded) == rows and set(kinds) == {"ported", "ported-tel", "routed"}
+    assert kinds["ported"] > kinds["ported-tel"] > kinds["routed"]
+
+
+def test_the_stress_input_keeps_one_record_per_number() -> None:
+    stress = NationalParams(**{**SMALL.__dict__, "enum_style": "numbers"})
+    inv, _source = load_inventory_text(national_yaml(stress), "stress.yaml")
+    assert all(b.style == "numbers" for b in inv.enum_blocks if "-mobile-" in b.id)
+    assert _mobile_numbers(inv) == 25_000
 
 
 def test_default_national_scale_validates() -> None:
@@ -56,8 +95,7 @@ def test_default_national_scale_validates() -> None:
     assert len(doc["local_networks"]) == 310
     assert 4_500 <= len(doc["elements"]) <= 5_500
     inv, _source = load_inventory_text(national_yaml(NationalParams()), "national.yaml")
-    total = sum(block_range(b)[1] - block_range(b)[0] + 1 for b in inv.enum_blocks if b.style == "numbers")
-    assert total == 10_000_000
+    assert _mobile_numbers(inv) == 10_000_000
     assert len(inv.elements) == len(doc["elements"])
 
 
@@ -157,7 +195,8 @@ def test_cli_refuses_impossible_scales_with_exit_2() -> None:
 
 
 def test_province_is_one_province() -> None:
-    result = runner.invoke(app, ["example", "province", "--enum-numbers", "1000", "--no-wildcards"])
+    result = runner.invoke(app, ["example", "province", "--enum-numbers", "1000", "--no-wildcards",
+                                 "--enum-style", "numbers"])
     assert result.exit_code == 0, result.output
     inv, _source = load_inventory_text(result.stdout, "province.yaml")
     assert len({s.province for s in inv.sites}) == 1

@@ -11,6 +11,7 @@ from imsdr.cli import availability as availability_cmd
 from imsdr.cli import capacity as capacity_cmd
 from imsdr.cli import check as check_cmd
 from imsdr.cli import dns as dns_cmd
+from imsdr.cli import enum_update as enum_update_cmd
 from imsdr.cli import example, validate
 from imsdr.cli import importer as import_cmd
 from imsdr.cli import init as init_cmd
@@ -67,6 +68,7 @@ dns_cmd.register(render_app)
 monitoring_cmd.register(render_app)
 example.register(app)
 resolve_cmd.register(app)
+enum_update_cmd.register(app)
 import_cmd.register(app)
 
 

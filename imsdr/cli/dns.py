@@ -50,6 +50,10 @@ def render_dns(
         help="Render the drained state: leave this element (or every element of this site) out of "
              "every answer and dispatcher list; DRAIN.md lists the record changes and reload "
              "commands. Repeatable.")] = None,
+    enum_exceptions: Annotated[Path | None, typer.Option(
+        "--enum-exceptions", metavar="FILE", dir_okay=False,
+        help="ENUM exceptions provisioning file (CSV: number,kind,target,params; see docs/dns.md) "
+             "rendered into the block zones.")] = None,
     fmt: FormatOpt = Format.table,
     force: ForceOpt = False,
     show_all: Annotated[bool, typer.Option(
@@ -71,8 +75,13 @@ def render_dns(
 
     target = output_target(out, force, inventory)
     inv, source = load(inventory)
+    exceptions = None
+    if enum_exceptions is not None:
+        from imsdr.dns.enum_exceptions import load_enum_exceptions
+
+        exceptions = load_enum_exceptions(enum_exceptions, inv.enum_blocks)
     with stage(f"rendering DNS into {out}"):
-        report = render(Topology(inv, source), target, inventory.name, serial=serial, keys=keys,
+        report = render(Topology(inv, source, exceptions), target, inventory.name, serial=serial, keys=keys,
                         drain=tuple(drain or ()))
     for note in report.notes:
         sys.stderr.write(f"note: {note}\n")

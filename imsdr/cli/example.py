@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,7 +17,7 @@ example_app = typer.Typer(
 
 SeedOpt = Annotated[int, typer.Option("--seed", metavar="N", help="Random seed: same seed and options, same bytes.")]
 EnumNumbersOpt = Annotated[
-    int, typer.Option("--enum-numbers", metavar="N", min=0, help="Numbers in style: numbers ENUM blocks, in all.")
+    int, typer.Option("--enum-numbers", metavar="N", min=0, help="Mobile numbers in the ENUM blocks, in all.")
 ]
 BlockSizeOpt = Annotated[
     int, typer.Option("--enum-block-size", metavar="N", min=1, help="Numbers per ENUM block (the last may be smaller).")
@@ -29,6 +30,19 @@ LocalNetworksOpt = Annotated[
 WildcardsOpt = Annotated[
     bool, typer.Option("--wildcards/--no-wildcards", help="Add one wildcard ENUM block per province.")
 ]
+EnumStyleOpt = Annotated[
+    str, typer.Option("--enum-style", metavar="wildcard|numbers",
+                      help="Mobile blocks as the wildcards that cover them, or one NAPTR per number "
+                           "(the benchmarks' stress input).")
+]
+ExceptionsOpt = Annotated[
+    Path | None, typer.Option("--enum-exceptions", metavar="FILE", dir_okay=False, show_default=False,
+                              help="Also write the ENUM exceptions provisioning file (ported numbers) to FILE.")
+]
+PortedOpt = Annotated[
+    float, typer.Option("--ported-share", metavar="SHARE", min=0, max=0.5,
+                        help="Share of the mobile numbers in the exceptions file (ported out).")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -36,14 +50,29 @@ def register(app: typer.Typer) -> None:
 
 
 def _emit(provinces: int, sites: int, local_networks: int, seed: int, enum_numbers: int,
-          block_size: int, wildcards: bool) -> None:
+          block_size: int, wildcards: bool, enum_style: str = "wildcard", exceptions: Path | None = None,
+          ported_share: float = 0.02) -> None:
     import sys
 
-    from imsdr.example.national import NationalParams, write_yaml
+    from imsdr.example.national import NationalParams, write_exceptions, write_yaml
 
     params = NationalParams(provinces=provinces, sites_per_province=sites,
                             local_networks_per_province=local_networks, seed=seed,
-                            enum_numbers=enum_numbers, enum_block_size=block_size, wildcard_blocks=wildcards)
+                            enum_numbers=enum_numbers, enum_block_size=block_size, wildcard_blocks=wildcards,
+                            enum_style=enum_style, ported_share=ported_share)
+    params.check()
+    if exceptions is not None:
+        import io
+
+        from imsdr.errors import ImsdrError
+        from imsdr.output.atomic import write_text
+
+        if exceptions.is_symlink() or (exceptions.exists() and not exceptions.is_file()):
+            raise ImsdrError(f"{exceptions}: not a regular file; refusing to write the ENUM exceptions there")
+        buf = io.StringIO()
+        rows = write_exceptions(params, buf)
+        write_text(exceptions, buf.getvalue())
+        sys.stderr.write(f"{exceptions}: {rows:,} ENUM exception(s)\n")
     write_yaml(params, sys.stdout)
     sys.stdout.flush()
 
@@ -60,13 +89,18 @@ def national(
     enum_numbers: EnumNumbersOpt = 10_000_000,
     enum_block_size: BlockSizeOpt = 100_000,
     wildcards: WildcardsOpt = True,
+    enum_style: EnumStyleOpt = "wildcard",
+    enum_exceptions: ExceptionsOpt = None,
+    ported_share: PortedOpt = 0.02,
 ) -> None:
     """A national inventory: by default 31 provinces x 4 sites, 310 local networks, ~5,000 elements,
-    10 million ENUM numbers. Addresses from 198.18.0.0/15 (RFC 2544) and 2001:db8::/32.
+    10 million ENUM numbers as wildcard blocks (--enum-exceptions FILE: 2 % of them ported, a
+    provisioning file). Addresses from 198.18.0.0/15 (RFC 2544) and 2001:db8::/32.
 
-    Examples: `imsdr example national > national.yaml`; `imsdr example national --provinces 3 > three.yaml`"""
+    Examples: `imsdr example national --enum-exceptions exceptions.csv > national.yaml`;
+    `imsdr example national --provinces 3 > three.yaml`"""
     _emit(provinces, sites_per_province, local_networks_per_province, seed, enum_numbers,
-          enum_block_size, wildcards)
+          enum_block_size, wildcards, enum_style, enum_exceptions, ported_share)
 
 
 @example_app.command("province", cls=ImsdrCommand)
@@ -78,8 +112,12 @@ def province(
     enum_numbers: EnumNumbersOpt = 1_000_000,
     enum_block_size: BlockSizeOpt = 100_000,
     wildcards: WildcardsOpt = True,
+    enum_style: EnumStyleOpt = "wildcard",
+    enum_exceptions: ExceptionsOpt = None,
+    ported_share: PortedOpt = 0.02,
 ) -> None:
     """One province's IMS core (the national generator with --provinces 1).
 
     Examples: `imsdr example province > province.yaml`"""
-    _emit(1, sites_per_province, local_networks_per_province, seed, enum_numbers, enum_block_size, wildcards)
+    _emit(1, sites_per_province, local_networks_per_province, seed, enum_numbers, enum_block_size, wildcards,
+          enum_style, enum_exceptions, ported_share)

@@ -66,6 +66,12 @@ DrainOpt = Annotated[list[str] | None, typer.Option(
          "Repeatable.")]
 
 
+EnumExceptionsOpt = Annotated[Path | None, typer.Option(
+    "--enum-exceptions", metavar="FILE", dir_okay=False, show_default=False,
+    help="ENUM exceptions provisioning file (CSV: number,kind,target,params; see docs/dns.md): "
+         "ported and routed numbers get their own NAPTR, every other number its block's wildcard.")]
+
+
 def register(app: typer.Typer) -> None:
     app.command("plan", cls=ImsdrCommand)(plan)
 
@@ -75,7 +81,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
          templates: TemplatesOpt = None, fmt: PlanFormatOpt = PlanFormat.table, force: ForceOpt = False,
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
          template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False,
-         drain: DrainOpt = None) -> None:
+         drain: DrainOpt = None, enum_exceptions: EnumExceptionsOpt = None) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory.
 
     Examples: `imsdr plan inventory.yaml --out plan`; `imsdr plan inventory.yaml --out plan --check --format
@@ -87,7 +93,8 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     if check:
         with progress(f"planning {inventory} and comparing with {out}") as stages:
             summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
-                                       limits=limits, drain=tuple(drain or ()), stages=stages)
+                                       limits=limits, drain=tuple(drain or ()), stages=stages,
+                                       enum_exceptions=enum_exceptions)
         review = diff.review
         assert review is not None
         if fmt is PlanFormat.json:
@@ -119,7 +126,8 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     target = output_target(out, force, inventory, templates)
     with progress(f"planning {inventory} into {out}") as stages:
         summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
-                             limits=limits, drain=tuple(drain or ()), stages=stages)
+                             limits=limits, drain=tuple(drain or ()), stages=stages,
+                             enum_exceptions=enum_exceptions)
     if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -46,13 +46,23 @@ def register(app: typer.Typer) -> None:
     app.command("verify", cls=ImsdrCommand)(verify)
 
 
-def _plan(inventory: Any) -> tuple[Any, Any]:
+EnumExceptionsOpt = Annotated[Path | None, typer.Option(
+    "--enum-exceptions", metavar="FILE", dir_okay=False, show_default=False,
+    help="ENUM exceptions provisioning file the zones were rendered with (see docs/dns.md).")]
+
+
+def _plan(inventory: Any, enum_exceptions: Path | None = None) -> tuple[Any, Any]:
     """(topology, DNS plan) of an inventory file, computed in memory (nothing written)."""
     from imsdr.dns.plan import build_dns_plan
     from imsdr.model.topology import Topology
 
     inv, source_map = load(inventory)
-    topology = Topology(inv, source_map)
+    exceptions = None
+    if enum_exceptions is not None:
+        from imsdr.dns.enum_exceptions import load_enum_exceptions
+
+        exceptions = load_enum_exceptions(enum_exceptions, inv.enum_blocks)
+    topology = Topology(inv, source_map, exceptions)
     plan = build_dns_plan(topology, lazy=True)  # a view's overrides are computed when first asked
     return topology, plan
 
@@ -75,6 +85,7 @@ def resolve(
         "--type", "-t", help="What to look up first.")] = QueryType.auto,
     transport: Annotated[TransportOpt | None, typer.Option(
         "--transport", help="Transport the client supports (default: udp, tcp and tls).")] = None,
+    enum_exceptions: EnumExceptionsOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Resolve NAME offline as a client at --from would (RFC 3263/2782, ENUM), from the plan.
@@ -86,7 +97,7 @@ def resolve(
     from imsdr.resolve.offline import resolve_in
     from imsdr.resolve.planview import ElementIndex, PlanSource
 
-    topology, plan = _plan(inventory)
+    topology, plan = _plan(inventory, enum_exceptions)
     res = resolve_in(PlanSource(plan), name, client=source, rdtype=rdtype.value,
                      transport=transport.value if transport else None,
                      enum_suffix=topology.network.enum_suffix, index=ElementIndex(topology))
@@ -180,6 +191,7 @@ def verify(
         help="With --drain: the views' TSIG keys file; each query is signed with its view's key, which "
              "selects the view from any host (without it, the first address of each view's match list "
              "is used as the source).")] = None,
+    enum_exceptions: EnumExceptionsOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Query a live DNS server from each source and compare with the plan: drift per name and view.
@@ -215,7 +227,7 @@ def verify(
         address, port = parse_server(server)
     except ValueError as exc:
         raise ImsdrError(f"--server: {exc}") from None
-    topology, plan = _plan(inventory)
+    topology, plan = _plan(inventory, enum_exceptions)
     wanted: list[str] | None = None
     if names:
         wanted = []

@@ -66,7 +66,17 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
     checked_tuples: set[int] = set()  # id() of NAPTR/SOA rdata tuples read back (the plan holds them)
     checks = RecordChecks()  # the same names, rdatas and rdata tuples recur in many rrsets and views
     leaks = _Leaks(plan)
+    enum_zones = {z.name for z in plan.zones.values() if z.kind == "enum"}
+    number_shapes: set[tuple[object, ...]] = set()
     for zone_name, view, rrset in plan.all_rrsets(views=views):
+        if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1:
+            # a provisioned number (hundreds of thousands nationally): its record is one of a few
+            # shapes with the number's digits in the regexp; each shape is checked once
+            shape = _number_shape(rrset, zone_name)
+            if shape is not None:
+                if shape in number_shapes:
+                    continue
+                number_shapes.add(shape)
         origin: Origin | None = None  # looked up only when something is wrong
         where = f" (view {view.name})" if view else ""
         for problem in rrset.problems(checks):
@@ -124,6 +134,35 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
                 err(message, origin)
     _check_file_names(plan, err, views)
     return out
+
+
+def _number_shape(rrset: RRset, zone: str) -> tuple[object, ...] | None:
+    """An ENUM number's NAPTR rrset with its own digits blanked out (None: not a number's name).
+    Two numbers of one shape pass or fail the same checks: the digits are valid anywhere."""
+    rel = rrset.name[: -len(zone) - 1] if rrset.name.endswith("." + zone) else ""
+    wildcard = rel.startswith("*.")
+    if wildcard:  # a wildcard repeated below a provisioned number's ancestors
+        rel = rel[2:]
+    digits = rel.replace(".", "")
+    if not digits.isdigit() or not digits.isascii() or len(digits) * 2 - 1 != len(rel):
+        return None
+    rd = rrset.rdatas[0]
+    if not isinstance(rd, NAPTR):
+        return None
+    number = zone_digits(zone) + digits[::-1]
+    return (wildcard, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services, rd.regexp.replace(number, "0"),
+            rd.replacement)
+
+
+def zone_digits(zone: str) -> str:
+    """The digits of an ENUM zone's labels, most significant first ('5.5.6.8.e164.arpa' -> '8655')."""
+    out = []
+    for label in zone.split("."):
+        if len(label) == 1 and label.isdigit():
+            out.append(label)
+        else:
+            break
+    return "".join(reversed(out))
 
 
 NAME_MAX = 255  # bytes in one file name (Linux, most file systems)

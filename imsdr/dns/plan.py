@@ -17,7 +17,10 @@ Design (see docs/dns.md): access and core data are kept apart.
   (SRV) and only the local SBC(s) for A/AAAA (the DR SBC under a second name).
 * **ENUM zones**, one per ENUM block (origin = reversed block prefix + suffix), plus the country
   code's parent zone delegating to them (numbers outside every block: NXDOMAIN), served in core
-  views only; their NAPTR records are computed from the block on demand, never enumerated.
+  views only. A block is the wildcard(s) that cover it (or, ``style: numbers``, one NAPTR per
+  number, computed on demand, never enumerated); per-number exceptions from a provisioning file
+  (:mod:`imsdr.dns.enum_exceptions`) are stored rrsets. Lookups follow RFC 4592 as BIND does
+  (closest encloser, empty non-terminals), so ``resolve`` answers what ``dig`` gets.
 * The **default view** refuses, unless ``network.dns.default_view: access`` serves it the access
   base content (every SBC, no preference).
 
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from imsdr.dns.names import enum_digits, is_subdomain, reverse_digits, sort_key
+from imsdr.dns.names import is_subdomain, reverse_digits, sort_key
 from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
 from imsdr.model.areas import Area, area_of_domain, delegating_zone, service_areas
 from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's selection data
@@ -47,6 +50,7 @@ from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's 
 )
 
 if TYPE_CHECKING:
+    from imsdr.dns.enum_exceptions import EnumExceptions
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
 
@@ -92,17 +96,33 @@ class EnumBlockPlan:
     domain: str
     zone: str
     ttl: int
-    first: int | None = None  # numbers style only
+    first: int | None = None  # numbers style, or a ranged wildcard block
     last: int | None = None
     length: int | None = None
+    # wildcard style: the digit strings below the prefix whose wildcards cover the block ('' the
+    # whole prefix); a stem as long as a number is that number's own record, not a wildcard
+    stems: tuple[str, ...] = ("",)
+    skip: frozenset[int] = frozenset()  # numbers style: numbers a provisioned exception replaces
 
     @property
     def count(self) -> int:
         """NAPTR records this block writes."""
         if self.style == "wildcard":
-            return 1
+            return len(self.stems)
         assert self.first is not None and self.last is not None
-        return self.last - self.first + 1
+        return self.last - self.first + 1 - len(self.skip)
+
+    @property
+    def free(self) -> int | None:
+        """Digits of a number after the prefix (None: a wildcard without a length)."""
+        return None if self.length is None else self.length - len(self.prefix)
+
+    def stem_owner(self, stem: str) -> str:
+        """The owner (relative to the zone) the block writes for ``stem``: ``*.<stem>``, or the
+        number itself when the stem is a whole number."""
+        if self.free is not None and len(stem) == self.free:
+            return ".".join(reversed(stem))
+        return "*" + ("." + ".".join(reversed(stem)) if stem else "")
 
     def naptr(self, number: str | None = None) -> NAPTR:
         """The NAPTR for ``number`` (numbers style) or the block's wildcard NAPTR."""
@@ -113,13 +133,27 @@ class EnumBlockPlan:
         return NAPTR(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+sip", regexp, ".")
 
     def covers(self, digits: str) -> bool:
-        """True when the number ``digits`` gets a NAPTR from this block."""
+        """True when the number ``digits`` gets a NAPTR from this block (exceptions aside)."""
         if not digits.startswith(self.prefix):
             return False
         if self.style == "wildcard":
-            return len(digits) > len(self.prefix)
+            rest = digits[len(self.prefix):]
+            return any(rest == s if len(s) == self.free else rest.startswith(s) and len(rest) > len(s)
+                       for s in self.stems)
         assert self.first is not None and self.last is not None
         return len(digits) == self.length and self.first <= int(digits) <= self.last
+
+    def has_node(self, rest: str) -> bool:
+        """True when the name of digits ``rest`` (below the prefix) exists in the zone because of
+        this block: a record's owner or an ancestor of one (an empty non-terminal)."""
+        if self.style == "wildcard":
+            return any(s.startswith(rest) for s in self.stems)
+        assert self.first is not None and self.last is not None and self.free is not None
+        if len(rest) > self.free:
+            return False
+        scale = 10 ** (self.free - len(rest))
+        low = int(self.prefix + rest) * scale
+        return low <= self.last and low + scale - 1 >= self.first
 
     def owner(self, number: str) -> str:
         return f"{reverse_digits(number[len(self.prefix) :])}.{self.zone}"
@@ -134,6 +168,9 @@ class ZonePlan:
     rrsets: dict[RRKey, RRset] = field(default_factory=dict)
     blocks: list[EnumBlockPlan] = field(default_factory=list)
     area: str = ""  # the service area whose servers are authoritative ('' every area, or no areas)
+    # ENUM zones: every name below the apex the stored rrsets make exist (owners and empty
+    # non-terminals), relative, labels left to right (imsdr.dns.enum_exceptions.existing_nodes)
+    nodes: frozenset[str] = frozenset()
 
     @property
     def soa(self) -> SOA:
@@ -184,6 +221,7 @@ class DnsPlan:
     access_zones: dict[str, ZonePlan] = field(default_factory=dict)
     sbc_dr_name: str = ""  # absolute name of the DR SBC alone (A-only clients' second proxy)
     excluded: frozenset[str] = frozenset()  # element ids left out of every answer (drained)
+    enum_updates: bool = False  # primaries accept TSIG-signed RFC 2136 updates of ENUM NAPTRs
     internal_names: dict[str, str] = field(default_factory=dict)  # core-only name -> what it is
     origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
     issues: list[PlanIssue] = field(default_factory=list)
@@ -288,7 +326,7 @@ class DnsPlan:
             return overrides[(qname, rdtype)]
         if (qname, rdtype) in zone.rrsets:
             return zone.rrsets[(qname, rdtype)]
-        if zone.kind == "enum" and rdtype == "NAPTR":
+        if zone.kind == "enum" and rdtype == "NAPTR" and not overrides:
             return self._enum_rrset(zone, qname)
         return None
 
@@ -307,33 +345,58 @@ class DnsPlan:
         return list(rrset.rdatas) if rrset else []
 
     def enum_lookup(self, number: str) -> list[NAPTR]:
-        """NAPTR records for an E.164 number ('+86...' or digits); [] when no block covers it."""
+        """NAPTR records for an E.164 number ('+86...' or digits) as the most specific ENUM zone
+        answers it (a stored exception, a block's record or wildcard); [] when none does."""
         digits = number.lstrip("+")
-        rrset = None
-        for zone in self._enum_zones_for(digits):
-            rrset = self._enum_rrset(zone, f"{reverse_digits(digits)}.{self.enum_suffix}")
-            if rrset is not None:
-                break
+        qname = f"{reverse_digits(digits)}.{self.enum_suffix}"
+        zone = self.find_zone(qname)
+        if zone is None or zone.kind != "enum":
+            return []
+        rrset = zone.rrsets.get((qname, "NAPTR")) or self._enum_rrset(zone, qname)
         return list(rrset.rdatas) if rrset else []  # type: ignore[arg-type]
 
-    def _enum_zones_for(self, digits: str) -> list[ZonePlan]:
-        """ENUM zones whose block prefix starts ``digits``, longest prefix first (O(digits) lookups)."""
-        out = []
-        for i in range(len(digits), 0, -1):
-            zone = self.zones.get(f"{'.'.join(reversed(digits[:i]))}.{self.enum_suffix}")
-            if zone is not None and zone.kind == "enum" and any(digits.startswith(b.prefix) for b in zone.blocks):
-                out.append(zone)
-        return out
-
     def _enum_rrset(self, zone: ZonePlan, qname: str) -> RRset | None:
-        digits = enum_digits(qname, self.enum_suffix)
-        for block in zone.blocks:
-            if digits is not None and block.covers(digits):
-                rd = block.naptr(digits if block.style == "numbers" else None)
-                return RRset(qname, "NAPTR", block.ttl, (rd,))
-            if block.style == "wildcard" and digits is None and qname.endswith("." + zone.name):
-                # a non-digit name below a wildcard block is still covered by the wildcard
-                return RRset(qname, "NAPTR", block.ttl, (block.naptr(),))
+        """The NAPTR rrset BIND answers at ``qname`` (not a stored one) in ENUM ``zone``: RFC 4592.
+
+        A name that exists (a block's record, or an empty non-terminal) answers its own records
+        or none (NODATA); otherwise the wildcard at its closest encloser answers, if there is one
+        (else NXDOMAIN). Names exist because of stored rrsets (``zone.nodes``) or the blocks."""
+        suffix = "." + zone.name
+        if not qname.endswith(suffix):
+            return None
+        labels = qname[: -len(suffix)].split(".")  # left to right; the apex's child is the last
+
+        def exists(k: int) -> tuple[bool, str | None]:
+            """Does the ancestor without the ``k`` leftmost labels exist; its digits below the apex."""
+            part = labels[k:]
+            rest = "".join(reversed(part)) if all(len(x) == 1 and x in "0123456789" for x in part) else None
+            if not part or ".".join(part) in zone.nodes:
+                return True, rest
+            return rest is not None and any(b.has_node(rest) for b in zone.blocks), rest
+
+        found, rest = exists(0)
+        if found:  # the name exists: its own record, or NODATA
+            for block in zone.blocks:
+                if rest is None or not block.covers(block.prefix + rest):
+                    continue
+                if block.style == "numbers" and int(block.prefix + rest) not in block.skip:
+                    return RRset(qname, "NAPTR", block.ttl, (block.naptr(block.prefix + rest),))
+                if block.style == "wildcard" and rest in block.stems:  # a stem that is one number
+                    return RRset(qname, "NAPTR", block.ttl, (block.naptr(),))
+            return None
+        for k in range(1, len(labels) + 1):  # the closest encloser: drop labels from the left
+            found, rest = exists(k)
+            if not found:
+                continue
+            rel = ".".join(labels[k:])
+            stored = zone.rrsets.get((f"*.{rel}{suffix}" if rel else f"*{suffix}", "NAPTR"))
+            if stored is not None:
+                return RRset(qname, "NAPTR", stored.ttl, stored.rdatas)
+            for block in zone.blocks:
+                if block.style == "wildcard" and rest is not None and rest in block.stems and (
+                        block.free is None or len(rest) < block.free):
+                    return RRset(qname, "NAPTR", block.ttl, (block.naptr(),))
+            return None
         return None
 
     def all_rrsets(self, views: bool = True) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
@@ -388,9 +451,11 @@ def _port(el: Element, transport: str) -> int:
 
 
 class _Builder:
-    def __init__(self, topo: Topology, excluded: frozenset[str] = frozenset()) -> None:
+    def __init__(self, topo: Topology, excluded: frozenset[str] = frozenset(),
+                 exceptions: EnumExceptions | None = None) -> None:
         self.topo = topo
         self.excluded = excluded
+        self.exceptions = exceptions
         net = topo.network
         self.net = net
         self.ttl = net.ttl
@@ -420,6 +485,7 @@ class _Builder:
             views=[],
             sbc_dr_name=f"{net.dns.sbc_dr_name}.{net.primary_domain}",
             excluded=excluded,
+            enum_updates=net.dns.enum_updates,
         )
 
     # --- helpers ---------------------------------------------------------------------------------
@@ -707,6 +773,9 @@ class _Builder:
             self._national(apex, area_ns)
         else:
             self._enum_parent(apex, ns_names)
+        from imsdr.dns.enum_exceptions import apply_exceptions
+
+        apply_exceptions(plan, self.exceptions)
 
         # core: element addresses (an SBC by its core side)
         for el in topo.elements.values():
@@ -1077,13 +1146,24 @@ class _Builder:
                     last,
                     length,
                 )
+            elif block.first is not None or block.last is not None:
+                first, last, length = block_range(block)
+                free = length - len(block.prefix)
+                plan_block = EnumBlockPlan(block.id, block.prefix, "wildcard", block.domain, zone_name,
+                                           self.ttl.enum, first, last, length,
+                                           stems=wildcard_stems(first % 10**free, last % 10**free, free))
             else:
                 plan_block = EnumBlockPlan(block.id, block.prefix, "wildcard", block.domain, zone_name, self.ttl.enum)
+            if block.style == "numbers":
+                what = f"{plan_block.count} numbers"
+            elif plan_block.stems == ("",):
+                what = "one wildcard"
+            else:
+                what = f"+{plan_block.first} .. +{plan_block.last} as {plan_block.count} wildcard(s) and number(s)"
             zone = ZonePlan(
                 zone_name,
                 "enum",
-                f"ENUM (RFC 6116) block '{block.id}' +{block.prefix}: E2U+sip NAPTR "
-                f"({'one wildcard' if block.style == 'wildcard' else f'{plan_block.count} numbers'})",
+                f"ENUM (RFC 6116) block '{block.id}' +{block.prefix}: E2U+sip NAPTR ({what})",
                 self.ttl.enum,
                 blocks=[plan_block],
             )
@@ -1129,7 +1209,8 @@ def home_domain_of(topology: Topology, home_domains: Iterable[str], elements: li
     return topology.network.primary_domain
 
 
-def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[str] = ()) -> DnsPlan:
+def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[str] = (),
+                   exceptions: EnumExceptions | None = None) -> DnsPlan:
     """Build the full DNS plan of ``topology`` in memory (zones, views, ENUM blocks).
 
     ``lazy=True`` (``resolve``, ``verify``: they read one or a few views) builds the zones and
@@ -1137,6 +1218,23 @@ def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[st
     (``DnsPlan.view``, ``view_for_client``, ``lookup_rrset``, ``zone_for_view``, ``all_rrsets``);
     problems and notes of views never used are then not reported. Reading ``ViewPlan.overrides``
     directly needs ``DnsPlan.materialise`` first. ``excluded`` element ids (drained) are left out
-    of every SRV and SBC answer.
+    of every SRV and SBC answer. ``exceptions``: provisioned per-number ENUM records
+    (:func:`imsdr.dns.enum_exceptions.load_enum_exceptions`) placed in the block zones.
     """
-    return _Builder(topology, frozenset(excluded)).build(lazy)
+    if exceptions is None:
+        exceptions = getattr(topology, "enum_exceptions", None)
+    return _Builder(topology, frozenset(excluded), exceptions).build(lazy)
+
+
+def wildcard_stems(low: int, high: int, free: int) -> tuple[str, ...]:
+    """The fewest digit strings whose wildcards cover exactly the ``free``-digit numbers
+    ``low..high`` below a prefix (decimal CIDR): ``0..99`` of 4 digits is ``('00',)``; a stem of
+    ``free`` digits is one number (its own record, not a wildcard)."""
+    out = []
+    while low <= high:
+        k = 0
+        while k < free and low % 10 ** (k + 1) == 0 and low + 10 ** (k + 1) - 1 <= high:
+            k += 1
+        out.append(str(low).zfill(free)[: free - k])
+        low += 10**k
+    return tuple(out)

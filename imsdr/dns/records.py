@@ -19,8 +19,8 @@ from imsdr.inventory.addresses import ipv6_text
 # Fixed order of record types inside one owner name in every zone file.
 TYPE_ORDER: tuple[str, ...] = ("SOA", "NS", "NAPTR", "SRV", "CNAME", "A", "AAAA")
 
-# NAPTR services imsdr publishes (RFC 3263 §4.1, RFC 6116 / RFC 3764).
-KNOWN_SERVICES = frozenset({"SIP+D2U", "SIP+D2T", "SIPS+D2T", "SIP+D2S", "SIPS+D2S", "E2U+sip"})
+# NAPTR services imsdr publishes (RFC 3263 §4.1, RFC 6116 / RFC 3764; RFC 4769 for ported numbers).
+KNOWN_SERVICES = frozenset({"SIP+D2U", "SIP+D2T", "SIPS+D2T", "SIP+D2S", "SIPS+D2S", "E2U+sip", "E2U+pstn:tel"})
 _SERVICE_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,31}(?:\+[A-Za-z0-9][A-Za-z0-9:._-]{0,31})*")
 _U16 = range(0, 65536)
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
@@ -267,6 +267,8 @@ class NAPTR:
             repl = regexp_replacement(self.regexp)
             if self.services == "E2U+sip" and repl is not None and not repl.startswith("sip:"):
                 out.append(f"E2U+sip regexp {self.regexp!r} does not produce a sip: URI")
+            if self.services == "E2U+pstn:tel" and repl is not None and not repl.startswith("tel:"):
+                out.append(f"E2U+pstn:tel regexp {self.regexp!r} does not produce a tel: URI (RFC 4769)")
         if flags in ("s", "a", "") and self.replacement == "." and not self.regexp:
             out.append(f"NAPTR flag {self.flags!r} needs a replacement name")
         if flags in ("s", "a") and self.regexp:

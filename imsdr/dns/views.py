@@ -398,6 +398,10 @@ class NamedConfParts:
                     # BIND 9.18.28+ refuses to load (or transfer) a zone with a larger rrset than
                     # max-records-per-type (100 by default): raise it for this zone only
                     body.append(f"max-records-per-type {largest};")
+                if plan.enum_updates and server.role == "primary" and plan.zones_of(view.side)[zone].kind == "enum":
+                    # RFC 2136: provisioning changes the numbers' NAPTRs only, signed with a view's key
+                    body.append("update-policy { " + " ".join(
+                        f"grant {_q(v.key_name)} zonesub NAPTR;" for v in sharing) + " };")
                 if len(sharing) > 1:  # shared with in-view: zone options apply to every sharing view
                     acls = " ".join(
                         ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"

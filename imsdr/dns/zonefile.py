@@ -382,14 +382,21 @@ def write_prepared(
     fh.write("".join(text))  # one write: ten thousand small zone files, each a few kB
     count = prepared.records
     for block in zone.blocks:
-        fh.write(
-            f"; block {block.id}: +{block.prefix} "
-            f"{'wildcard' if block.style == 'wildcard' else f'+{block.first} .. +{block.last}'}"
-            f" -> sip:...@{block.domain}\n"
-        )
+        if block.style == "wildcard" and block.first is None:
+            span = "wildcard"
+        elif block.style == "wildcard":
+            span = f"+{block.first} .. +{block.last} as {len(block.stems)} wildcard(s) and number(s)"
+        else:
+            span = f"+{block.first} .. +{block.last}"
+        fh.write(f"; block {block.id}: +{block.prefix} {span} -> sip:...@{block.domain}\n")
         if block.style == "wildcard":
-            fh.write(f"*\t{block.ttl}\tIN\tNAPTR\t{block.naptr().to_text()}\n")
-            count += 1
+            text = block.naptr().to_text()
+            for stem in block.stems:
+                owner = block.stem_owner(stem)
+                if not owner.startswith("*") and (f"{owner}.{zone.name}", "NAPTR") in zone.rrsets:
+                    continue  # that number is a provisioned exception, written above
+                fh.write(f"{owner}\t{block.ttl}\tIN\tNAPTR\t{text}\n")
+                count += 1
         else:
             count += write_numbers(fh, block)
     return count
@@ -410,21 +417,35 @@ def write_numbers(fh: TextIO, block: EnumBlockPlan) -> int:
     tails = [f"{str(i).zfill(low)}{post}" for i in range(step)]
     pieces = [owners[0], *[tails[i] + owners[i + 1] for i in range(step - 1)], tails[-1]]
     plen = len(block.prefix)
-    first_high, last_high = divmod(block.first, step)[0], divmod(block.last, step)[0]
     count = 0
     write = fh.write
-    for high in range(first_high, last_high + 1):
-        hs = str(high)
-        hfree = hs[plen:]
-        middle = ("." + ".".join(reversed(hfree)) if hfree else "") + pre + hs
-        start = block.first - high * step if high == first_high else 0
-        stop = block.last - high * step + 1 if high == last_high else step
-        if start == 0 and stop == step:
-            write(middle.join(pieces))
-        else:
-            write(middle.join([owners[start], *pieces[start + 1 : stop], tails[stop - 1]]))
-        count += stop - start
+    for seg_first, seg_last in _segments(block):  # the range without the numbers exceptions replace
+        first_high, last_high = divmod(seg_first, step)[0], divmod(seg_last, step)[0]
+        for high in range(first_high, last_high + 1):
+            hs = str(high)
+            hfree = hs[plen:]
+            middle = ("." + ".".join(reversed(hfree)) if hfree else "") + pre + hs
+            start = seg_first - high * step if high == first_high else 0
+            stop = seg_last - high * step + 1 if high == last_high else step
+            if start == 0 and stop == step:
+                write(middle.join(pieces))
+            else:
+                write(middle.join([owners[start], *pieces[start + 1 : stop], tails[stop - 1]]))
+            count += stop - start
     return count
+
+
+def _segments(block: EnumBlockPlan) -> list[tuple[int, int]]:
+    """(first, last) runs of a numbers block's range between the numbers it skips."""
+    assert block.first is not None and block.last is not None
+    out, low = [], block.first
+    for number in sorted(block.skip):
+        if low <= number - 1:
+            out.append((low, number - 1))
+        low = max(low, number + 1)
+    if low <= block.last:
+        out.append((low, block.last))
+    return out
 
 
 def enum_owner_check(block: EnumBlockPlan, number: int) -> str:

@@ -19,9 +19,14 @@ Shape of what it builds (defaults in brackets):
 * capacities sized from the local networks' subscribers and busy-hour Erlangs so that every
   pair and pool survives the loss of a whole region (half the sites) at no more than 75 %
   utilisation, hence also any single site (N+1) — trunks by Erlang B at 1 % blocking;
-* ENUM blocks totalling ``enum_numbers`` [10,000,000] numbers in ``style: numbers`` blocks of
-  ``enum_block_size`` [100,000] (13-digit +86 138… mobile numbers), shared out between the
-  provinces, plus one wildcard block per province for its fixed-line range.
+* ENUM blocks totalling ``enum_numbers`` [10,000,000] numbers in blocks of ``enum_block_size``
+  [100,000] (13-digit +86 138… mobile numbers), shared out between the provinces, plus one
+  wildcard block per province for its fixed-line range. A block is published as the wildcard(s)
+  that cover it (``enum_style`` [wildcard]); ``write_exceptions`` writes the provisioning file of
+  its per-number exceptions: ``ported_share`` [2 %] of the mobile numbers ported out (70 % to
+  another operator's SIP domain, 20 % as RFC 4769 ``tel:…;npdi;rn=``, 10 % routed to another
+  province with ``;user=phone``). ``enum_style: numbers`` (one NAPTR per number, 10 million
+  records) is the benchmarks' stress input, not the example.
 
 Addresses come from ranges reserved for documentation and benchmarking only: IPv4 from
 198.18.0.0/15 (RFC 2544 benchmarking range — 192.0.2.0/24 and friends are far too small for
@@ -106,6 +111,8 @@ class NationalParams:
     enum_numbers: int = 10_000_000
     enum_block_size: int = 100_000
     wildcard_blocks: bool = True
+    enum_style: str = "wildcard"  # or "numbers": one NAPTR per number (the stress input)
+    ported_share: float = 0.02  # of the mobile numbers, in the exceptions file
 
     def check(self) -> None:
         problems = []
@@ -128,6 +135,10 @@ class NationalParams:
             problems.append(f"ENUM numbers must be 0-{MAX_ENUM_NUMBERS:,}, got {self.enum_numbers:,}")
         if not 1 <= self.enum_block_size <= 100_000_000:
             problems.append(f"ENUM block size must be 1-100,000,000, got {self.enum_block_size:,}")
+        if self.enum_style not in ("wildcard", "numbers"):
+            problems.append(f"ENUM style must be wildcard or numbers, got {self.enum_style!r}")
+        if not 0 <= self.ported_share <= 0.5:
+            problems.append(f"ported share must be 0-0.5, got {self.ported_share}")
         if problems:
             raise ImsdrError("; ".join(problems))
 
@@ -478,15 +489,50 @@ def _enum_blocks(params: NationalParams, provinces: list[str],
         free = 13 - common
         pi = k * len(provinces) // blocks
         block: dict[str, Any] = {"id": f"{provinces[pi]}-mobile-{k + 1:04d}", "prefix": f"+{prefix}",
-                                 "length": 13, "style": "numbers", "domain": domains[pi]}
-        if not (f.endswith("0" * free) and la.endswith("9" * free)):
+                                 "length": 13, "style": params.enum_style, "domain": domains[pi]}
+        whole = f.endswith("0" * free) and la.endswith("9" * free)
+        if not whole:
             block["first"] = f"+{f}"
             block["last"] = f"+{la}"
+        elif params.enum_style == "wildcard":
+            del block["length"]  # one wildcard for the whole prefix, whatever the length
         yield block
     if params.wildcard_blocks:
         for pi, prov in enumerate(provinces):
             yield {"id": f"{prov}-fixed", "prefix": f"+86{200 + pi:03d}555", "style": "wildcard",
                    "domain": domains[pi]}
+
+
+def write_exceptions(params: NationalParams, out: IO[str]) -> int:
+    """Write the ENUM exceptions file of the mobile blocks (``ported_share`` of their numbers,
+    deterministic for the seed); return the rows written."""
+    params.check()
+    provinces = province_names(params.provinces)
+    domains = [f"ims.{p}.example.net" for p in provinces]
+    rng = random.Random(params.seed * 7919 + 1)  # its own stream: the inventory's bytes stay the same
+    total, size = params.enum_numbers, params.enum_block_size
+    blocks = (total + size - 1) // size
+    out.write("# ENUM exceptions of the synthetic national network: ported and routed numbers\n"
+              f"# ({params.ported_share:.1%} of the mobile numbers; format: docs/dns.md)\n"
+              "number,kind,target,params\n")
+    rows = 0
+    for k in range(blocks):
+        first = MOBILE_BASE + k * size
+        count = min(total, (k + 1) * size) - k * size
+        pi = k * len(provinces) // blocks
+        lines = []
+        for offset in sorted(rng.sample(range(count), round(count * params.ported_share))):
+            number = first + offset
+            draw = rng.random()
+            if draw < 0.7:
+                lines.append(f"+{number},ported,ims.operator-b.example.net,\n")
+            elif draw < 0.9:
+                lines.append(f"+{number},ported-tel,+86199{pi:03d}0000,\n")
+            else:
+                lines.append(f"+{number},routed,{domains[(pi + 1) % len(domains)]},user=phone\n")
+        out.write("".join(lines))
+        rows += len(lines)
+    return rows
 
 
 # --- YAML output ---------------------------------------------------------------------------------
@@ -538,10 +584,11 @@ def _header(params: NationalParams, doc: dict[str, Any]) -> Iterable[str]:
     yield (f"#   imsdr example national --provinces {params.provinces} --sites-per-province "
            f"{params.sites_per_province} --local-networks-per-province {params.local_networks_per_province} "
            f"--seed {params.seed} --enum-numbers {numbers} --enum-block-size {params.enum_block_size}"
-           f"{'' if params.wildcard_blocks else ' --no-wildcards'}\n")
+           f"{'' if params.wildcard_blocks else ' --no-wildcards'}"
+           f"{' --enum-style numbers' if params.enum_style == 'numbers' else ''}\n")
     yield (f"# {len(doc['sites'])} sites, {len(doc['local_networks'])} local networks, "
            f"{len(doc['elements'])} elements, {len(doc['enum_blocks'])} ENUM blocks "
-           f"({numbers:,} numbers in style: numbers blocks).\n")
+           f"({numbers:,} numbers in style: {params.enum_style} blocks).\n")
     yield "# Addresses: 198.18.0.0/15 (RFC 2544 benchmarking range) and 2001:db8::/32 (RFC 3849);\n"
     yield "# domains under example.net (RFC 2606). Not a real network.\n"
 

@@ -897,16 +897,17 @@ def _check_enum_blocks(data: Any) -> Iterator[Issue]:
             yield (*base, "prefix"), f"prefix +{prefix} does not start with the country code {cc}"
         style = block.get("style", "wildcard")
         first_raw, last_raw, length = block.get("first"), block.get("last"), block.get("length")
-        if style == "wildcard":
-            if first_raw or last_raw or length:
-                yield (*base, "style"), "a wildcard block covers its whole prefix; 'first', 'last' and " \
-                                        "'length' apply to style: numbers"
+        ranged = style == "numbers" or first_raw is not None or last_raw is not None
+        if style == "wildcard" and not ranged:
+            if length:
+                yield (*base, "style"), "a wildcard block covers its whole prefix unless 'first'/'last' " \
+                                        "narrow it; 'length' alone applies to style: numbers"
             continue
-        if style != "numbers":
+        if style not in ("numbers", "wildcard"):
             continue
         if length is None:
-            yield (*base, "length"), "style: numbers needs 'length' (total digits of a number, " \
-                                     "country code included)"
+            yield (*base, "length"), f"{'style: numbers' if style == 'numbers' else 'first/last'} needs " \
+                                     "'length' (total digits of a number, country code included)"
             continue
         if isinstance(length, bool) or not isinstance(length, int) or not 2 <= length <= 15:
             continue  # the schema reports it
@@ -928,6 +929,8 @@ def _check_enum_blocks(data: Any) -> Iterator[Issue]:
         count = int(last) - int(first) + 1
         if count <= 0:
             yield (*base, "last"), f"last +{last} is before first +{first}"
+        elif style == "wildcard":
+            continue  # a few wildcards whatever the range: no record budget to count
         elif count > MAX_ENUM_BLOCK_NUMBERS:
             yield (*base, "length"), f"block holds {count:,} numbers, more than {MAX_ENUM_BLOCK_NUMBERS:,} " \
                                      "NAPTR records; use style: wildcard for blocks this large"
@@ -941,7 +944,7 @@ def _check_enum_blocks(data: Any) -> Iterator[Issue]:
 
 
 def block_range(block: Any) -> tuple[int, int, int]:
-    """(first, last, digits) of a numbers-style ENUM block, as validated above."""
+    """(first, last, digits) of a numbers-style or ranged wildcard ENUM block, as validated above."""
     free = block.length - len(block.prefix)
     first = block.first or block.prefix + "0" * free
     last = block.last or block.prefix + "9" * free

@@ -432,6 +432,10 @@ class DnsSettings(_Strict):
     secondary_directory: AbsolutePath = Field(
         "/var/cache/bind/imsdr", description="where secondary name servers keep transferred zones "
                                              "(an existing directory writable by named)")
+    enum_updates: bool = Field(False, description=(
+            "the primaries accept RFC 2136 dynamic updates of the ENUM block zones' NAPTR records signed "
+            "with a core view's TSIG key (imsdr enum-update applies a provisioning file); the rendered "
+            "directory must then be writable by named (journals)"))
 
 
 class Restoration(_Strict):
@@ -796,14 +800,17 @@ class EnumBlock(_Strict):
     id: Id = Field(description="unique id of the block (a DNS label)")
     prefix: E164Digits = Field(description="E.164 digits including country code ('+8610555')")
     length: Annotated[int, Field(ge=2, le=15)] | None = Field(
-        None, description="total digits of a number (needed for style: numbers)"
+        None, description="total digits of a number (needed for style: numbers, and for first/last)"
     )
     style: Literal["wildcard", "numbers"] = Field("wildcard", description=(
-            "wildcard: one NAPTR for the whole prefix; numbers: one NAPTR per number (needs length)"))
+            "wildcard: the block is the wildcard NAPTR(s) that cover it (one for the whole prefix, or the "
+            "fewest that cover first..last exactly); numbers: one NAPTR per number (needs length). "
+            "Per-number exceptions (ported numbers...) come from a provisioning file, not from here"))
     domain: DnsName = Field(description="SIP domain in the NAPTR regexp")
-    first: E164Digits | None = Field(None, description="numbers style: first number (default: all under prefix)")
+    first: E164Digits | None = Field(None, description=(
+            "first number of the block (default: the first under the prefix; needs length)"))
     last: E164Digits | None = Field(None, description=(
-            "numbers style: last number (default: the last number under the prefix)"))
+            "last number of the block (default: the last number under the prefix; needs length)"))
 
 
 class Waiver(_Strict):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     import networkx as nx
 
+    from imsdr.dns.enum_exceptions import EnumExceptions
     from imsdr.inventory.build import SourceMap
     from imsdr.inventory.schema import Element, Inventory, LocalNetwork, Pair, Pool, Site
 
@@ -64,9 +65,13 @@ class Group:
 class Topology:
     """Read-only indices and graph over a validated inventory."""
 
-    def __init__(self, inventory: Inventory, source: SourceMap | None = None) -> None:
+    def __init__(self, inventory: Inventory, source: SourceMap | None = None,
+                 enum_exceptions: EnumExceptions | None = None) -> None:
         self.inventory = inventory
         self.source = source
+        # provisioned per-number ENUM records (a file given beside the inventory, never in it):
+        # every DNS plan built from this topology places them (imsdr.dns.enum_exceptions)
+        self.enum_exceptions = enum_exceptions
         self.network = inventory.network
         self.sites: dict[str, Site] = {s.id: s for s in inventory.sites}
         self.local_networks: dict[str, LocalNetwork] = {ln.id: ln for ln in inventory.local_networks}

@@ -260,7 +260,7 @@ def sample_indices(count: int, sample: int) -> list[int]:
 
 def enum_sample_numbers(block: Any, sample: int) -> list[str]:
     """Sampled E.164 digits of a plan ENUM block (``prefix``, ``style``, ``first``, ``last``, ``length``)."""
-    if block.style == "numbers" and block.first is not None and block.last is not None:
+    if block.first is not None and block.last is not None:  # numbers, or a ranged wildcard block
         count = block.last - block.first + 1
         width = block.length or len(str(block.last))
         return [str(block.first + i).zfill(width) for i in sample_indices(count, sample)]

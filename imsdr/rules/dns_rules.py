@@ -74,7 +74,8 @@ def _served(block: Any) -> tuple[int, int, int] | None:
     below its prefix, whatever the length)."""
     from imsdr.inventory.build import block_range
 
-    return block_range(block) if block.style == "numbers" else None
+    ranged = block.style == "numbers" or block.first is not None or block.last is not None
+    return block_range(block) if ranged else None
 
 
 def _span(prefix: str, digits: int) -> tuple[int, int]:
@@ -101,7 +102,7 @@ def check_nested_enum_blocks(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
     for inner in blocks:
         enclosing = [b for b in blocks if b is not inner and len(b.prefix) < len(inner.prefix)
                      and inner.prefix.startswith(b.prefix)]
-        if not enclosing or inner.style == "wildcard":
+        if not enclosing or _served(inner) is None:
             continue  # an inner wildcard answers everything below it: nothing is lost
         outer = max(enclosing, key=lambda b: len(b.prefix))  # the zone the inner one is carved from
         first, last, digits = _served(inner)  # type: ignore[misc]

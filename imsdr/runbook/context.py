@@ -250,7 +250,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "groups_by_id": {g["id"]: g for g in groups},
         "local_networks": _local_networks(topo),
         "sites": sites,
-        "types": _type_sections(topo, analyses, elements, groups),
+        "types": type_sections(topo, analyses, elements, groups),
         "type_pages": [{"key": p.key, "title": p.title, "page": p.path} for p in _present_pages(topo)],
         "sbc_dr": _sbc_dr(topo),
         "enum_dns_design": _enum_design(topo),
@@ -296,14 +296,15 @@ def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any
     return sites
 
 
-def _type_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
-                   groups: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """One section per type page: its elements, groups, simulated failures and worst switchover."""
+def type_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
+                  groups: list[dict[str, Any]], only: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """One section per type page: its elements, groups, simulated failures and worst switchover.
+    ``only``: just these element ids (one province's page, :mod:`imsdr.runbook.split`)."""
     action_of = analyses.actions.get("elements") or {}
     sections = {}
     for page in TYPE_PAGES:
         els = [elements[e.id] for t in page.types
-               for e in sorted(topo.by_type.get(t, []), key=lambda e: e.id)]
+               for e in sorted(topo.by_type.get(t, []), key=lambda e: e.id) if only is None or e.id in only]
         failures = [
             {"element": e["id"], **analyses.element_failures[e["id"]]}
             for e in els if e["id"] in analyses.element_failures
@@ -317,7 +318,8 @@ def _type_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[
             "page": page.path,
             "types": list(page.types),
             "elements": els,
-            "groups": [g for g in groups if set(g["types"]) & set(page.types)],
+            "groups": [g for g in groups if set(g["types"]) & set(page.types)
+                       and (only is None or any(m in only for m in g["members"]))],
             "failures": failures,
             "not_detailed": len(els) - len(failures),
             "worst_switchover_s": max(times, default=None),

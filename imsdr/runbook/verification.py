@@ -199,7 +199,7 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
 
 def _sample_number(block: Any) -> str | None:
     """A number of the block the plan answers for: the first one, or the prefix plus zeros."""
-    if block.style == "numbers":
+    if block.style == "numbers" or block.first:
         if block.first:
             return str(block.first).lstrip("+")
         if block.length:

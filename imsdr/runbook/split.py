@@ -1,0 +1,147 @@
+"""Runbooks of a national network, split per province (service area) so a page stays readable.
+
+A network whose sites name two or more ``province`` values gets, for each element-type page, the
+DR drill and the capacity appendix, one page per province (``pcscf-<province>.md``: that
+province's elements, groups, failures, local networks, checks and capacity rows) and an index
+page under the usual name (``pcscf.md``) that links them. Links between pages keep working: the
+index stands where the single page stood, and site pages were per site already. A network with
+one province (or none named) renders exactly as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from imsdr.runbook.context import TYPE_PAGES, type_sections
+
+if TYPE_CHECKING:
+    from imsdr.model.topology import Topology
+    from imsdr.runbook.context import Analyses
+    from imsdr.runbook.render import Page
+
+MAX_PAGE_BYTES = 500 * 1024  # what one page may weigh; tests hold the national example to it
+
+
+def provinces_of(topo: Topology) -> dict[str, str]:
+    """site id -> province, when the sites name two or more provinces; {} otherwise."""
+    named = {s.id: s.province for s in topo.sites.values() if s.province}
+    if len(set(named.values())) < 2:
+        return {}
+    return {s.id: s.province or "unassigned" for s in topo.sites.values()}
+
+
+def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any]) -> list[Page] | None:
+    """The split page set (index pages included), or None when the network is not split."""
+    from imsdr.runbook.render import Page
+
+    province_of = provinces_of(topo)
+    if not province_of:
+        return None
+    provinces = sorted(set(province_of.values()))
+    present = {p["key"] for p in context["type_pages"]}
+    owner = _owners(topo, province_of)
+    domains = _domains(topo, province_of)
+    shared_domains = {topo.network.primary_domain, topo.network.threegpp_domain}
+    elements = context["elements"]
+    groups = context["groups"]
+    per: dict[str, dict[str, Any]] = {}
+    for prov in provinces:
+        ids = {e for e, p in owner.items() if p == prov}
+        foreign = tuple(d for p, ds in domains.items() if p != prov for d in ds
+                        if d not in domains.get(prov, set()) and d not in shared_domains)
+        sections = type_sections(topo, analyses, elements, groups, only=ids)
+        for section in sections.values():
+            section["dns_checks"] = [c for c in section["dns_checks"] if _ours(c, ids, foreign)]
+        per[prov] = {
+            "types": sections,
+            "sites": [s for s in context["sites"] if province_of.get(s["id"]) == prov],
+            "local_networks": [ln for ln in context["local_networks"] if ln["id"] in ids],
+            "capacity_appendix": _capacity(context["capacity_appendix"], owner, prov),
+        }
+    pages: list[Page] = [Page("README.md", "README.md.j2", "Overview", {})]
+    for tp in TYPE_PAGES:
+        if tp.key not in present:
+            continue
+        stem = tp.path.removesuffix(".md")
+        rows = [{"province": prov, "page": f"{stem}-{prov}.md",
+                 "elements": len(per[prov]["types"][tp.key]["elements"]),
+                 "groups": len(per[prov]["types"][tp.key]["groups"]),
+                 "worst_switchover_s": per[prov]["types"][tp.key]["worst_switchover_s"]} for prov in provinces]
+        pages.append(Page(tp.path, "province-index.md.j2", f"{tp.title} DR",
+                          {"index": {"title": f"{tp.title} disaster recovery", "rows": rows,
+                                     "what": f"{tp.title} elements"}}))
+        pages += [Page(f"{stem}-{prov}.md", tp.template, f"{tp.title} DR: {prov}",
+                       {"types": per[prov]["types"], "local_networks": per[prov]["local_networks"]})
+                  for prov in provinces]
+    pages += [Page(s["page"], "site.md.j2", f"Site failure: {s['id']}", {"site": s}) for s in context["sites"]]
+    for path, template, title, key in (("drill.md", "drill.md.j2", "DR drill", "sites"),
+                                       ("capacity.md", "capacity.md.j2", "Capacity appendix", "capacity_appendix")):
+        stem = path.removesuffix(".md")
+        rows = [{"province": prov, "page": f"{stem}-{prov}.md", "elements": sum(1 for p in owner.values() if p == prov),
+                 "groups": None, "worst_switchover_s": None} for prov in provinces]
+        extra: dict[str, Any] = {"index": {"title": title, "rows": rows, "what": "inventory objects"}}
+        if key == "capacity_appendix":  # network-wide rows (no one province's subject) stay on the index
+            extra["capacity_appendix"] = _capacity(context["capacity_appendix"], owner, None)
+            pages.append(Page(path, "capacity.md.j2", title, extra))
+        else:
+            pages.append(Page(path, "province-index.md.j2", title, extra))
+        pages += [Page(f"{stem}-{prov}.md", template, f"{title}: {prov}", {key: per[prov][key]}) for prov in provinces]
+    pages.append(Page("findings.md", "findings.md.j2", "Open findings and waivers", {}))
+    return pages
+
+
+def _owners(topo: Topology, province_of: dict[str, str]) -> dict[str, str]:
+    """Every element, group, site and local network id -> its province."""
+    owner = dict(province_of)
+    for el in topo.elements.values():
+        owner[el.id] = province_of.get(el.site, "unassigned")
+    for group in topo.groups.values():
+        members = [m for m in group.members if m in topo.elements]
+        if members:
+            owner[group.id] = owner[members[0]]
+    for ln in topo.local_networks.values():
+        if ln.home_sites and ln.home_sites[0] in province_of:
+            owner[ln.id] = province_of[ln.home_sites[0]]
+    return owner
+
+
+def _domains(topo: Topology, province_of: dict[str, str]) -> dict[str, set[str]]:
+    """province -> the home domains its elements' names are under."""
+    out: dict[str, set[str]] = {}
+    homes = sorted(topo.network.home_domains, key=len, reverse=True)
+    for el in topo.elements.values():
+        fqdn = topo.fqdn(el)
+        for domain in homes:
+            if fqdn == domain or fqdn.endswith("." + domain):
+                out.setdefault(province_of.get(el.site, "unassigned"), set()).add(domain)
+                break
+    return out
+
+
+def _ours(check: Mapping[str, Any], ids: set[str], foreign: tuple[str, ...]) -> bool:
+    """A verification query belongs to a province's page: asked from one of its views (or the
+    default view) about a name that is not another province's own."""
+    if check.get("view_kind") != "default" and check.get("view_subject") not in ids:
+        return False
+    qname = str(check.get("qname", ""))
+    return not any(qname == d or qname.endswith("." + d) for d in foreign)
+
+
+def _capacity(appendix: Mapping[str, Any], owner: dict[str, str], prov: str | None) -> dict[str, Any]:
+    """The capacity appendix with the rows whose subject is ``prov``'s (None: no province's)."""
+    if not appendix.get("available"):
+        return dict(appendix)
+    sections = []
+    for section in appendix.get("sections", []):
+        rows = [r for r in section.get("rows", []) if _row_province(r, owner) == prov]
+        sections.append({**section, "rows": rows})
+    return {**appendix, "sections": sections}
+
+
+def _row_province(row: Mapping[str, Any], owner: dict[str, str]) -> str | None:
+    subject = str(row.get("subject", ""))
+    for token in subject.replace("(", " ").replace(")", " ").replace(",", " ").split():
+        if token in owner:
+            return owner[token]
+    return None
