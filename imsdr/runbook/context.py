@@ -36,7 +36,7 @@ TYPE_PAGES: tuple[TypePage, ...] = (
     TypePage("sbc", "SBC", ("sbc",), "sbc.md", "element-sbc.md.j2"),
     TypePage("pcscf", "P-CSCF", ("pcscf",), "pcscf.md", "element-pcscf.md.j2"),
     TypePage("cscf", "I/S/E-CSCF/BGCF", ("cscf",), "cscf.md", "element-cscf.md.j2"),
-    TypePage("hss", "HSS/SLF", ("hss", "slf"), "hss-slf.md", "element-hss.md.j2"),
+    TypePage("hss", "HSS/SLF", ("hss", "slf", "dra"), "hss-slf.md", "element-hss.md.j2"),
     TypePage("enum_dns", "ENUM/DNS", ("enum_dns",), "enum-dns.md", "element-enum-dns.md.j2"),
     TypePage("mgcf", "MGCF/IM-MGW", ("mgcf", "imgw"), "mgcf-imgw.md", "element-mgcf.md.j2"),
     TypePage("as", "AS", ("as",), "as.md", "element-as.md.j2"),

@@ -246,7 +246,7 @@ def simulate(
     )
 
 
-_ORDER = ("sbc", "pcscf", "cscf", "hss", "slf", "enum_dns", "mgcf", "imgw", "as")
+_ORDER = ("sbc", "pcscf", "cscf", "hss", "slf", "dra", "enum_dns", "mgcf", "imgw", "as")
 
 
 def _type_order(el: Element) -> int:
