@@ -250,8 +250,14 @@ def freediameter_files(topology: Topology, peering: Peering) -> dict[str, str]:
         f"# peers: {what}; routes in rt_default.conf.",
         f'Identity = "{topology.fqdn(node)}";',
         f'Realm = "{peering.realm}";',
-        "Port = 3868;",
-        "SecPort = 5868;",
+    ]
+    if node.type.value == "dra":
+        # freeDiameter 1.2.1 listens on every local address whatever ListenOn says
+        lines += ["Port = 3868;", "SecPort = 5868;"]
+    else:
+        lines += ["Port = 0;  # a client connects out; HSS-initiated requests (RTR, PPR, PNR) use that connection",
+                  "SecPort = 0;"]
+    lines += [
         f"TwTimer = {tw};  # RFC 3539 watchdog: a hung peer is failed after 2 x Tw",
         f"TcTimer = {tc};  # RFC 6733 Tc: a refused or closed peer is retried this often",
     ]
@@ -259,11 +265,12 @@ def freediameter_files(topology: Topology, peering: Peering) -> dict[str, str]:
         lines.append("No_SCTP;  # every peer is reached over TCP")
     if node.type.value != "dra":
         lines.append("NoRelay;  # a client, not an agent")
-    lines += [f'ListenOn = "{a}";' for a in node.addresses]
     lines += [
         "# freeDiameter needs credentials even when every peer is plain; the operator installs them",
         f'TLS_Cred = "tls/{node.id}.cert.pem", "tls/{node.id}.key.pem";',
         'TLS_CA = "tls/ca.pem";',
+        'LoadExtension = "dict_nasreq.fdx";  # dict_dcca_3gpp needs dict_dcca, which needs it',
+        'LoadExtension = "dict_dcca.fdx";',
         'LoadExtension = "dict_dcca_3gpp.fdx";  # Cx/Dx (TS 29.229) and Sh (TS 29.329) AVPs',
         'LoadExtension = "dict_ims_cxsh.fdx";  # Cx/Dx 16777216, Sh 16777217: commands, advertised in CER',
         'LoadExtension = "rt_default.fdx" : "rt_default.conf";',
