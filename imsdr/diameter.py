@@ -41,6 +41,8 @@ VENDOR_3GPP = 10415
 CX_APP, SH_APP = 16777216, 16777217
 #: rt_default scores (freeDiameter adds REALM = 15 to every peer advertising the Destination-Realm)
 SLF_SCORE = 5         # below REDIR_HOST (25): the redirect's target beats the SLF
+HSS_UNREDIRECTED = -20  # SLF routing: an HSS gets a request only through the SLF's redirect
+                        # (REALM 15 - 20 < 0: not a candidate; + REDIR_USER 45 after it)
 RANGE_SCORE = 40      # a pair holding the User-Name's range
 DEFAULT_HOLDER_SCORE = 5  # a pair without ranges: everyone else of its realm
 DRA_SCORE = 40
@@ -208,8 +210,11 @@ def client_peering(topology: Topology, client: Element, plan: dict[str, Province
         slfs = _nearest(topology, client, province.slf_groups, index)
         routes = ["# the SLF answers DIAMETER_REDIRECT_INDICATION (3006) naming the HSS pair that holds the "
                   "user (Dx/Dh);",
-                  "# rt_redirect then scores that HSS REDIR_USER (+45) above the SLF (+5)"]
+                  "# rt_redirect then scores that HSS REDIR_USER (+45) above the SLF (+5); before it an HSS is",
+                  "# no candidate (REALM 15 - 20 < 0): with the SLF unreachable a request fails (3002), it never",
+                  "# reaches an HSS that does not hold the user"]
         routes += [f'dr="{realm_of(topology, s)}" : "{topology.fqdn(s)}" += {SLF_SCORE} ;' for s in slfs]
+        routes += [f'* : "{topology.fqdn(h)}" += {HSS_UNREDIRECTED} ;' for h in province.hss]
         routes += _drain_routes(topology, [*slfs, *province.hss], drained)
         return Peering(client, realm, routing, [*province.hss, *slfs], routes)
     return Peering(client, realm, routing, list(province.hss), _range_routes(topology, province, drained))

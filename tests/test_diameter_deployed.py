@@ -166,6 +166,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-de
     try:
         for active, standby in (("hss-a-1", "hss-b-1"), ("hss-c-1", "hss-d-1")):
             lab.start_server(active)
+            wait_for(lambda a=active: lab.log(a), 10, f"{active} to listen")  # before its standby watches it
             lab.start_server(standby, "--standby", f"{NET}{ADDRESSES[active]}", "--promotion", str(PROMOTION))
         lab.start_server("slf-a-1", "--role", "slf", "--range", "8610=hss-a-1.ims.example.net,hss-b-1.ims.example.net",
                          "--range", "8622=hss-c-1.ims.example.net,hss-d-1.ims.example.net")
