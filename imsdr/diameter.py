@@ -270,6 +270,7 @@ def freediameter_files(topology: Topology, peering: Peering) -> dict[str, str]:
         lines.append("No_SCTP;  # every peer is reached over TCP")
     if node.type.value != "dra":
         lines.append("NoRelay;  # a client, not an agent")
+    lines += [f'ListenOn = "{a}";  # its Host-IP-Address in CER/CEA' for a in node.addresses]
     lines += [
         "# freeDiameter needs credentials even when every peer is plain; the operator installs them",
         f'TLS_Cred = "tls/{node.id}.cert.pem", "tls/{node.id}.key.pem";',
