@@ -333,6 +333,30 @@ def bench_plan(b: Bench, national: Path) -> None:
         _verdict(table, "< 1 s more than JSON", 1, extra, (table.cpu or 0) - (json_run.cpu or 0))
 
 
+DIAMETER_COUNT = ("import sys; from imsdr.plan import load_topology; from imsdr.diameter import peer_count; "
+                  "c = peer_count(load_topology(sys.argv[1])); "
+                  "print(c.clients, c.max_peers, c.max_allowed, c.connections)")
+
+
+def diameter_note(stdout: str) -> str:
+    """The row's note from the peer count printed by DIAMETER_COUNT."""
+    clients, most, allowed, connections = (int(x) for x in stdout.split())
+    return (f"{clients:,} clients, at most {most} peers each (allowed: province's HSSs + 2 = {allowed}), "
+            f"{connections:,} Diameter connections network-wide")
+
+
+def bench_diameter(b: Bench, national: Path) -> None:
+    """Peers per Diameter client and connections network-wide, as rendered (imsdr.diameter)."""
+    name = "diameter peers national"
+    r = b.measure("diameter", name, [sys.executable, "-c", DIAMETER_COUNT, str(national)], b.runs,
+                  shown="peer_count(national)")
+    if r.status == "ok":
+        r.note = diameter_note((WORK / f"{_slug(name)}.stdout").read_text())
+        _, most, allowed, _ = (WORK / f"{_slug(name)}.stdout").read_text().split()
+        r.target = "peers per client <= province's HSSs + 2"
+        r.verdict = "met" if int(most) <= int(allowed) else "missed"
+
+
 def bench_scenarios(b: Bench, national: Path) -> None:
     # every site, region, power feed, transmission route and element (depth 1), and every site pair
     for depth in ("1", "2"):
@@ -630,19 +654,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
     parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
     parser.add_argument("--only", nargs="*", choices=["help", "plan", "scenarios", "enum", "national-dns",
-                                                      "import", "octodns"], help="benchmarks to run (default: all)")
+                                                      "import", "octodns", "diameter"],
+                        help="benchmarks to run (default: all)")
     parser.add_argument("--octodns-sizes", default="10000,50000",
                         help="records per side-by-side octoDNS comparison (comma separated)")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
     parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
     args = parser.parse_args(argv)
-    only = set(args.only or ["help", "plan", "scenarios", "enum", "national-dns", "import", "octodns"])
+    only = set(args.only or ["help", "plan", "scenarios", "enum", "national-dns", "import", "octodns", "diameter"])
     bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
     national = None
-    if only & {"plan", "scenarios", "national-dns", "import"}:
+    if only & {"plan", "scenarios", "national-dns", "import", "diameter"}:
         national = generate(bench, "national", ["national"])
     if "help" in only:
         bench_help(bench)
@@ -650,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_plan(bench, national)
     if "scenarios" in only and national:
         bench_scenarios(bench, national)
+    if "diameter" in only and national:
+        bench_diameter(bench, national)
     if "enum" in only:
         bench_enum(bench)
     if "national-dns" in only and national:

@@ -21,6 +21,7 @@ Run: ``python3 diameter_peer.py --identity ... --realm ... --address ... --log .
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import socket
 import struct
@@ -146,10 +147,8 @@ class Server:
         with self.lock:
             conns, self.conns = self.conns, []
         for conn in conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             conn.close()
         self.log("demoted")
 

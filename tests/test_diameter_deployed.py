@@ -62,7 +62,8 @@ def _build(out: Path) -> Path:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "dict_ims_cxsh.c").write_text(extension_source(), encoding="utf-8")
-    for name, source in (("dict_ims_cxsh", out / "dict_ims_cxsh.c"), ("diameter_probe", HERE / "data" / "diameter_probe.c")):
+    sources = (("dict_ims_cxsh", out / "dict_ims_cxsh.c"), ("diameter_probe", HERE / "data" / "diameter_probe.c"))
+    for name, source in sources:
         subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(out / f"{name}.fdx"), str(source),
                         "-lfdcore", "-lfdproto", "-lpthread"], check=True, capture_output=True)
     return out

@@ -111,9 +111,11 @@ def test_a_dra_config_is_loaded_by_freediameter(tmp_path: Path, extension: Path)
 
 def _with_dras(data: dict) -> dict:
     data["elements"] += [
-        {"id": "dra-a-1", "type": "dra", "site": "site-a", "vendor": "vendor-z", "addresses": ["192.0.2.32", "2001:db8:a::32"],
+        {"id": "dra-a-1", "type": "dra", "site": "site-a", "vendor": "vendor-z",
+         "addresses": ["192.0.2.32", "2001:db8:a::32"],
          "capacity": {"transactions_per_second": 20000}},
-        {"id": "dra-b-1", "type": "dra", "site": "site-b", "vendor": "vendor-z", "addresses": ["192.0.2.96", "2001:db8:b::32"],
+        {"id": "dra-b-1", "type": "dra", "site": "site-b", "vendor": "vendor-z",
+         "addresses": ["192.0.2.96", "2001:db8:b::32"],
          "capacity": {"transactions_per_second": 20000}},
     ]
     data["redundancy"]["pairs"].append({"id": "dra-pair", "members": ["dra-a-1", "dra-b-1"]})
