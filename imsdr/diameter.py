@@ -403,3 +403,35 @@ def _icscf():  # type: ignore[no-untyped-def]
     from imsdr.inventory.schema import CscfRole
 
     return CscfRole.ICSCF
+
+
+def runbook_facts(topology: Topology) -> dict[str, object]:
+    """What the HSS/SLF runbook page says about Diameter: routing per province and, per
+    active-standby pair, its promotion, failover time per failure mode and failback time (the same
+    figures as the simulation: imsdr.capacity.timing)."""
+    from imsdr.capacity.timing import diameter_failure_modes, failback_time
+
+    plan = provinces(topology)
+    pairs = []
+    for group in sorted(topology.groups.values(), key=lambda g: g.id):
+        spec = group.spec
+        members = [topology.elements[m] for m in group.members if m in topology.elements]
+        if group.kind != "pair" or getattr(spec, "mode", None) != "active-standby" or len(members) != 2 \
+                or members[0].type.value not in SERVER_TYPES:
+            continue
+        active, standby = members
+        modes = diameter_failure_modes(topology, active)
+        pairs.append({
+            "id": group.id, "active": active.id, "standby": standby.id,
+            "active_fqdn": topology.fqdn(active), "standby_fqdn": topology.fqdn(standby),
+            "promotion": spec.promotion, "promotion_s": spec.promotion_seconds,  # type: ignore[union-attr]
+            "user_ranges": list(getattr(spec, "user_ranges", [])),
+            "failover": {mode: {"seconds": sw.seconds, "formula": sw.formula()} for mode, sw in modes.items()},
+            "failback": {"seconds": failback_time(topology, active).seconds,
+                         "formula": failback_time(topology, active).formula()},
+        })
+    return {
+        "routing": {scope or "network": p.routing for scope, p in plan.items()},
+        "tc": topology.network.timers.diameter_reconnect,
+        "pairs": pairs,
+    }

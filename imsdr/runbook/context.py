@@ -265,10 +265,17 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "verdicts": analyses.verdicts,
         "diagrams": {"topology": topology_diagram(topo), "sites": _site_diagrams(topo, sites)},
         "restoration_procedures": restoration_context(topo),
+        "diameter": _diameter(topo),
         "toc": _toc(topo, sites),
         "element_actions": action_of,
         "operations": _operations(topo, analyses, action_of),
     }
+
+
+def _diameter(topo: Topology) -> dict[str, Any]:
+    from imsdr.diameter import runbook_facts
+
+    return runbook_facts(topo)
 
 
 def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
