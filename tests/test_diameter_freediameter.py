@@ -230,3 +230,22 @@ def test_plan_writes_the_diameter_tree(tmp_path: Path) -> None:
     write_plan(PROVINCE, tmp_path / "out")
     written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
     assert {"diameter/cscf-a-1/freeDiameter.conf", "diameter/as-b-1/rt_default.conf"} <= written
+
+
+def test_range_rules_with_every_allowed_character_are_loaded(tmp_path: Path, extension: Path) -> None:
+    """Direct routing: the un= regexes made of every character a user prefix may hold compile in
+    rt_default (POSIX ERE) and the daemon starts."""
+    from imsdr.diameter import diameter_configs
+
+    data = province_data()
+    data["elements"] = [e for e in data["elements"] if e["type"] != "slf"]
+    data["redundancy"]["pairs"] = [p for p in data["redundancy"]["pairs"] if p["id"] != "slf-pair"]
+    next(p for p in data["redundancy"]["pairs"] if p["id"] == "hss-pair")["user_ranges"] = [
+        "+86.10", "a.b@c-d_e", "Z9"]
+    topo = topology_from_data(data, tmp_path)
+    config = next(c for c in diameter_configs(topo) if c.client == "cscf-a-1")
+    assert 'un=["^[+]86[.]10"]' in config.files["rt_default.conf"]
+    work = tmp_path / "client"
+    _write(work, config.files, "cscf-a-1", topo.fqdn("cscf-a-1"))
+    started, log = _load(work, list(topo.elements["cscf-a-1"].addresses), extension)
+    assert started, log
