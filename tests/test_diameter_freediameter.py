@@ -218,10 +218,18 @@ def test_national_peers_per_client_stay_within_the_province(tmp_path: Path) -> N
     from imsdr.diameter import peer_count
     from imsdr.example.national import NationalParams, generate_national
 
+    from imsdr.diameter import diameter_configs
+
     data = generate_national(NationalParams(provinces=3, enum_numbers=1000))
-    count = peer_count(topology_from_data(data, tmp_path))
+    topo = topology_from_data(data, tmp_path)
+    count = peer_count(topo)
     assert count.clients == 3 * 60 and count.max_peers == 16 + 2 == count.max_allowed
     assert count.connections == count.clients * 18
+    # realm per home domain: a Hebei client is in Hebei's realm and peers with Hebei's servers only
+    conf = next(c for c in diameter_configs(topo) if c.client == "hebei-cscf-01").files["freeDiameter.conf"]
+    assert 'Realm = "ims.hebei.example.net";' in conf
+    peers = [line.split('"')[1] for line in conf.splitlines() if line.startswith("ConnectPeer")]
+    assert len(peers) == 18 and all(p.endswith(".ims.hebei.example.net") for p in peers)
 
 
 def test_plan_writes_the_diameter_tree(tmp_path: Path) -> None:
