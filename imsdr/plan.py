@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr.output.jsonout import dumps
 from imsdr.output.plan_review import PlanReview, review
+from imsdr.progress import SILENT, Stages
 from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Pipeline:
     dns_plan: Any = None
     raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
     drain: tuple[str, ...] = ()  # element/site ids: dns/ is rendered in their drained state
+    stages: Stages = SILENT  # told of each step as it starts (the CLI shows progress)
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -408,42 +410,48 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 # --- the pipeline ------------------------------------------------------------------------------------
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
-            fail_on: str = "error", drain: tuple[str, ...] = ()) -> Pipeline:
-    """Load the inventory and run every analysis the renderers need."""
+            fail_on: str = "error", drain: tuple[str, ...] = (), stages: Stages = SILENT) -> Pipeline:
+    """Load the inventory and run every analysis the renderers need; ``stages`` is told of each."""
     from imsdr.analysis import cyclic_gc_paused
 
     with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
-        return _analyse(path, today=today, fail_on=fail_on, drain=drain)
+        return _analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
 
 
 def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
-             drain: tuple[str, ...]) -> Pipeline:
+             drain: tuple[str, ...], stages: Stages) -> Pipeline:
     from imsdr.analysis import Analysis
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
 
-    topo = load_topology(path)
+    with stages.stage(f"loading {path}"):
+        topo = load_topology(path)
     analyses = Analyses()
-    pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain)
+    pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain, stages=stages)
     if drain:
         from imsdr.dns.drain import resolve_drain
 
         resolve_drain(topo, drain)  # unknown ids: usage error before any analysis
 
-    pipe.dns_plan = build_dns_plan(topo)
-    pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_plan)
-    analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
-    analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
+    with stages.stage("DNS plan"):
+        pipe.dns_plan = build_dns_plan(topo)
+    with stages.stage("check"):
+        pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_plan)
+        analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
+        analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
 
-    _capacity(pipe)
-    _scenarios(pipe)
+    with stages.stage("capacity"):
+        _capacity(pipe)
+    with stages.stage("scenarios"):
+        _scenarios(pipe)
 
-    analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
-    analyses.dns_servers = dns_servers(topo)
-    from imsdr.runbook.actions import build_actions
+    with stages.stage("runbook checks and actions"):
+        analyses.dns_checks = dns_checks(topo, pipe.dns_plan)
+        analyses.dns_servers = dns_servers(topo)
+        from imsdr.runbook.actions import build_actions
 
-    analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(str(path)).name,
-                                     analyses.element_failures, analyses.site_failures)
+        analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(str(path)).name,
+                                         analyses.element_failures, analyses.site_failures)
     return pipe
 
 
@@ -465,20 +473,27 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
                 templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> dict[str, Any]:
-    """Write dns/, runbooks/, diameter/ and plan.json under ``root`` (a fresh directory); return plan.json's data.
+    """Write dns/, runbooks/, diameter/, monitoring/ and plan.json under ``root`` (a fresh
+    directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     """
     from imsdr.output.atomic import WrittenDigests
     from imsdr.runbook.render import write_pages
 
-    pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
+    stages = pipe.stages
+    with stages.stage("runbook pages"):
+        pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
-    _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
-    write_pages(root / "runbooks", pages, digests)
-    _write_diameter(pipe, root / "diameter", digests)
-    summary = plan_summary(pipe, root, digests)
-    (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
+    with stages.stage("writing dns/"):
+        _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
+    with stages.stage("writing runbooks/, diameter/ and monitoring/"):
+        write_pages(root / "runbooks", pages, digests)
+        _write_diameter(pipe, root / "diameter", digests)
+        _write_monitoring(pipe, root / "monitoring", digests)
+    with stages.stage("writing plan.json"):
+        summary = plan_summary(pipe, root, digests)
+        (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
 
 
@@ -504,6 +519,16 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
             path = safe_join(directory, f"{config.client}/{name}")
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text(path, text, digests)
+
+
+def _write_monitoring(pipe: Pipeline, directory: Path, digests: WrittenDigests | None = None) -> None:
+    """monitoring/: the Prometheus rules derived from this run's analysis (imsdr.monitoring)."""
+    from imsdr.monitoring.render import monitoring_files
+    from imsdr.output.atomic import safe_join, write_text
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in sorted(monitoring_files(pipe.analysis).items()):
+        write_text(safe_join(directory, name), text, digests)
 
 
 def plan_summary(pipe: Pipeline, root: Path, digests: WrittenDigests | None = None) -> dict[str, Any]:
@@ -582,11 +607,12 @@ def _sha256(path: Path) -> str:
 
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None,
-               limits: TemplateLimits | None = None, drain: tuple[str, ...] = ()) -> dict[str, Any]:
+               limits: TemplateLimits | None = None, drain: tuple[str, ...] = (),
+               stages: Stages = SILENT) -> dict[str, Any]:
     """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
     target = as_target(out)
     with atomic_directory(target) as staging:
         previous = target.path
@@ -614,10 +640,10 @@ MAX_DIFF_LINES_PER_FILE = 400
 def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
-    drain: tuple[str, ...] = (),
+    drain: tuple[str, ...] = (), stages: Stages = SILENT,
 ) -> tuple[dict[str, Any], TreeDiff]:
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain)
+    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:
@@ -625,8 +651,9 @@ def check_plan(
         fresh.mkdir()
         summary = render_tree(pipe, fresh, previous=out if out.is_dir() else None,
                               templates_dir=templates_dir, limits=limits)
-        diff = diff_trees(out, fresh, label=str(out))
-        diff.review = review(out, fresh, diff.added, diff.removed, diff.changed)
+        with stages.stage(f"comparing with {out}"):
+            diff = diff_trees(out, fresh, label=str(out))
+            diff.review = review(out, fresh, diff.added, diff.removed, diff.changed)
         return summary, diff
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

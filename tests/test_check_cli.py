@@ -20,8 +20,8 @@ runner = CliRunner()
 TODAY = "2026-06-01"
 
 
-def invoke(*args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, list(args), env={"COLUMNS": "160"})
+def invoke(*args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, list(args), env={"COLUMNS": "160", **(env or {})})
 
 
 def check_json(path: Path, *extra: str) -> tuple[int, dict]:
@@ -118,13 +118,46 @@ def test_table_groups_by_severity(tmp_path: Path) -> None:
     path, (tw_line, _) = edit(
         tmp_path, ("diameter_watchdog: 8", "8", "15"), ("registration_refresh: 1800", "1800", "7200")
     )
-    result = invoke("check", str(path), "--today", TODAY)
+    result = invoke("check", str(path), "--today", TODAY, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})  # a terminal's
     assert result.exit_code == 1
-    out = result.stdout
+    out = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
     assert out.index("ERRORS (") < out.index("WARNINGS (")
     assert out.index("TIMER-001") < out.index("WARNINGS (") < out.index("TIMER-002")
     assert re.search(rf"TIMER-001\s*│\s*{tw_line}\s*│", out)
     assert "failed (fail on error)" in out and "fix: set diameter_watchdog" in out
+
+
+def test_pipe_gets_one_line_per_finding_with_its_place(tmp_path: Path) -> None:
+    """Outside a terminal (a pipe, a CI log) and with --format text: one
+    FILE:LINE:COL: SEVERITY RULE message line per finding, never wrapped, no box drawing."""
+    path, (tw_line, _) = edit(
+        tmp_path, ("diameter_watchdog: 8", "8", "15"), ("registration_refresh: 1800", "1800", "7200")
+    )
+    piped = invoke("check", str(path), "--today", TODAY)
+    text = invoke("check", str(path), "--today", TODAY, "--format", "text", env={"TTY_COMPATIBLE": "1"})
+    assert piped.exit_code == text.exit_code == 1
+    assert piped.stdout == text.stdout
+    lines = piped.stdout.splitlines()
+    assert not set("│┃━─┏└").intersection(piped.stdout)
+    timer = [line for line in lines if " TIMER-001 " in line]
+    assert len(timer) == 1
+    assert re.fullmatch(rf"{re.escape(str(path))}:{tw_line}:\d+: error TIMER-001 .+ — fix: set diameter_watchdog.*",
+                        timer[0])
+    assert lines[-1].startswith(f"{path}: failed (fail on error): ")
+    errors = [i for i, line in enumerate(lines) if " error " in line]
+    warnings = [i for i, line in enumerate(lines) if " warning " in line]
+    assert errors and warnings and max(errors) < min(warnings)
+
+
+def test_root_options_after_the_command_name(tmp_path: Path) -> None:
+    inv = Path(__file__).resolve().parent.parent / "inventories" / "lab.yaml"
+    after = invoke("validate", str(inv), "-v", "--debug")
+    before = invoke("-v", "--debug", "validate", str(inv))
+    assert after.exit_code == before.exit_code == 0
+    assert re.search(r"loading .*lab.yaml: \d+\.\d\d s", after.stderr)
+    assert re.sub(r"\d+\.\d\d s", "", after.stderr) == re.sub(r"\d+\.\d\d s", "", before.stderr)
+    quiet = invoke("validate", str(inv), "-q", "-v")
+    assert "loading" not in quiet.stderr
 
 
 def test_sarif_read_back_by_sarif_tools(tmp_path: Path) -> None:
@@ -241,8 +274,12 @@ def test_waivers_and_expiry_through_the_cli(tmp_path: Path) -> None:
     assert code == 0 and data["counts"] == {"error": 0, "warning": 0, "info": 1, "waived": 1}  # info: MGCF-003
     assert data["waived"][0]["waiver"]["reason"] == "SLF south planned"
     assert data["waived"][0]["waiver"]["expires"] == "2026-12-31"
-    table = invoke("check", str(path), "--today", TODAY).stdout
+    table = re.sub(r"\x1b\[[0-9;]*m", "", invoke(
+        "check", str(path), "--today", TODAY, env={"TTY_COMPATIBLE": "1"}).stdout)
     assert "WAIVED (1)" in table and "SLF south planned (expires 2026-12-31)" in table
+    lines = invoke("check", str(path), "--today", TODAY).stdout.splitlines()
+    waived = [line for line in lines if ": waived CAP-" in line]
+    assert len(waived) == 1 and waived[0].endswith("— waived: SLF south planned (expires 2026-12-31)")
     # after expiry: the finding is back and the waiver itself is reported
     result = invoke("check", str(path), "--format", "json", "--today", "2027-01-01", "--fail-on", "warning")
     data = json.loads(result.stdout)

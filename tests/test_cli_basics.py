@@ -108,3 +108,79 @@ def test_help_lists_commands() -> None:
     result = run("--help")
     assert result.returncode == 0
     assert "validate" in result.stdout and "schema" in result.stdout
+
+
+def test_validate_reads_stdin_and_directories(tmp_path: Path) -> None:
+    """`validate -` reads standard input (diagnostics name it <stdin>); `validate DIR` finds every
+    inventory below DIR (not other YAML such as CI configurations, not hidden directories)."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    lab = Path(__file__).resolve().parent.parent / "inventories" / "lab.yaml"
+    runner = CliRunner()
+    piped = runner.invoke(app, ["validate", "-"], input=lab.read_bytes())
+    assert piped.exit_code == 0 and piped.stdout.rstrip().endswith("<stdin>: valid")
+    bad = runner.invoke(app, ["validate", "-"], input=b"network: [\n")
+    assert bad.exit_code == 2 and bad.stderr.startswith("<stdin>:2:1: YAML syntax error")
+    (tmp_path / "net" / "north").mkdir(parents=True)
+    (tmp_path / ".hidden").mkdir()
+    shutil.copy(lab, tmp_path / "net" / "north" / "a.yaml")
+    shutil.copy(lab, tmp_path / "net" / "b.yml")
+    shutil.copy(lab, tmp_path / ".hidden" / "c.yaml")
+    (tmp_path / "net" / ".gitlab-ci.yml").write_text("imsdr:\n  script: [imsdr check inventory.yaml]\n")
+    (tmp_path / "net" / "other.yaml").write_text("network: {}\n")  # no sites: not an inventory
+    (tmp_path / "net" / "link.yaml").symlink_to(lab)
+    found = runner.invoke(app, ["validate", str(tmp_path), "--format", "json"])
+    assert found.exit_code == 0, found.output
+    files = [r["file"] for r in json.loads(found.stdout)["reports"]]
+    assert files == [str(tmp_path / "net" / "b.yml"), str(tmp_path / "net" / "north" / "a.yaml")]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = runner.invoke(app, ["validate", str(empty)])
+    assert nothing.exit_code == 2 and "no inventory in this directory" in nothing.stderr
+
+
+def test_validate_table_lists_element_types_under_elements() -> None:
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    lab = Path(__file__).resolve().parent.parent / "inventories" / "lab.yaml"
+    lines = CliRunner().invoke(app, ["validate", str(lab)]).stdout.splitlines()
+    names = [line.rsplit(None, 1)[0] for line in lines[2:-1]]
+    start = names.index("elements")
+    assert names[start + 1].startswith("  ") and names[names.index("pairs") - 1].startswith("  ")
+    assert not any(name.startswith("  ") for name in names[names.index("pairs"):])
+
+
+def test_every_command_help_shows_examples_of_itself() -> None:
+    """`-h` of each command ends its description with one or two examples, each an invocation of
+    that command (a new command without them fails here)."""
+    import re
+
+    import typer
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    def leaves(group, prefix: tuple[str, ...]):  # type: ignore[no-untyped-def]
+        for name, cmd in sorted(group.commands.items()):
+            if hasattr(cmd, "commands"):
+                yield from leaves(cmd, (*prefix, name))
+            else:
+                yield (*prefix, name)
+
+    runner = CliRunner()
+    commands = list(leaves(typer.main.get_command(app), ()))
+    assert len(commands) >= 18
+    for path in commands:
+        text = runner.invoke(app, [*path, "-h"], env={"COLUMNS": "400"}).stdout
+        described = re.split(r"\n(?:Arguments|Options):\n", text)[0]
+        shown = described.split("Examples:", 1)[1] if "Examples:" in described else ""
+        examples = re.findall(r"`(imsdr [^`]+)`", shown)
+        assert examples, f"imsdr {' '.join(path)} -h shows no example"
+        for example in examples:
+            assert example.split()[1:1 + len(path)] == list(path), (path, example)

@@ -90,8 +90,8 @@ def test_a_near_miss_gets_a_suggestion() -> None:
     result = CliRunner().invoke(app, ["check", "--format", "JSON", "x.yaml"])
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == (
-        "Error: Invalid value for '--format' / '-f': 'JSON' is not one of: table, json, sarif, markdown, "
-        "github; did you mean 'json'?")
+        "Error: Invalid value for '--format' / '-f': 'JSON' is not one of: table, text, json, sarif, markdown, "
+        "github, gitlab; did you mean 'json'?")
 
 
 def test_a_missing_file_keeps_its_own_message() -> None:

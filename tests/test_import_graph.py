@@ -15,6 +15,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__main__",),
     ("cli",),
     ("plan", "importers"),
+    ("monitoring",),
     ("runbook", "resolve"),
     ("dns", "diameter"),
     ("output",),
@@ -23,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("capacity",),
     ("model",),
     ("example", "starter", "inventory"),
+    ("untrusted", "progress"),
     ("diagnostics", "errors", "reference"),
     ("imsdr",),
 ]

@@ -41,6 +41,7 @@ CASES = [
     ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns"]),
     ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns", "--drain", "lab-cscf-1"]),
     ("render-runbook", ["render", "runbook", "{lab}", "--out", "{out}/runbooks"]),
+    ("render-monitoring", ["render", "monitoring", "{lab}", "--out", "{out}/monitoring"]),
 ]
 # verify needs a live DNS server; its schema is exercised by the named tests' fixtures
 NEEDS_A_SERVER = {"verify"}

@@ -29,6 +29,10 @@ def test_verbose_times_each_stage_and_quiet_silences_it(tmp_path: Path) -> None:
     verbose = run("--verbose", "plan", str(LAB), "--out", "plan", "--format", "json", cwd=tmp_path)
     assert verbose.returncode == 0
     assert f"planning {LAB} into plan: " in verbose.stderr and verbose.stderr.rstrip().endswith(" s")
+    timed = [line.strip().rsplit(": ", 1)[0] for line in verbose.stderr.splitlines() if line.startswith("  ")]
+    assert timed == [f"loading {LAB}", "DNS plan", "check", "capacity", "scenarios", "runbook checks and actions",
+                     "runbook pages", "writing dns/", "writing runbooks/, diameter/ and monitoring/",
+                     "writing plan.json"]
     json.loads(verbose.stdout)
     quiet = run("--quiet", "--verbose", "validate", str(LAB), cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
@@ -57,4 +61,6 @@ def test_a_terminal_gets_a_spinner_on_stderr_and_the_data_stays_clean(tmp_path: 
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"planning" in screen, screen[-500:]
+    stage_names = (b"loading", b"DNS plan", b"check", b"capacity", b"scenarios", b"runbook", b"writing")
+    assert any(name in screen for name in stage_names), "the stage running now is shown"
     assert json.loads(out.read_text())["format"] == "imsdr.plan/1"

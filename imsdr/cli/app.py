@@ -13,6 +13,7 @@ from imsdr.cli import dns as dns_cmd
 from imsdr.cli import example, validate
 from imsdr.cli import importer as import_cmd
 from imsdr.cli import init as init_cmd
+from imsdr.cli import monitoring as monitoring_cmd
 from imsdr.cli import plan as plan_cmd
 from imsdr.cli import resolve as resolve_cmd
 from imsdr.cli import runbook as runbook_cmd
@@ -28,7 +29,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: typer's rich help imports rich.markdown/pygments (~120 ms)
     context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
 )
-render_app = typer.Typer(help="Render DNS zones, views and runbooks.", no_args_is_help=True,
+render_app = typer.Typer(help="Render DNS zones, views, runbooks and monitoring rules.", no_args_is_help=True,
                          rich_markup_mode=None)
 app.add_typer(render_app, name="render")
 
@@ -51,6 +52,7 @@ def _root(
     STATE["debug"] = debug
     STATE["quiet"] = quiet
     STATE["verbose"] = verbose and not quiet
+    STATE["plain"] = False
 
 
 init_cmd.register(app)
@@ -60,6 +62,7 @@ check_cmd.register(app)
 plan_cmd.register(app)
 runbook_cmd.register(render_app)
 dns_cmd.register(render_app)
+monitoring_cmd.register(render_app)
 example.register(app)
 resolve_cmd.register(app)
 import_cmd.register(app)

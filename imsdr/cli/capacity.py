@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from imsdr.analysis import cyclic_gc_paused
-from imsdr.cli.common import ImsdrCommand, InventoryArg, handle_errors, load, stderr, stdout, write_stdout
+from imsdr.cli.common import (
+    ImsdrCommand,
+    InventoryArg,
+    handle_errors,
+    load,
+    stderr,
+    stdout,
+    text_is_plain_table,
+    write_stdout,
+)
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -16,11 +25,13 @@ if TYPE_CHECKING:
 
 class ReportFormat(StrEnum):
     table = "table"
+    text = "text"
     json = "json"
     markdown = "markdown"
 
 
-FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")]
+FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", callback=text_is_plain_table,
+                                                 help="Output format (text: the tables as plain lines).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -54,7 +65,9 @@ def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_
     queries against the query model are checked too (docs/capacity.md). The table lists every
     check of a small network; a large one gets a summary and the checks that are not ok (--all
     lists every check). Exit 1 when any check falls short.
-    """
+
+    Examples: `imsdr capacity inventory.yaml`; `imsdr capacity inventory.yaml --format markdown >
+    capacity.md`"""
     from imsdr.capacity import capacity_to_dict
 
     report = _analysis(inventory).capacity
@@ -106,7 +119,9 @@ def simulate(
     its parts, unserved users per local network, impact and failback.
 
     Exit 1 when the verdict is degraded or outage (traffic at risk or lost).
-    """
+
+    Examples: `imsdr simulate inventory.yaml --fail site-a`; `imsdr simulate inventory.yaml --fail sbc-1
+    --fail hss-a-1`"""
     from imsdr.errors import ImsdrError
     from imsdr.model.risk import Radius
     from imsdr.scenarios.simulate import simulate as run
@@ -162,7 +177,8 @@ def scenarios(
     kind and the worst case per pool, pair and type. A large network's table lists the scenarios
     with loss, the worst case per type and a summary of its pools and pairs (--all lists every
     one). Exit 1 when a depth-1 scenario loses traffic (a region loss in a lab excepted).
-    """
+
+    Examples: `imsdr scenarios inventory.yaml`; `imsdr scenarios inventory.yaml --depth 2 --format json`"""
     from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
 
     report = _run_with_progress(_analysis(inventory), depth, run_scenarios)

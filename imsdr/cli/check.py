@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from imsdr.cli.common import ImsdrCommand, InventoryArg, handle_errors, load, stdout, write_stdout
+from imsdr.cli.common import (
+    ImsdrCommand,
+    InventoryArg,
+    handle_errors,
+    load,
+    plain_output,
+    stdout,
+    text_is_plain_table,
+    write_stdout,
+)
 
 if TYPE_CHECKING:
     from imsdr.rules.engine import CheckReport
@@ -18,14 +27,17 @@ if TYPE_CHECKING:
 
 class CheckFormat(str, Enum):  # noqa: UP042 - same pattern as common.Format
     table = "table"
+    text = "text"
     json = "json"
     sarif = "sarif"
     markdown = "markdown"
     github = "github"
+    gitlab = "gitlab"  # a GitLab Code Quality report
 
 
 class RulesFormat(str, Enum):  # noqa: UP042
     table = "table"
+    text = "text"
     json = "json"
     markdown = "markdown"
 
@@ -52,7 +64,9 @@ def _parse_date(value: str | None) -> str | None:
     return value
 
 
-CheckFormatOpt = Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")]
+CheckFormatOpt = Annotated[CheckFormat, typer.Option(
+    "--format", "-f", callback=text_is_plain_table,
+    help="Output format (text: one FILE:LINE:COL: SEVERITY RULE message line per finding).")]
 FailOnOpt = Annotated[FailOn, typer.Option(
     "--fail-on", help="Exit 1 when an unwaived finding at or above this level exists ('never': always 0).")]
 RulesConfigOpt = Annotated[Path | None, typer.Option(
@@ -108,7 +122,10 @@ InventoriesArg = Annotated[list[Path], typer.Argument(
 def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
           fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None,
           rules_config: RulesConfigOpt = None, docs_url: DocsUrlOpt = None) -> None:
-    """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input."""
+    """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input.
+
+    Examples: `imsdr check inventory.yaml`; `imsdr check inventory.yaml --fail-on warning --format sarif >
+    imsdr.sarif`"""
     from functools import partial
 
     from imsdr.cli.common import print_error
@@ -142,6 +159,8 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
         write_stdout("\n".join(out.to_markdown(r, level, heading_level=1) for r in reports))  # type: ignore[arg-type]
     elif fmt is CheckFormat.github:
         write_stdout("".join(out.to_github(r, level) for r in reports))  # type: ignore[arg-type]
+    elif fmt is CheckFormat.gitlab:
+        write_stdout(out.to_gitlab(reports))
     else:
         for report in reports:
             if report.deployment != "invalid":  # its problems are on stderr already
@@ -156,6 +175,9 @@ def _print_table(report: CheckReport, fail_on: str) -> None:
     from imsdr.diagnostics import Severity
 
     console = stdout()
+    if plain_output():
+        _print_lines(report, fail_on)
+        return
     styles = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
     titles = {Severity.ERROR: "ERRORS", Severity.WARNING: "WARNINGS", Severity.INFO: "INFO"}
 
@@ -199,9 +221,31 @@ def _print_table(report: CheckReport, fail_on: str) -> None:
     console.print(summary, soft_wrap=True)  # one line a pipeline can grep, at any width
 
 
+def _print_lines(report: CheckReport, fail_on: str) -> None:
+    """The findings for a pipe or a CI log: one ``FILE:LINE:COL: SEVERITY RULE message`` line each
+    (the fix after `` — fix: ``), waived ones marked, then the summary line."""
+    from imsdr.diagnostics import Severity
+    from imsdr.output.findings import finding_line
+
+    lines = [finding_line(report.file, f) for severity in Severity for f in report.findings
+             if f.severity is severity]
+    lines += [finding_line(report.file, w.finding, waived=f"{w.reason} (expires {w.expires.isoformat()})")
+              for w in report.waived]
+    write_stdout("".join(f"{line}\n" for line in lines) + _summary_line(report, fail_on) + "\n")
+
+
+def _summary_line(report: CheckReport, fail_on: str) -> str:
+    counts = report.counts()
+    verdict = "passed" if report.passed(fail_on) else "failed"  # type: ignore[arg-type]
+    ran = sum(1 for s in report.rules if s.status == "on")
+    return (f"{report.file}: {verdict} (fail on {fail_on}): {counts['error']} error(s), {counts['warning']} "
+            f"warning(s), {counts['info']} info, {counts['waived']} waived; {ran} rules run")
+
+
 RuleIdArg = Annotated[str | None, typer.Argument(
     metavar="RULE-ID",     help="A rule id (e.g. GEO-001) to explain.", show_default=False)]
-RulesFormatOpt = Annotated[RulesFormat, typer.Option("--format", "-f", help="Output format.")]
+RulesFormatOpt = Annotated[RulesFormat, typer.Option("--format", "-f", callback=text_is_plain_table,
+                                                   help="Output format (text: the table as plain lines).")]
 
 
 DomainOpt = Annotated[bool, typer.Option(
@@ -210,7 +254,9 @@ DomainOpt = Annotated[bool, typer.Option(
 
 @handle_errors
 def rules(rule_id: RuleIdArg = None, fmt: RulesFormatOpt = RulesFormat.table, domain: DomainOpt = False) -> None:
-    """List the rule catalogue, or explain one rule (its reason and a failing and a passing example)."""
+    """List the rule catalogue, or explain one rule (its reason and a failing and a passing example).
+
+    Examples: `imsdr rules`; `imsdr rules GEO-001`"""
     from imsdr.errors import ImsdrError
     from imsdr.output import findings as out
     from imsdr.rules.registry import all_rules, get_rule, suggest
@@ -259,7 +305,10 @@ SiteOpt = Annotated[str | None, typer.Option(
 
 @handle_errors
 def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, site: SiteOpt = None) -> None:
-    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid, DOT or JSON."""
+    """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid, DOT or JSON.
+
+    Examples: `imsdr graph inventory.yaml > topology.mmd`; `imsdr graph inventory.yaml --site site-a --format
+    dot`"""
     import difflib
 
     from imsdr.errors import ImsdrError

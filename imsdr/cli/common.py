@@ -22,18 +22,42 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-STATE = {"debug": False, "quiet": False, "verbose": False}
+STATE = {"debug": False, "quiet": False, "verbose": False, "plain": False}
 
 
 class Format(str, Enum):
     table = "table"
+    text = "text"  # the table's content as plain lines, also on a terminal
     json = "json"
+
+
+def plain_output() -> bool:
+    """Whether tables are written as plain lines: stdout is not a terminal (a pipe, a CI log, a
+    file) or ``--format text`` was given. Plain lines never wrap and hold no box drawing: one line
+    per table row, one ``FILE:LINE:COL: SEVERITY RULE message`` line per finding. Whether stdout
+    is a terminal is Rich's judgement, so ``TTY_COMPATIBLE=1`` or ``FORCE_COLOR`` keep the tables
+    in a CI log that renders them."""
+    if STATE["plain"]:
+        return True
+    from rich.console import Console
+
+    return not Console(file=sys.stdout).is_terminal
+
+
+def text_is_plain_table(fmt: Any) -> Any:
+    """The ``--format`` callback of every command with a table: ``text`` is the table written as
+    plain lines wherever stdout goes (the command then sees ``table``)."""
+    if getattr(fmt, "value", None) == "text":
+        STATE["plain"] = True
+        return type(fmt)("table")
+    return fmt
 
 
 InventoryArg = Annotated[
     Path, typer.Argument(help="Inventory YAML file.", show_default=False, dir_okay=False, metavar="INVENTORY")
 ]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format (text: the table as plain lines).",
+                                           callback=text_is_plain_table)]
 ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Replace OUT even if imsdr did not write it (its files are lost) and follow OUT if it "
     "is a symlink. Never replaces /, a system directory, HOME, the working directory or a parent, a git "
@@ -45,9 +69,16 @@ ForceOpt = Annotated[bool, typer.Option(
 # ":bomb:" stays ":bomb:". Styling is given explicitly (rich.text.Text with a style), never as markup.
 
 def stdout() -> Console:
+    """The console tables are printed on: Rich on a terminal; on a pipe, in a CI log or with
+    ``--format text``, a console that writes every table as plain lines (:mod:`imsdr.output.plain`)."""
     from rich.console import Console
 
-    return Console(soft_wrap=False, markup=False, emoji=False)
+    if not plain_output():
+        return Console(soft_wrap=False, markup=False, emoji=False)
+    from imsdr.output.plain import PlainConsole
+
+    return PlainConsole(soft_wrap=True, markup=False, emoji=False, highlight=False, no_color=True,
+                        force_terminal=False, width=100_000)
 
 
 def stderr() -> Console:
@@ -98,9 +129,13 @@ def handle_errors(fn: F) -> F:
 
 
 class ImsdrGroup(TyperGroup):
-    """The root command group. A bad option value (an unknown --format, a number out of range) is
+    """The root command group. The root options are accepted after the command's name too
+    (:func:`global_flags_first`). A bad option value (an unknown --format, a number out of range) is
     reported as one plain line naming the option and what it accepts: typer converts values with
     pydantic, whose own words ("Value error, ...", "Input should be ...") are not ours to show."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, global_flags_first(args) if ctx.parent is None else args)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -110,11 +145,49 @@ class ImsdrGroup(TyperGroup):
             raise
 
 
+GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v", "--debug"})
+
+
+def global_flags_first(args: list[str]) -> list[str]:
+    """``args`` with the root options ``-q``, ``-v`` and ``--debug`` moved before the command's
+    name wherever they were given (``imsdr plan INV --out DIR -v`` is ``imsdr -v plan INV --out
+    DIR``); nothing after ``--`` is touched. No command has options of these names."""
+    try:
+        end = args.index("--")
+    except ValueError:
+        end = len(args)
+    flags = [a for a in args[:end] if a in GLOBAL_FLAGS]
+    return flags + [a for a in args[:end] if a not in GLOBAL_FLAGS] + args[end:]
+
+
 class ImsdrCommand(TyperCommand):
     """Every imsdr command (``cls=`` of each registration). Its help speaks the user's words: an
     argument is shown by its name (``INVENTORY...``), not followed by the Python type typer derives
     from the annotation (``<list[Path]>``, ``<str>``); the usage line writes required arguments bare
-    and optional ones in brackets, as click does (typer writes ``{INVENTORY...}...``)."""
+    and optional ones in brackets, as click does (typer writes ``{INVENTORY...}...``). Options
+    not given default to the team's ``imsdr.toml`` beside the inventory (:mod:`imsdr.cli.defaults`)."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        if "default_map" not in extra and not any(a in ("-h", "--help") for a in args):
+            from imsdr.cli.defaults import defaults_for
+            from imsdr.errors import ImsdrError
+
+            path = []
+            ctx = parent
+            while ctx is not None and ctx.parent is not None:
+                path.insert(0, ctx.info_name)
+                ctx = ctx.parent
+            try:
+                defaults = defaults_for(self, (*path, info_name or self.name or ""), args)
+            except ImsdrError as exc:
+                if STATE["debug"]:
+                    raise
+                print_error(exc)
+                raise typer.Exit(2) from None
+            if defaults:
+                extra["default_map"] = defaults
+        return super().make_context(info_name, args, parent, **extra)
+
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -232,24 +305,112 @@ def stage(label: str) -> Iterator[None]:
     """Progress for work that can take seconds at national scale, on stderr: a spinner when stderr
     is a terminal, nothing when it is piped; --verbose adds how long each stage took, --quiet
     silences both. Data on stdout is never touched."""
+    with progress(label):
+        yield
+
+
+@contextlib.contextmanager
+def progress(title: str) -> Iterator[Any]:
+    """Live progress on stderr for long work whose core names its stages (an
+    :class:`imsdr.progress.Stages` is yielded to hand to it): on a terminal, ``title`` and the
+    stage running now, each with its elapsed time (``rich.progress``); nothing when stderr is
+    piped. ``--verbose`` writes one ``STAGE: N.NN s`` line per stage and one for ``title``;
+    ``--quiet`` silences both. Data on stdout is never touched."""
     import time
 
     started = time.perf_counter()
-    if STATE["quiet"]:
-        yield
-        return
+    verbose = STATE["verbose"] and not STATE["quiet"]
     console = stderr()
-    if console.is_terminal:
-        with console.status(f"{label}...", spinner="line"):
+    live = None
+    if not STATE["quiet"] and console.is_terminal:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        live = Progress(SpinnerColumn("line"), TextColumn("{task.description}"), TimeElapsedColumn(),
+                        console=console, transient=True)
+    stages = _CliStages(live, verbose)
+    with live if live is not None else contextlib.nullcontext():
+        if live is not None:
+            live.add_task(f"{title}...", total=None)
+        yield stages
+    if verbose:
+        sys.stderr.write(f"{title}: {time.perf_counter() - started:.2f} s\n")
+
+
+class _CliStages:
+    """The CLI's :class:`imsdr.progress.Stages`: each stage a line of the live display while it
+    runs, and its time on stderr with --verbose."""
+
+    def __init__(self, live: Any, verbose: bool) -> None:
+        self._live = live
+        self._verbose = verbose
+
+    @contextlib.contextmanager
+    def stage(self, label: str) -> Iterator[None]:
+        import time
+
+        started = time.perf_counter()
+        task = self._live.add_task(f"  {label}", total=None) if self._live is not None else None
+        try:
             yield
-    else:
-        yield
-    if STATE["verbose"]:
-        sys.stderr.write(f"{label}: {time.perf_counter() - started:.2f} s\n")
+        finally:
+            if task is not None:
+                self._live.remove_task(task)
+        if self._verbose:
+            line = f"  {label}: {time.perf_counter() - started:.2f} s"
+            if self._live is not None:
+                self._live.console.print(line, markup=False, highlight=False)
+            else:
+                sys.stderr.write(line + "\n")
+
+
+STDIN = "-"  # an inventory argument that means standard input
+STDIN_NAME = "<stdin>"  # how diagnostics name it
 
 
 def load(path: Path) -> tuple[Inventory, SourceMap]:
-    from imsdr.inventory.build import load_inventory
+    from imsdr.inventory.build import load_inventory, load_inventory_stream
 
+    if str(path) == STDIN:
+        with stage("loading standard input"):
+            return load_inventory_stream(sys.stdin.buffer, STDIN_NAME)
     with stage(f"loading {path}"):
         return load_inventory(path)
+
+
+def expand_inventories(paths: list[Path]) -> list[Path]:
+    """The inventories named: a file as given, ``-`` for standard input, and for a directory every
+    inventory in it and below (a YAML file whose top level has ``network:`` and ``sites:``), in
+    name order; hidden directories and symbolic links are skipped."""
+    from imsdr.errors import ImsdrError
+
+    out: list[Path] = []
+    for path in paths:
+        if str(path) == STDIN or not path.is_dir() or path.is_symlink():
+            out.append(path)
+            continue
+        found = sorted(_inventories_below(path))
+        if not found:
+            raise ImsdrError(f"{path}: no inventory in this directory (a .yaml or .yml file with top-level "
+                             "'network:' and 'sites:')")
+        out.extend(found)
+    return out
+
+
+def _inventories_below(directory: Path) -> Iterator[Path]:
+    import os
+    import re
+
+    top_level = re.compile(rb"^(network|sites):", re.MULTILINE)
+    for root, dirs, files in os.walk(directory):  # os.walk never follows directory links
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = Path(root, name)
+            if name.startswith(".") or not name.endswith((".yaml", ".yml")) or path.is_symlink():
+                continue
+            try:
+                with path.open("rb") as handle:
+                    head = handle.read(1 << 20)
+            except OSError:
+                continue
+            if len({m.group(1) for m in top_level.finditer(head)}) == 2:
+                yield path

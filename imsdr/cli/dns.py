@@ -59,7 +59,10 @@ def render_dns(
     Kamailio dispatcher lists. Exit 2 (nothing written) when the DNS lint refuses the plan.
 
     The table lists every file of a small network; a large one (thousands of per-view zone files)
-    gets a count per kind of file (--all lists every file)."""
+    gets a count per kind of file (--all lists every file).
+
+    Examples: `imsdr render dns inventory.yaml --out dns --keys /etc/bind/imsdr-keys.conf`; `imsdr render dns
+    inventory.yaml --out dns-drained --drain site-a`"""
     import sys
 
     from imsdr.dns.render import render_dns as render

@@ -62,7 +62,9 @@ def national(
     wildcards: WildcardsOpt = True,
 ) -> None:
     """A national inventory: by default 31 provinces x 4 sites, 310 local networks, ~5,000 elements,
-    10 million ENUM numbers. Addresses from 198.18.0.0/15 (RFC 2544) and 2001:db8::/32."""
+    10 million ENUM numbers. Addresses from 198.18.0.0/15 (RFC 2544) and 2001:db8::/32.
+
+    Examples: `imsdr example national > national.yaml`; `imsdr example national --provinces 3 > three.yaml`"""
     _emit(provinces, sites_per_province, local_networks_per_province, seed, enum_numbers,
           enum_block_size, wildcards)
 
@@ -77,5 +79,7 @@ def province(
     enum_block_size: BlockSizeOpt = 100_000,
     wildcards: WildcardsOpt = True,
 ) -> None:
-    """One province's IMS core (the national generator with --provinces 1)."""
+    """One province's IMS core (the national generator with --provinces 1).
+
+    Examples: `imsdr example province > province.yaml`"""
     _emit(1, sites_per_province, local_networks_per_province, seed, enum_numbers, enum_block_size, wildcards)

@@ -74,7 +74,10 @@ def import_bind(
     into: IntoOpt = None,
 ) -> None:
     """Views, ACLs, zones and zone files: home domains, elements, pools and pairs, local networks and
-    sites, SBC DR order, ENUM blocks, TTLs."""
+    sites, SBC DR order, ENUM blocks, TTLs.
+
+    Examples: `imsdr import bind /etc/bind/named.conf --out draft.yaml`; `imsdr import bind named.conf
+    --zones-dir /var/lib/bind --into draft.yaml --out draft.yaml`"""
     from imsdr.importers.bind import import_bind as run
 
     _finish(lambda problems: run(named_confs, problems, zones_dir, enum_suffix.rstrip(".").lower()), out, into)
@@ -92,7 +95,9 @@ def import_kamailio(
                                                    "(default: from imsdr's set comments).", metavar="N=ID")] = None,
     into: IntoOpt = None,
 ) -> None:
-    """SBC -> P-CSCF and P-CSCF -> I-CSCF lists: preference order, ports, probing."""
+    """SBC -> P-CSCF and P-CSCF -> I-CSCF lists: preference order, ports, probing.
+
+    Examples: `imsdr import kamailio dispatcher.list --into draft.yaml --out draft.yaml`"""
     from imsdr.errors import ImsdrError
     from imsdr.importers.draft import Draft, merge
     from imsdr.importers.kamailio import HOPS, import_dispatcher
@@ -124,7 +129,10 @@ def import_table(
     out: OutOpt,
     into: IntoOpt = None,
 ) -> None:
-    """The planner's element list, one row per element (columns: docs/import.md)."""
+    """The planner's element list, one row per element (columns: docs/import.md).
+
+    Examples: `imsdr import table elements.csv --out draft.yaml`; `imsdr import table elements.xlsx --into
+    draft.yaml --out draft.yaml`"""
     from imsdr.importers.table import import_table as run
 
     _finish(lambda problems: run(table, problems), out, into)

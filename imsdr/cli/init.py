@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +17,17 @@ SitesOpt = Annotated[int, typer.Option(
     "--sites", min=1, max=8, metavar="N", help="Sites (one local network and one of each element per site).")]
 LabOpt = Annotated[bool, typer.Option("--lab", help="A one-site lab (no cross-region failover) instead.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace files that already exist.")]
+
+
+class CiKind(str, Enum):  # noqa: UP042 - same pattern as common.Format
+    github = "github"
+    gitlab = "gitlab"
+    none = "none"
+
+
+CiOpt = Annotated[CiKind, typer.Option(
+    "--ci", help="The CI configuration to write: a GitHub Actions workflow, a .gitlab-ci.yml (its Code "
+    "Quality report shows the findings in merge requests), or none.")]
 TableOpt = Annotated[Path | None, typer.Option(
     "--table", dir_okay=False, metavar="FILE.csv",
     help="Write only the element-list template for `imsdr import table` (a header row and one example "
@@ -28,10 +40,12 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, force: ForceOpt = False,
-         table: TableOpt = None) -> None:
-    """Write a small, commented, valid inventory (with its schema), .pre-commit-config.yaml and a CI
-    workflow into DIR; existing files are left alone unless --force. With --table FILE.csv, only the
-    element-list template to fill in and import with `imsdr import table`."""
+         table: TableOpt = None, ci: CiOpt = CiKind.github) -> None:
+    """Write a small, commented, valid inventory (with its schema), .pre-commit-config.yaml,
+    .gitattributes and a CI configuration into DIR; existing files are left alone unless --force.
+    With --table FILE.csv, only the element-list template to fill in and import with `imsdr import table`.
+
+    Examples: `imsdr init mynet --sites 3`; `imsdr init mynet --ci gitlab`."""
     import sys
 
     from imsdr.errors import ImsdrError
@@ -47,7 +61,7 @@ def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, for
     directory = directory or Path(".")
     if not lab and sites < 2:
         raise ImsdrError("--sites: a production design needs at least 2 sites (or use --lab)")
-    files = starter_files(sites, lab, dumps(inventory_json_schema()))
+    files = starter_files(sites, lab, dumps(inventory_json_schema()), ci=ci.value)
     existing = [f.path for f in files if (directory / f.path).exists()]
     if existing and not force:
         raise ImsdrError(f"{directory}: {', '.join(existing)} already exist; nothing written "

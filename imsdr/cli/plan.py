@@ -19,10 +19,11 @@ from imsdr.cli.common import (
     TemplateTimeoutOpt,
     handle_errors,
     output_target,
-    stage,
+    progress,
     stdout,
     styled,
     template_limits,
+    text_is_plain_table,
     write_stdout,
 )
 
@@ -49,12 +50,14 @@ TemplatesOpt = Annotated[Path | None, typer.Option(
 
 class PlanFormat(str, Enum):  # noqa: UP042 - same pattern as common.Format
     table = "table"
+    text = "text"
     markdown = "markdown"
     json = "json"
 
 
 PlanFormatOpt = Annotated[PlanFormat, typer.Option(
-    "--format", "-f", help="Output format (markdown: the --check summary, ready for a pull request).")]
+    "--format", "-f", callback=text_is_plain_table,
+    help="Output format (markdown: the --check summary, ready for a pull request; text: plain lines).")]
 DiffOpt = Annotated[bool, typer.Option(
     "--diff", help="With --check: also print the raw unified diff of every file (after the summary).")]
 DrainOpt = Annotated[list[str] | None, typer.Option(
@@ -73,15 +76,18 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
          template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False,
          drain: DrainOpt = None) -> None:
-    """The main job: every analysis and every rendered file for an inventory, in one directory."""
+    """The main job: every analysis and every rendered file for an inventory, in one directory.
+
+    Examples: `imsdr plan inventory.yaml --out plan`; `imsdr plan inventory.yaml --out plan --check --format
+    markdown` (in CI)"""
     from imsdr.plan import check_plan, write_plan
 
     limits = template_limits(template_timeout, template_max_output)
 
     if check:
-        with stage(f"planning {inventory} and comparing with {out}"):
+        with progress(f"planning {inventory} and comparing with {out}") as stages:
             summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
-                                       limits=limits, drain=tuple(drain or ()))
+                                       limits=limits, drain=tuple(drain or ()), stages=stages)
         review = diff.review
         assert review is not None
         if fmt is PlanFormat.json:
@@ -111,9 +117,9 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
         return
 
     target = output_target(out, force, inventory, templates)
-    with stage(f"planning {inventory} into {out}"):
+    with progress(f"planning {inventory} into {out}") as stages:
         summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
-                             limits=limits, drain=tuple(drain or ()))
+                             limits=limits, drain=tuple(drain or ()), stages=stages)
     if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 

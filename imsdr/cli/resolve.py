@@ -79,7 +79,9 @@ def resolve(
     """Resolve NAME offline as a client at --from would (RFC 3263/2782, ENUM), from the plan.
 
     Exit 0 when it resolves to at least one address, 1 when it does not, 2 on invalid input.
-    """
+
+    Examples: `imsdr resolve inventory.yaml ims.example.net --from 10.1.0.10`; `imsdr resolve inventory.yaml
+    +861012345678`"""
     from imsdr.resolve.offline import resolve_in
     from imsdr.resolve.planview import ElementIndex, PlanSource
 
@@ -169,7 +171,9 @@ def verify(
     """Query a live DNS server from each source and compare with the plan: drift per name and view.
 
     Exit 0 when every answer matches the plan, 1 on drift, 2 on invalid input or an unreachable server.
-    """
+
+    Examples: `imsdr verify inventory.yaml --server 10.0.0.53`; `imsdr verify inventory.yaml --server
+    127.0.0.1:5353 --from 10.1.0.10 --format json`"""
     import dns.exception as dns_exception
     import dns.name as dns_name
 

@@ -44,7 +44,10 @@ def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None
             fmt: FormatOpt = Format.table, force: ForceOpt = False,
             template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
             template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB) -> None:
-    """Render the DR runbook (Markdown with Mermaid diagrams) for an inventory into OUT."""
+    """Render the DR runbook (Markdown with Mermaid diagrams) for an inventory into OUT.
+
+    Examples: `imsdr render runbook inventory.yaml --out runbooks`; `imsdr render runbook inventory.yaml
+    --out runbooks --templates my-templates/`"""
     from imsdr.plan import analyse, runbook_pages_text
     from imsdr.runbook.render import write_runbook
 

@@ -17,32 +17,37 @@ def register(app: typer.Typer) -> None:
 
 
 InventoriesArg = Annotated[list[Path], typer.Argument(
-    help="Inventory YAML files.", show_default=False, dir_okay=False, metavar="INVENTORY...")]
+    help="Inventory YAML files; '-' reads one from standard input, a directory every inventory in it.",
+    show_default=False, metavar="INVENTORY...")]
 
 
 @handle_errors
 def validate(inventories: InventoriesArg, fmt: FormatOpt = Format.table) -> None:
-    """Validate inventories: every problem with FILE:LINE:COL, exit 2 if any is invalid."""
-    from imsdr.cli.common import print_error
+    """Validate inventories: every problem with FILE:LINE:COL, exit 2 if any is invalid.
+
+    Examples: `imsdr validate inventory.yaml`; `imsdr validate inventories/` (every inventory in
+    the directory); `generate-inventory | imsdr validate -`."""
+    from imsdr.cli.common import STDIN, STDIN_NAME, expand_inventories, print_error
     from imsdr.errors import InventoryError
     from imsdr.rules.engine import rule_id_problems
 
     results = []
-    for inventory in inventories:
+    for inventory in expand_inventories(inventories):
+        shown = STDIN_NAME if str(inventory) == STDIN else str(inventory)
         try:
             inv, source = load(inventory)
             problems = rule_id_problems(inv, source)  # the ids `check` and `plan` accept, no other
             if problems:
-                raise InventoryError(f"{inventory}: unknown rule id", problems)
+                raise InventoryError(f"{shown}: unknown rule id", problems)
         except InventoryError as exc:
             print_error(exc)
-            results.append({"valid": False, "file": str(inventory),
+            results.append({"valid": False, "file": shown,
                             "problems": [p.to_dict() for p in exc.problems] or [{"message": exc.message}]})
             continue
         summary = inventory_summary(inv)
-        results.append({"valid": True, "file": str(inventory), **summary})
+        results.append({"valid": True, "file": shown, **summary})
         if fmt is Format.table:
-            _print_summary(inv, inventory, summary)
+            _print_summary(inv, shown, summary)
     if fmt is Format.json:
         from imsdr.output.jsonout import dumps, envelope
 
@@ -55,7 +60,7 @@ def validate(inventories: InventoriesArg, fmt: FormatOpt = Format.table) -> None
         raise typer.Exit(2)
 
 
-def _print_summary(inv, inventory: Path, summary: dict) -> None:  # type: ignore[no-untyped-def]
+def _print_summary(inv, inventory: str, summary: dict) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     table = Table(title=inv.network.name)
@@ -63,8 +68,9 @@ def _print_summary(inv, inventory: Path, summary: dict) -> None:  # type: ignore
     table.add_column("count", justify="right")
     for key in ("sites", "local_networks", "elements", "pairs", "pools", "enum_blocks", "waivers"):
         table.add_row(key.replace("_", " "), str(summary["counts"][key]))
-    for type_, count in summary["elements_by_type"].items():
-        table.add_row(f"  {type_}", str(count))
+        if key == "elements":  # the element types belong under the elements they count
+            for type_, count in summary["elements_by_type"].items():
+                table.add_row(f"  {type_}", str(count))
     console = stdout()
     console.print(table)
     console.print(f"{inventory}: valid", soft_wrap=True, markup=False, highlight=False)
@@ -91,7 +97,9 @@ def inventory_summary(inv) -> dict:  # type: ignore[no-untyped-def]
 
 @handle_errors
 def schema() -> None:
-    """Print the inventory format's JSON Schema (for yaml-language-server and editors)."""
+    """Print the inventory format's JSON Schema (for yaml-language-server and editors).
+
+    Examples: `imsdr schema > inventory.schema.json`"""
     from imsdr.inventory.jsonschema import inventory_json_schema
     from imsdr.output.jsonout import dumps
 

@@ -92,6 +92,13 @@ def load_inventory_text(text: str, file: str = "<string>") -> tuple[Inventory, S
     return validate_document(load_yaml_text(text, file, tolerant=True))
 
 
+def load_inventory_stream(stream: Any, file: str = "<stdin>") -> tuple[Inventory, SourceMap]:
+    """Load and validate an inventory read from a binary stream (standard input)."""
+    from imsdr.inventory.loader import load_yaml_stream
+
+    return validate_document(load_yaml_stream(stream, file, tolerant=True))
+
+
 def validate_document(doc: LoadedDocument) -> tuple[Inventory, SourceMap]:
     """Validate ``doc`` and report every problem in one run.
 

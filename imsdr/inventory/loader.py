@@ -606,6 +606,23 @@ def load_yaml_file(path: str | os.PathLike[str], *, tolerant: bool = False) -> L
         raise InventoryError(f"{file}: cannot read: {exc.strerror or exc}") from None
     except ValueError:  # e.g. an embedded NUL in the path
         raise InventoryError(f"{shorten(file)}: not a usable file name") from None
+    return load_yaml_bytes(raw, file, tolerant=tolerant)
+
+
+def load_yaml_stream(stream: Any, file: str = "<stdin>", *, tolerant: bool = False) -> LoadedDocument:
+    """An inventory read from a binary stream (``imsdr validate -``), at most MAX_FILE_BYTES of it."""
+    try:
+        raw = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise InventoryError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise _fatal(file, 1, 1, (), f"the input is larger than {MAX_FILE_BYTES:,} bytes; "
+                     "larger inventories are refused", "too large")
+    return load_yaml_bytes(raw, file, tolerant=tolerant)
+
+
+def load_yaml_bytes(raw: bytes, file: str, *, tolerant: bool = False) -> LoadedDocument:
+    """The inventory document of ``raw``, which must be UTF-8 (a BOM is dropped)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -140,6 +140,22 @@ def _sarif_run(report: CheckReport, docs_url: str | None) -> dict[str, Any]:
     return run
 
 
+# --- plain lines (pipes, CI logs, --format text) -------------------------------------------------
+
+def finding_line(file: str, f: Finding, waived: str = "") -> str:
+    """``FILE:LINE:COL: SEVERITY RULE message`` on one line (the compiler convention editors and
+    CI log viewers link), the fix after `` — fix: ``; a waived finding says so and why."""
+    from imsdr.diagnostics import one_line
+
+    where = str(f.location) if f.location else one_line(file)
+    text = f"{where}: {'waived' if waived else f.severity.value} {f.rule_id} {one_line(f.message)}"
+    if f.hint and not waived:
+        text += f" — fix: {one_line(f.hint)}"
+    if waived:
+        text += f" — waived: {one_line(waived)}"
+    return text
+
+
 # --- Markdown -----------------------------------------------------------------------------------
 
 def _cell(text: str) -> str:
@@ -219,6 +235,55 @@ def to_github(report: CheckReport, fail_on: FailOn = "error") -> str:
     lines.append(f"imsdr check {verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
                  f"{counts['info']} info, {counts['waived']} waived")
     return "\n".join(lines) + "\n"
+
+
+# --- GitLab Code Quality ---------------------------------------------------------------------------
+
+# GitLab's five levels; a DR error is "critical" (the merge request widget lists it first), an
+# info finding stays "info" (shown, never counted as a degradation of note)
+_GITLAB_SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
+
+
+def _gitlab_path(file: str) -> str:
+    """The file relative to the job's checkout (the working directory), as GitLab links it."""
+    path = PurePath(file)
+    if path.is_absolute():
+        relative = PurePath(os.path.relpath(path))
+        if relative.parts[:1] != ("..",):
+            path = relative
+    return path.as_posix()
+
+
+def _gitlab_issue(report_file: str, f: Finding, severity: str, description: str) -> dict[str, Any]:
+    import hashlib
+
+    path = _gitlab_path(f.location.file if f.location else report_file)
+    # the fingerprint names the finding, not its line: moving a block of the inventory does not
+    # make GitLab report an old finding as new and the same one as fixed
+    key = "\0".join((path, f.rule_id, *(f.subjects or (f.message,))))
+    return {
+        "type": "issue",
+        "check_name": f.rule_id,
+        "description": description,
+        "categories": ["Bug Risk"],
+        "fingerprint": hashlib.sha256(key.encode("utf-8")).hexdigest(),
+        "severity": severity,
+        "location": {"path": path, "lines": {"begin": f.location.line if f.location else 1}},
+    }
+
+
+def to_gitlab(reports: Sequence[CheckReport]) -> str:
+    """A GitLab Code Quality report (``artifacts:reports:codequality``): a JSON array with one
+    issue per unwaived finding (waived ones are not degradations); invalid input appears as its
+    INV-001 findings."""
+    issues = []
+    for report in reports:
+        for f in report.findings:
+            description = f"{f.rule_id}: {f.message}" + (f" Fix: {f.hint}" if f.hint else "")
+            issues.append(_gitlab_issue(report.file, f, _GITLAB_SEVERITY[f.severity], description))
+    issues.sort(key=lambda issue: (issue["location"]["path"], issue["location"]["lines"]["begin"],
+                                   issue["check_name"], issue["fingerprint"]))
+    return dumps(issues)
 
 
 # --- rule catalogue ---------------------------------------------------------------------------------

@@ -1,0 +1,121 @@
+"""Prometheus rule files from the plan.
+
+``headroom.rules.yml`` holds, per capacity check with a failure to guard against, one recording
+rule (``imsdr:failure_projected_utilisation``: the utilisation the plan's worst single failure
+would cause at the current load) and one alert (``ImsdrFailureHeadroomLost``) that fires when it
+exceeds ``max_utilisation``. The current load comes from the metric contract
+``imsdr_element_load{element="ID", unit="UNIT"}`` (docs/monitoring.md): the operator's recording
+rules map their platforms' counters onto it.
+
+The files are plain Prometheus 2.x rule files (``promtool check rules`` reads them), written in
+a fixed key order so the same plan gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from imsdr.monitoring.headroom import HeadroomGuard, headroom_guards
+
+if TYPE_CHECKING:
+    from imsdr.analysis import Analysis
+
+LOAD_METRIC = "imsdr_element_load"
+PROJECTED = "imsdr:failure_projected_utilisation"
+HEADROOM_ALERT = "ImsdrFailureHeadroomLost"
+HEADROOM_FOR = "10m"  # a load peak of a few minutes is not a design change
+HEADROOM_FILE = "headroom.rules.yml"
+# the capacity appendix's sections, by the kind of check (anchors as GitHub renders the headings)
+CAPACITY_ANCHOR = {"pool": "nk-pools", "pair": "11-pairs", "hss": "hss-sizing-with-dynamic-restoration-data",
+                   "takeover": "dr-takeovers-sbc-and-p-cscf"}
+SEVERITY = {"error": "error", "warning": "warning", "info": "info"}
+
+
+_REGEX_SPECIAL = frozenset(".^$*+?()[]{}|\\")
+
+
+def _regex_alternation(ids: tuple[str, ...]) -> str:
+    """A PromQL regex (anchored by PromQL) matching exactly ``ids``: their regex characters (a dot
+    of a dotted id) escaped, nothing else."""
+    return "|".join("".join(f"\\{ch}" if ch in _REGEX_SPECIAL else ch for ch in i) for i in sorted(set(ids)))
+
+
+def _number(value: float) -> str:
+    """A float as PromQL reads it, exact enough to reproduce the threshold to the unit."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _quoted(text: str) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def headroom_rules(analysis: Analysis, runbook_base: str, severities: dict[str, str]) -> tuple[str, int]:
+    """The text of headroom.rules.yml and the number of alerts in it."""
+    guards = headroom_guards(analysis)
+    lines = ["# imsdr: headroom guards from the capacity plan (one recording rule and one alert per check).",
+             f"# Input: {LOAD_METRIC}{{element, unit}} - see docs/monitoring.md for the metric contract.",
+             "groups:"]
+    if not guards:
+        lines += ["  - name: imsdr-headroom", "    rules: []"]
+        return "\n".join(lines) + "\n", 0
+    lines += ["  - name: imsdr-headroom", "    rules:"]
+    for guard in guards:
+        lines += _guard_rules(guard, runbook_base, severities.get(guard.rule, "error"))
+    return "\n".join(lines) + "\n", len(guards)
+
+
+def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str) -> list[str]:
+    selector = f'{LOAD_METRIC}{{unit={_quoted(guard.unit)}, element=~{_quoted(_regex_alternation(guard.members))}}}'
+    labels = {"check": guard.check, "kind": guard.kind, "element_type": guard.element_type}
+    label_text = ", ".join(f"{key}: {_quoted(value)}" for key, value in labels.items())
+    page = f"{runbook_base}capacity.md#{CAPACITY_ANCHOR[guard.kind]}"
+    summary = (f"if {guard.worst} happened now, {guard.survivor} would be at {{{{ $value | humanizePercentage }}}} "
+               f"(limit {guard.limit:.0%})")
+    description = (f"{guard.check.split(':', 1)[1]}: {guard.unit} on {', '.join(guard.members)} exceed "
+                   f"{guard.threshold:,.0f}, the load at which the plan's worst single failure "
+                   f"({guard.worst}) overloads {guard.survivor}; planned {guard.planned_load:,.0f} gives "
+                   f"{guard.utilisation_after:.1%} after that failure. Rule {guard.rule} judges the same check.")
+    return [
+        f"      - record: {PROJECTED}",
+        f"        expr: sum({selector}) * {_number(guard.factor)}",
+        f"        labels: {{{label_text}}}",
+        f"      - alert: {HEADROOM_ALERT}",
+        f"        expr: {PROJECTED}{{check={_quoted(guard.check)}}} > {_number(guard.limit)}",
+        f"        for: {HEADROOM_FOR}",
+        f"        labels: {{severity: {_quoted(severity)}, rule: {_quoted(guard.rule)}, {label_text}}}",
+        "        annotations:",
+        f"          summary: {_quoted(summary)}",
+        f"          description: {_quoted(description)}",
+        f"          runbook_url: {_quoted(page)}",
+    ]
+
+
+def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> dict[str, str]:
+    """name → text of every file of the monitoring/ tree."""
+    from imsdr.rules.registry import all_rules
+
+    severities: dict[str, Any] = {rule.id: SEVERITY[rule.severity.value] for rule in all_rules()}
+    text, _count = headroom_rules(analysis, runbook_base, severities)
+    return {HEADROOM_FILE: text}
+
+
+def runbook_base(url: str) -> str:
+    """``url`` ending in "/" (each alert appends page and anchor); control characters refused."""
+    from imsdr.errors import ImsdrError
+
+    if not url or not url.isprintable() or any(ch in url for ch in "\"' "):
+        raise ImsdrError(f"--runbook-url {url!r}: give a URL or path without spaces, quotes or control characters")
+    return url if url.endswith("/") else url + "/"
+
+
+def write_monitoring(out: Any, files: dict[str, str]) -> None:
+    """Replace ``out`` (a directory or OutputTarget) atomically with ``files``."""
+    from imsdr.output.atomic import atomic_directory, safe_join, write_text
+
+    with atomic_directory(out) as staging:
+        for name, text in sorted(files.items()):
+            write_text(safe_join(staging, name), text)

@@ -1,0 +1,152 @@
+"""imsdr render monitoring: the headroom guards are valid Prometheus rules (promtool check rules),
+and promtool's own rule evaluator fires each alert exactly when the members' load is one unit
+above the threshold the capacity plan gives, and stays silent one unit below."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from imsdr.analysis import Analysis
+from imsdr.cli.app import app
+from imsdr.model.topology import Topology
+from imsdr.monitoring.headroom import headroom_guards
+from imsdr.monitoring.render import HEADROOM_ALERT, HEADROOM_FILE, monitoring_files
+from imsdr.plan import load_topology
+
+ROOT = Path(__file__).resolve().parent.parent
+INVENTORIES = [ROOT / "inventories" / "lab.yaml", ROOT / "inventories" / "province.yaml"]
+runner = CliRunner()
+
+
+def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["promtool", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module", params=INVENTORIES, ids=lambda p: p.stem)
+def rendered(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    out = tmp_path_factory.mktemp("monitoring") / "monitoring"
+    result = runner.invoke(app, ["render", "monitoring", str(request.param), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return request.param, out, json.loads(result.stdout)
+
+
+def test_promtool_accepts_every_rule_file(rendered) -> None:  # type: ignore[no-untyped-def]
+    _, out, summary = rendered
+    for name in summary["files"]:
+        done = promtool("check", "rules", name, cwd=out)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "SUCCESS" in done.stdout
+
+
+def test_every_guard_carries_its_runbook_and_rule(rendered) -> None:  # type: ignore[no-untyped-def]
+    inventory, out, summary = rendered
+    groups = yaml.safe_load((out / HEADROOM_FILE).read_text())["groups"]
+    alerts = [r for g in groups for r in g["rules"] if "alert" in r]
+    guards = headroom_guards(Analysis(load_topology(inventory)))
+    assert len(alerts) == len(guards) == summary["alerts"][HEADROOM_FILE] > 0
+    for alert, guard in zip(alerts, guards, strict=True):
+        assert alert["labels"]["check"] == guard.check and alert["labels"]["rule"] == guard.rule
+        page, anchor = alert["annotations"]["runbook_url"].removeprefix("../runbooks/").split("#")
+        text = (ROOT / "docs" / "sample-runbook" / page).read_text()
+        headings = [line.lstrip("#").strip() for line in text.splitlines() if line.startswith("## ")]
+        from imsdr.runbook.render import anchor as slug
+
+        assert anchor in {slug(h) for h in headings}, (page, anchor)
+
+
+def _load(g, loads: dict[tuple[str, str], float]) -> float:  # type: ignore[no-untyped-def]
+    return sum(loads.get((m, g.unit), 0.0) for m in set(g.members))
+
+
+def _firing(guards, loads: dict[tuple[str, str], float]) -> list:  # type: ignore[no-untyped-def]
+    """The guards the plan says fire for these current loads (the oracle promtool is held to)."""
+    return [g for g in guards if _load(g, loads) * g.utilisation_after / g.planned_load > g.limit]
+
+
+def _case(guards, loads: dict[tuple[str, str], float]) -> dict:  # type: ignore[no-untyped-def]
+    series = [{"series": f'imsdr_element_load{{element="{element}",unit="{unit}"}}',
+               "values": f"{value!r}x20"} for (element, unit), value in sorted(loads.items())]
+    expected = []
+    for g in _firing(guards, loads):
+        projected = _load(g, loads) * g.factor
+        expected.append({"exp_labels": {"alertname": HEADROOM_ALERT, "severity": "error", "rule": g.rule,
+                                        "check": g.check, "kind": g.kind, "element_type": g.element_type},
+                         "exp_annotations": None, "_projected": projected})
+    return {"interval": "1m", "input_series": series,
+            "alert_rule_test": [{"eval_time": "15m", "alertname": HEADROOM_ALERT, "exp_alerts": expected}]}
+
+
+def test_alerts_fire_one_unit_above_the_threshold_and_not_one_below(rendered, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    inventory, out, _ = rendered
+    analysis = Analysis(load_topology(inventory))
+    guards = headroom_guards(analysis)
+    files = monitoring_files(analysis)
+    groups = yaml.safe_load(files[HEADROOM_FILE])["groups"]
+    annotations = {r["labels"]["check"]: r["annotations"] for g in groups for r in g["rules"] if "alert" in r}
+    tests = []
+    for guard in guards:
+        first = sorted(set(guard.members))[0]
+        for delta in (+1, -1):
+            case = _case(guards, {(first, guard.unit): guard.threshold + delta})
+            fired = {a["exp_labels"]["check"] for a in case["alert_rule_test"][0]["exp_alerts"]}
+            assert (guard.check in fired) == (delta > 0), (guard.check, delta)
+            for alert in case["alert_rule_test"][0]["exp_alerts"]:
+                projected = alert.pop("_projected")
+                expected = dict(annotations[alert["exp_labels"]["check"]])
+                expected["summary"] = expected["summary"].replace(
+                    "{{ $value | humanizePercentage }}", f"{projected * 100:.4g}%")
+                alert["exp_annotations"] = expected
+            tests.append(case)
+    shutil.copy(out / HEADROOM_FILE, tmp_path / HEADROOM_FILE)
+    (tmp_path / "headroom.test.yml").write_text(yaml.safe_dump(
+        {"rule_files": [HEADROOM_FILE], "evaluation_interval": "1m", "tests": tests}, sort_keys=False))
+    done = promtool("test", "rules", "headroom.test.yml", cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+
+
+def test_thresholds_are_the_capacity_plans(tmp_path: Path) -> None:
+    """By hand, province pcscf-pair-1: 2,100,000 users planned, 70 % on the survivor after losing
+    a side, limit 85 % → the guard fires above 2,100,000 × 0.85 / 0.70 = 2,550,000 users."""
+    guards = {g.check: g for g in headroom_guards(Analysis(load_topology(INVENTORIES[1])))}
+    pair = guards["pair:pcscf-pair-1"]
+    assert (pair.planned_load, pair.utilisation_after, pair.limit) == (2_100_000, 0.7, 0.85)
+    assert round(pair.threshold) == 2_550_000
+    # cscf-pool: 3,300,000 users, 82.5 % after losing two members → 3,300,000 × 0.85 / 0.825 = 3,400,000
+    assert round(guards["pool:cscf-pool"].threshold) == 3_400_000
+
+
+def test_output_is_deterministic_and_atomic(tmp_path: Path) -> None:
+    args = ["render", "monitoring", str(INVENTORIES[1]), "--out", str(tmp_path / "m")]
+    assert runner.invoke(app, args).exit_code == 0
+    first = (tmp_path / "m" / HEADROOM_FILE).read_bytes()
+    assert runner.invoke(app, args).exit_code == 0
+    assert (tmp_path / "m" / HEADROOM_FILE).read_bytes() == first
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("an operator's file")
+    refused = runner.invoke(app, ["render", "monitoring", str(INVENTORIES[1]), "--out", str(mine)])
+    assert refused.exit_code == 2 and (mine / "notes.txt").read_text() == "an operator's file"
+
+
+@pytest.mark.parametrize("url", ["has space/", 'quote"/', "ctl\x1b/", ""])
+def test_a_runbook_url_that_would_break_the_rules_is_refused(url: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["render", "monitoring", str(INVENTORIES[0]), "--out", str(tmp_path / "m"),
+                                 "--runbook-url", url])
+    assert result.exit_code == 2 and "--runbook-url" in result.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_topology_is_not_rebuilt_for_monitoring() -> None:
+    """One model: the guards read the run's Analysis (its capacity report), nothing of their own."""
+    topology = load_topology(INVENTORIES[1])
+    analysis = Analysis(topology)
+    report = analysis.capacity
+    assert headroom_guards(analysis)[0].planned_load == report.pools[0].load
+    assert isinstance(topology, Topology)
