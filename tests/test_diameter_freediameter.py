@@ -215,10 +215,8 @@ def test_drain_scores_the_drained_hss_no_delivery(tmp_path: Path) -> None:
 def test_national_peers_per_client_stay_within_the_province(tmp_path: Path) -> None:
     """No client connects to more than its province's HSSs + 2 SLFs/DRAs (was: every HSS/SLF of the
     country, 620 peers, 1.15 M connections)."""
-    from imsdr.diameter import peer_count
+    from imsdr.diameter import diameter_configs, peer_count
     from imsdr.example.national import NationalParams, generate_national
-
-    from imsdr.diameter import diameter_configs
 
     data = generate_national(NationalParams(provinces=3, enum_numbers=1000))
     topo = topology_from_data(data, tmp_path)
