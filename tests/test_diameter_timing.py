@@ -34,7 +34,9 @@ def test_hss_failover_is_detection_plus_promotion_plus_reconnect(tmp_path: Path)
     assert [p.name for p in switchover(topo, topo.elements["hss-b-1"]).parts] == ["detection"]
     assert [p.name for p in switchover(topo, topo.elements["slf-a-1"]).parts] == ["detection"]
     # manual promotion: its default, or what the pair says
-    next(p for p in data["redundancy"]["pairs"] if p["id"] == "hss-pair")["promotion"] = "manual"
+    pair = next(p for p in data["redundancy"]["pairs"] if p["id"] == "hss-pair")
+    pair["promotion"] = "manual"
+    pair.pop("promotion_time")  # the sample states 30 s
     topo = topology_from_data(data, tmp_path)
     assert switchover(topo, topo.elements["hss-a-1"]).parts[1].seconds == 900
     next(p for p in data["redundancy"]["pairs"] if p["id"] == "hss-pair")["promotion_time"] = 120
