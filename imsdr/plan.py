@@ -12,6 +12,7 @@ import datetime as dt
 import difflib
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget, WrittenDigests
     from imsdr.runbook.sandbox import TemplateLimits
+    from imsdr.untrusted import UntrustedTree
 
 PLAN_JSON_VERSION = 1
 FAIL_LEVELS = ("error", "warning", "never")
@@ -628,6 +630,7 @@ class TreeDiff:
     changed: list[str] = field(default_factory=list)
     diff: str = ""
     review: PlanReview | None = None  # per view and record (imsdr.output.plan_review)
+    not_regular: dict[str, str] = field(default_factory=dict)  # committed entry -> what it is (never read)
 
     @property
     def clean(self) -> bool:
@@ -635,6 +638,7 @@ class TreeDiff:
 
 
 MAX_DIFF_LINES_PER_FILE = 400
+MAX_REVIEW_BYTES = 512 << 20  # a committed file read for its diff or review (ENUM zones: ~100 MB each)
 
 
 def check_plan(
@@ -642,75 +646,138 @@ def check_plan(
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
     drain: tuple[str, ...] = (), stages: Stages = SILENT,
 ) -> tuple[dict[str, Any], TreeDiff]:
-    """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes)."""
+    """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes).
+
+    The committed tree ``out`` is untrusted input (a pull request may hold anything): it is
+    listed and read only through :class:`imsdr.untrusted.UntrustedTree`, so a link or any other
+    entry that is not a regular file is a changed file that is never read, and nothing outside
+    the tree reaches the diff or the review. Its DNS tree gives the SOA serials of unchanged zones
+    only when it holds nothing but regular files.
+    """
+    from imsdr.untrusted import UntrustedTree
+
     pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages)
     out = Path(out)
     tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
     try:
         fresh = tmp / "plan"
         fresh.mkdir()
-        summary = render_tree(pipe, fresh, previous=out if out.is_dir() else None,
-                              templates_dir=templates_dir, limits=limits)
-        with stages.stage(f"comparing with {out}"):
-            diff = diff_trees(out, fresh, label=str(out))
-            diff.review = review(out, fresh, diff.added, diff.removed, diff.changed)
+        with UntrustedTree(out, str(out)) as old:
+            summary = render_tree(pipe, fresh, previous=_trusted_previous(old, out),
+                                  templates_dir=templates_dir, limits=limits)
+            with stages.stage(f"comparing with {out}"), UntrustedTree(fresh, str(out)) as new:
+                diff = _diff(old, new, str(out))
+                diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)
         return summary, diff
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _files(root: Path) -> dict[str, Path]:
-    from imsdr.output.atomic import MARKER
-
-    if not root.is_dir():
-        return {}
-    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and p.name != MARKER}
+def _trusted_previous(old: UntrustedTree, out: Path) -> Path | None:
+    """The committed tree as the DNS renderer's previous output (SOA serials of unchanged zones),
+    or None when its dns/ part holds anything but regular files (the renderer reads it by path)."""
+    dns = [info for rel, info in old.entries.items() if rel.startswith("dns/")]
+    if not dns or any(not stat.S_ISREG(info.st_mode) for info in dns):
+        return None
+    return out
 
 
 def diff_trees(old_root: Path, new_root: Path, *, label: str) -> TreeDiff:
     """Unified diff of ``old_root`` (what is on disk) → ``new_root`` (what the plan renders)."""
-    old, new = _files(old_root), _files(new_root)
+    from imsdr.untrusted import UntrustedTree
+
+    with UntrustedTree(old_root, label) as old, UntrustedTree(new_root, label) as new:
+        return _diff(old, new, label)
+
+
+def _files(tree: UntrustedTree) -> dict[str, os.stat_result]:
+    from imsdr.output.atomic import MARKER
+
+    return {rel: info for rel, info in tree.entries.items() if rel.rpartition("/")[2] != MARKER}
+
+
+def _diff(old_tree: UntrustedTree, new_tree: UntrustedTree, label: str) -> TreeDiff:
+    from imsdr.untrusted import kind_of
+
+    old, new = _files(old_tree), _files(new_tree)
     result = TreeDiff()
     chunks: list[str] = []
     for rel in sorted(set(old) | set(new)):
         a, b = old.get(rel), new.get(rel)
+        name = f"{label}/{rel}"
+        if a is not None and not stat.S_ISREG(a.st_mode):
+            result.not_regular[rel] = kind_of(a)
+            (result.changed if b is not None else result.removed).append(rel)
+            chunks.append(f"{name}: not a regular file ({kind_of(a)}); not read\n")
+            continue
         if a is not None and b is not None:
-            if _same_bytes(a, b):
+            if _same_bytes(old_tree, new_tree, rel):
                 continue
             result.changed.append(rel)
         elif a is None:
             result.added.append(rel)
         else:
             result.removed.append(rel)
-        chunks.append(_file_diff(a, b, f"{label}/{rel}"))
+        chunks.append(_file_diff(old_tree if a is not None else None, new_tree if b is not None else None,
+                                 rel, name))
     result.diff = "".join(chunks)
     return result
 
 
-def _same_bytes(a: Path, b: Path) -> bool:
-    """Whether two files hold the same bytes, read 1 MiB at a time (ENUM zones are ~100 MB each)."""
-    if a.stat().st_size != b.stat().st_size:
+def _same_bytes(a: UntrustedTree, b: UntrustedTree, rel: str) -> bool:
+    """Whether ``rel`` holds the same bytes in both trees, read 1 MiB at a time (ENUM zones are
+    ~100 MB each); an entry that cannot be opened as a regular file differs."""
+    from imsdr.untrusted import UntrustedFile
+
+    try:
+        fa, ia = a.open(rel)
+    except UntrustedFile:
         return False
-    with a.open("rb") as fa, b.open("rb") as fb:
-        while True:
-            chunk = fa.read(1 << 20)
-            if chunk != fb.read(1 << 20):
+    try:
+        fb, ib = b.open(rel)
+        try:
+            if ia.st_size != ib.st_size:
                 return False
-            if not chunk:
-                return True
+            while True:
+                chunk = os.read(fa, 1 << 20)
+                if chunk != _read_exactly(fb, len(chunk) or 1):
+                    return False
+                if not chunk:
+                    return True
+        finally:
+            os.close(fb)
+    finally:
+        os.close(fa)
 
 
-def _lines(path: Path | None) -> list[str]:
-    if path is None:
+def _read_exactly(fd: int, size: int) -> bytes:
+    parts, got = [], 0
+    while got < size:
+        chunk = os.read(fd, size - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _lines(tree: UntrustedTree | None, rel: str) -> list[str]:
+    from imsdr.untrusted import UntrustedFile
+
+    if tree is None:
         return []
     try:
-        return path.read_text(encoding="utf-8").splitlines(keepends=True)
+        data = tree.read(rel, MAX_REVIEW_BYTES)
+    except UntrustedFile as exc:
+        return [f"<not read: {exc.reason}>\n"]
+    try:
+        return data.decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
-        return [f"<binary file, {path.stat().st_size} bytes>\n"]
+        return [f"<binary file, {len(data)} bytes>\n"]
 
 
-def _file_diff(a: Path | None, b: Path | None, name: str) -> str:
-    lines = list(difflib.unified_diff(_lines(a), _lines(b), fromfile=name if a else "/dev/null",
+def _file_diff(a: UntrustedTree | None, b: UntrustedTree | None, rel: str, name: str) -> str:
+    lines = list(difflib.unified_diff(_lines(a, rel), _lines(b, rel), fromfile=name if a else "/dev/null",
                                       tofile=name if b else "/dev/null"))
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
     if len(lines) > MAX_DIFF_LINES_PER_FILE:

@@ -23,6 +23,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import IO, Any
 
 from imsdr.errors import ImsdrError
 
@@ -131,6 +132,24 @@ def read_untrusted_text(path: str | os.PathLike[str], limit: int, *, dir_fd: int
                             named_at) from None
 
 
+
+def open_untrusted_file(path: str | os.PathLike[str], limit: int, *, encoding: str | None = None,
+                        newline: str | None = None, named_at: str | None = None,
+                        display: str | None = None) -> IO[Any]:
+    """A file object (binary, or text in ``encoding``) on the regular file at ``path`` of at most
+    ``limit`` bytes, for readers that stream a large file (ENUM zones, tables); as
+    :func:`open_untrusted` it follows no link and never blocks on a FIFO or device. The size is
+    checked when the file is opened; a streaming reader bounds what it keeps itself."""
+    file = display or os.fspath(path)
+    fd, info = open_untrusted(path, named_at=named_at, display=display)
+    if info.st_size > limit:
+        os.close(fd)
+        raise UntrustedFile(file, f"is {info.st_size:,} bytes; at most {limit:,} are read", named_at)
+    os.set_blocking(fd, True)
+    if encoding is None:
+        return os.fdopen(fd, "rb")
+    return os.fdopen(fd, "r", encoding=encoding, newline=newline)
+
 def open_directory(path: str | os.PathLike[str], *, dir_fd: int | None = None,
                    display: str | None = None) -> int:
     """An open descriptor on the directory at ``path``, never through a symbolic link."""
@@ -151,3 +170,144 @@ def is_regular_file(path: Path) -> bool:
         return stat.S_ISREG(path.lstat().st_mode)
     except OSError:
         return False
+
+
+# --- a tree imsdr did not write (a committed plan under review, a previous output) ---------------
+
+MAX_TREE_ENTRIES = 1_000_000  # a national plan writes ~17,000 files
+MAX_TREE_DEPTH = 32  # imsdr's own trees are at most four directories deep
+
+
+def _parts(rel: str) -> list[str]:
+    parts = rel.split("/")
+    if not rel or any(p in ("", ".", "..") for p in parts) or "\x00" in rel:
+        raise UntrustedFile(rel, "not a path inside the tree")
+    return parts
+
+
+def open_untrusted_in(root_fd: int, rel: str, *, display: str | None = None) -> tuple[int, os.stat_result]:
+    """:func:`open_untrusted` on ``rel`` (``a/b/c``) inside the directory open as ``root_fd``: every
+    directory on the way is opened without following a link, so the file cannot lie outside it."""
+    parts = _parts(rel)
+    shown = display or rel
+    fds: list[int] = []
+    try:
+        parent = root_fd
+        for part in parts[:-1]:
+            parent = open_directory(part, dir_fd=parent, display=shown)
+            fds.append(parent)
+        return open_untrusted(parts[-1], dir_fd=parent, display=shown)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def read_untrusted_in(root_fd: int, rel: str, limit: int, *, display: str | None = None) -> bytes:
+    """:func:`read_untrusted` on ``rel`` inside the directory open as ``root_fd`` (see
+    :func:`open_untrusted_in`)."""
+    parts = _parts(rel)
+    shown = display or rel
+    fds: list[int] = []
+    try:
+        parent = root_fd
+        for part in parts[:-1]:
+            parent = open_directory(part, dir_fd=parent, display=shown)
+            fds.append(parent)
+        return read_untrusted(parts[-1], limit, dir_fd=parent, display=shown)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def walk_untrusted(root_fd: int, *, display: str = ".") -> dict[str, os.stat_result]:
+    """Every entry below the directory open as ``root_fd`` that is not a directory, as
+    ``relative posix path → lstat``; nothing is followed (a link to a directory is an entry, not
+    descended into) and nothing is opened but directories. At most :data:`MAX_TREE_ENTRIES`
+    entries and :data:`MAX_TREE_DEPTH` levels; more is refused."""
+    found: dict[str, os.stat_result] = {}
+    seen = 0
+
+    def walk(fd: int, prefix: str, depth: int) -> None:
+        nonlocal seen
+        if depth > MAX_TREE_DEPTH:
+            raise UntrustedFile(f"{display}/{prefix}", f"is nested more than {MAX_TREE_DEPTH} directories deep")
+        try:
+            with os.scandir(fd) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            raise UntrustedFile(f"{display}/{prefix}", f"cannot list: {exc.strerror or exc}") from None
+        for entry in entries:
+            seen += 1
+            if seen > MAX_TREE_ENTRIES:
+                raise UntrustedFile(display, f"holds more than {MAX_TREE_ENTRIES:,} entries")
+            rel = prefix + entry.name
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                raise UntrustedFile(f"{display}/{rel}", f"cannot stat: {exc.strerror or exc}") from None
+            if stat.S_ISDIR(info.st_mode):
+                child = open_directory(entry.name, dir_fd=fd, display=f"{display}/{rel}")
+                try:
+                    walk(child, rel + "/", depth + 1)
+                finally:
+                    os.close(child)
+            else:
+                found[rel] = info
+
+    walk(root_fd, "", 1)
+    return found
+
+
+def kind_of(info: os.stat_result) -> str:
+    """What a non-directory entry is, in the words refusals use ("a symbolic link", "a FIFO", ...)."""
+    if stat.S_ISREG(info.st_mode):
+        return "a regular file"
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link"
+    return _kind(info.st_mode)
+
+
+class UntrustedTree:
+    """A directory tree opened once, listed without following anything and read only through its
+    descriptor: ``with UntrustedTree(path, display) as tree: tree.entries, tree.read(rel, limit)``.
+
+    A missing ``path`` is an empty tree; a ``path`` that is a link or not a directory is refused.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], display: str | None = None) -> None:
+        self.path = Path(path)
+        self.display = display or os.fspath(path)
+        self.entries: dict[str, os.stat_result] = {}
+        self._fd: int | None = None
+
+    def __enter__(self) -> UntrustedTree:
+        if os.path.lexists(self.path):
+            self._fd = open_directory(self.path, display=self.display)
+            try:
+                self.entries = walk_untrusted(self._fd, display=self.display)
+            except BaseException:
+                os.close(self._fd)
+                self._fd = None
+                raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def is_regular(self, rel: str) -> bool:
+        info = self.entries.get(rel)
+        return info is not None and stat.S_ISREG(info.st_mode)
+
+    def _root(self) -> int:
+        if self._fd is None:
+            raise UntrustedFile(self.display, "no such directory")
+        return self._fd
+
+    def open(self, rel: str) -> tuple[int, os.stat_result]:
+        """An open descriptor on the regular file ``rel`` and its fstat; the caller closes it."""
+        return open_untrusted_in(self._root(), rel, display=f"{self.display}/{rel}")
+
+    def read(self, rel: str, limit: int) -> bytes:
+        return read_untrusted_in(self._root(), rel, limit, display=f"{self.display}/{rel}")

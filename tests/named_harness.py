@@ -9,7 +9,7 @@ Reusable by any test (DNS rendering, resolve/verify, runbooks)::
 ``named`` runs in the foreground (``-g``) from its own temporary working directory, listens on
 a free high port of 127.0.0.1 (or the given loopback ``address``/``port``; no IPv6, no
 recursion), and reads zone files relative to the rendered directory. The TSIG keys the fragment
-names are generated into the working directory (imsdr's own ``ensure_keys``, i.e. tsig-keygen)
+names are generated into the working directory (imsdr's own ``ensure_keys``)
 unless a keys file is given; ``rndc=True`` opens a control channel (``server.rndc("reload")``).
 Only loopback addresses are ever used.
 """

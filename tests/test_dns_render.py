@@ -143,7 +143,7 @@ def test_keys_are_generated_outside_the_output_tree_only(tmp_path: Path) -> None
     assert not out.exists()
     keys = tmp_path / "private" / "tsig.keys"
     report = render_dns(topo(), out, "x.yaml", keys=keys)
-    assert keys.stat().st_mode & 0o777 == 0o600 and len(report.keys_added) == 9
+    assert keys.stat().st_mode & 0o777 == 0o640 and len(report.keys_added) == 9  # new: 0640, group of its directory
     before = keys.read_text()
     assert render_dns(topo(), out, "x.yaml", keys=keys).keys_added == []  # never rotated behind one's back
     assert keys.read_text() == before
@@ -311,7 +311,7 @@ def test_cli_render_dns_generates_keys_outside_the_output(tmp_path: Path) -> Non
     keys = tmp_path / "etc" / "imsdr-tsig.keys"
     result = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out), "--keys", str(keys)])
     assert result.exit_code == 0, result.output
-    assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o600
+    assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o640
     assert 'key "imsdr-core-site-b"' in keys.read_text()
 
 

@@ -42,8 +42,9 @@ def render_dns(
              "max(today's YYYYMMDD00, previous + 1)).")] = None,
     keys: Annotated[Path | None, typer.Option(
         "--keys", metavar="FILE", dir_okay=False,
-        help="TSIG keys file (outside --out) to complete: a key per view is generated with tsig-keygen "
-             "when missing (mode 0600); the rendered files only name the keys.")] = None,
+        help="TSIG keys file (outside --out) to complete: a key per view is generated when missing; the "
+             "file keeps its owner, group and mode (new: 0640, the directory's group) and may hold only "
+             "key statements; the rendered files only name the keys.")] = None,
     drain: Annotated[list[str] | None, typer.Option(
         "--drain", metavar="ID",
         help="Render the drained state: leave this element (or every element of this site) out of "

@@ -46,10 +46,12 @@ def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, for
     With --table FILE.csv, only the element-list template to fill in and import with `imsdr import table`.
 
     Examples: `imsdr init mynet --sites 3`; `imsdr init mynet --ci gitlab`."""
+    import os
     import sys
 
     from imsdr.errors import ImsdrError
     from imsdr.inventory.jsonschema import inventory_json_schema
+    from imsdr.output.atomic import write_files_atomically
     from imsdr.output.jsonout import dumps
     from imsdr.starter import starter_files
 
@@ -62,15 +64,13 @@ def init(directory: DirArg = None, sites: SitesOpt = 2, lab: LabOpt = False, for
     if not lab and sites < 2:
         raise ImsdrError("--sites: a production design needs at least 2 sites (or use --lab)")
     files = starter_files(sites, lab, dumps(inventory_json_schema()), ci=ci.value)
-    existing = [f.path for f in files if (directory / f.path).exists()]
+    existing = [f.path for f in files if os.path.lexists(directory / f.path)]
     if existing and not force:
         raise ImsdrError(f"{directory}: {', '.join(existing)} already exist; nothing written "
                          "(--force replaces them)")
+    write_files_atomically([(directory / f.path, f.text) for f in files])  # all or none
     for f in files:
-        target = directory / f.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _replace(target, f.text)
-        sys.stdout.write(f"wrote {target}\n")
+        sys.stdout.write(f"wrote {directory / f.path}\n")
     inventory = directory / files[0].path
     sys.stdout.write(f"next: edit {inventory}, then `imsdr validate {inventory}` and `imsdr check {inventory}`\n")
 
@@ -86,32 +86,20 @@ def _write_table(path: Path, force: bool) -> None:
 
     text = template_csv()
     if (path.exists() or path.is_symlink()) and not force:
+        from imsdr.untrusted import UntrustedFile, read_untrusted
+
         try:
-            ours = path.is_file() and path.read_bytes() == text.encode("utf-8")
-        except OSError as exc:
-            raise ImsdrError(f"{path}: cannot read: {exc.strerror}") from None
+            ours = read_untrusted(path, len(text.encode("utf-8"))) == text.encode("utf-8")
+        except UntrustedFile:
+            ours = False
         if not ours:
             raise ImsdrError(f"{path} exists and is not the unchanged template imsdr writes: refusing to replace "
                              "it; nothing written (choose another file, or --force replaces it)")
     if path.is_dir():
         raise ImsdrError(f"{path} is a directory: give a file name for --table")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, text)
+    from imsdr.output.atomic import write_files_atomically
+
+    write_files_atomically([(path, text)])
     sys.stdout.write(f"wrote {path}\n")
     sys.stdout.write(f"next: one row per element, then `imsdr import table {path} --out draft.yaml`\n")
 
-
-def _replace(target: Path, text: str) -> None:
-    """Write ``target`` atomically: a temporary file beside it, then rename over it."""
-    import os
-    import tempfile
-
-    fd, staging = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(staging, 0o644)
-        os.replace(staging, target)
-    except BaseException:
-        Path(staging).unlink(missing_ok=True)
-        raise

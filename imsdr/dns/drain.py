@@ -318,13 +318,15 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
 def previously_drained(directory: Path, topo: Topology) -> tuple[str, ...]:
     """The elements a previous ``--drain`` render left out of ``directory`` (its DRAIN.md), so
     rendering the normal state over it can print the reload commands of the failback."""
+    from imsdr.untrusted import UntrustedFile, open_untrusted_file
+
     try:
-        with open(directory / DRAIN_NOTE, encoding="utf-8") as fh:
+        with open_untrusted_file(directory / DRAIN_NOTE, 64 << 20, encoding="utf-8") as fh:
             for _ in range(10):
                 line = fh.readline()
                 if line.startswith(DRAINED_MARKER):
                     words = line[len(DRAINED_MARKER):].replace("-->", " ").split()
                     return tuple(w for w in words if w in topo.elements)
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, UntrustedFile):
         return ()
     return ()

@@ -117,8 +117,8 @@ def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, ser
                keys: Path | None = None, drain: tuple[str, ...] = ()) -> RenderReport:
     """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first).
 
-    ``keys``: also make sure that file (outside ``out``) holds a TSIG key for every view,
-    generating the missing ones with tsig-keygen (mode 0600).
+    ``keys``: also make sure that file (outside ``out``, not an input) holds a TSIG key for every
+    view, generating the missing ones (see :mod:`imsdr.dns.keys`).
     ``drain``: element or site ids; the files describe the drained state (see :mod:`imsdr.dns.drain`).
     Render over the directory the servers load, so the SOA serial of every changed zone moves forward.
     """
@@ -142,7 +142,7 @@ def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, se
     if keys is not None:
         from imsdr.dns.keys import ensure_keys
 
-        added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out)
+        added = ensure_keys(Path(keys), [v.key_name for v in plan.views if v.side != "none"], out, target.inputs)
     with atomic_directory(target) as staging:
         report = write_dns_files(topology, plan, staging, previous=out, inventory=inventory, serial=serial,
                                  drain=changes)
@@ -390,8 +390,8 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         "Every view is locked down: `recursion no`, `allow-query` its match list, `allow-transfer`",
         "only its TSIG key. The key names are below; the secrets are never rendered. Include a keys",
         "file before the server's fragment; `imsdr render dns --keys /etc/bind/imsdr-tsig.keys`",
-        "generates the missing keys with `tsig-keygen` (mode 0600, outside this directory). Every",
-        "server needs the same keys file.",
+        "generates the missing keys (hmac-sha256, outside this directory). Every server needs the",
+        "same keys file.",
         "",
     ]
     lines += [f"- `{v.key_name}` (view `{v.name}`)" for v in keyed]
@@ -413,13 +413,28 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         "",
         "## Load into BIND 9",
         "",
-        "1. Copy this directory to each name server, e.g. `/etc/bind/imsdr/`.",
-        '2. In `named.conf`, set `options { directory "/etc/bind/imsdr"; };` (zone file names are',
-        '   relative to it), then `include "/etc/bind/imsdr-tsig.keys";` and',
-        '   `include "/etc/bind/imsdr/named/<this server>.conf";`.',
-        "3. Once views exist every zone must be inside a view: remove zone statements outside views",
+        "Zone file names are relative to named's working directory, so this directory is it; named",
+        "must be able to write its working directory (BIND 9.18 refuses to start otherwise).",
+        "",
+        "1. Once per name server, make the directory, writable by named (imsdr keeps its owner, group",
+        "   and mode whenever it replaces it): `install -d -o root -g bind -m 0775 /etc/bind/imsdr`",
+        "2. Render into it, or copy this directory's files into it:",
+        "   `imsdr render dns INVENTORY --out /etc/bind/imsdr --keys /etc/bind/imsdr-tsig.keys`",
+        "   (a new keys file is 0640 with its directory's group, `bind` in `/etc/bind`; an existing one",
+        "   keeps its owner, group and mode).",
+        "3. In `named.conf` (`managed-keys-directory` keeps named's own files out of this directory,",
+        "   which imsdr replaces whole):",
+        "",
+        "       options {",
+        '           directory "/etc/bind/imsdr";',
+        '           managed-keys-directory "/var/cache/bind";',
+        "       };",
+        '       include "/etc/bind/imsdr-tsig.keys";',
+        '       include "/etc/bind/imsdr/named/<this server>.conf";',
+        "",
+        "4. Once views exist every zone must be inside a view: remove zone statements outside views",
         '   (on Debian, the `include "/etc/bind/named.conf.default-zones";` line).',
-        "4. Check and load: `named-checkconf -z /etc/bind/named.conf`, then `rndc reconfig`",
+        "5. Check and load: `named-checkconf -z /etc/bind/named.conf`, then `rndc reconfig`",
         "   (new zones or views) or `rndc reload` (changed zone files).",
         "",
         "Every zone file passes `named-checkzone -k fail -n fail -S fail -M fail -r fail -i local`.",

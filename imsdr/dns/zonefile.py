@@ -35,6 +35,7 @@ from imsdr.errors import RenderError
 
 FORMAT_VERSION = "imsdr-zonefile/2"  # 2: the digest covers zone content only
 MAX_SERIAL = 2**32 - 1
+MAX_PREVIOUS_ZONE_BYTES = 1 << 62  # no bound: only the first 40 lines of a previous zone are read
 _DIGEST_RE = re.compile(r"; content-digest: (sha256:[0-9a-f]{64})")
 _CHUNK_DIGITS = 3  # numbers are written 10**3 per chunk
 
@@ -293,8 +294,10 @@ def zone_digest(zone: ZonePlan, header: list[str]) -> str:
 
 def read_previous(path: Path) -> Previous | None:
     """Digest and serial of a zone file imsdr wrote before (None if absent or not ours)."""
+    from imsdr.untrusted import UntrustedFile, open_untrusted_file
+
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_untrusted_file(path, MAX_PREVIOUS_ZONE_BYTES, encoding="utf-8") as fh:
             digest = None
             for _ in range(40):
                 line = fh.readline()
@@ -309,7 +312,7 @@ def read_previous(path: Path) -> Previous | None:
                     i = fields.index("SOA")
                     if len(fields) > i + 3 and fields[i + 3].isascii() and fields[i + 3].isdigit():
                         return Previous(digest, int(fields[i + 3]))
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, UntrustedFile):
         return None
     return None
 

@@ -42,6 +42,9 @@ class EnumRun:
     whole_prefix: bool = False
 
 
+MAX_ENUM_ZONE_BYTES = 4 << 30  # ENUM zones are streamed; a national one is ~100 MB
+
+
 def zone_digits(zone: str, suffix: str) -> str:
     return "".join(reversed(zone[: -len(suffix) - 1].split(".")))
 
@@ -235,6 +238,13 @@ def _fast_scan(path: Path, zone: str, prefix: str) -> list[EnumRun] | None:
 
 def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems) -> list[EnumRun]:
     """The blocks an ENUM zone publishes: its wildcard, and runs of consecutive numbers."""
+    from imsdr.untrusted import UntrustedFile, open_untrusted_file
+
+    try:  # a link, FIFO, device or oversize file is refused before any reader opens it
+        open_untrusted_file(path, MAX_ENUM_ZONE_BYTES).close()
+    except UntrustedFile as exc:
+        problems.add(str(path), 1, 1, exc.reason)
+        return []
     prefix = zone_digits(zone, suffix)
     fast = _fast_scan(path, zone, prefix)
     if fast:

@@ -77,11 +77,16 @@ def import_dispatcher(path: Path, problems: ImportProblems, hop: str | None = No
     """The facts one dispatcher list states, as a draft."""
     draft = Draft()
     file = str(path)
+    from imsdr.untrusted import UntrustedFile, read_untrusted
+
     try:
-        data = path.read_bytes()[:MAX_LIST_BYTES + 1]
+        data = read_untrusted(path, MAX_LIST_BYTES)
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.add(file, 1, 1, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+    except UntrustedFile as exc:
+        problems.add(file, 1, 1, f"cannot read: {exc.reason}")
+        return draft
+    except UnicodeDecodeError as exc:
+        problems.add(file, 1, 1, f"cannot read: {exc}")
         return draft
     sets: dict[int, list[_Dest]] = {}
     named: dict[int, str] = dict(owners or {})

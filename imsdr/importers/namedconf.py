@@ -227,11 +227,12 @@ def _read(path: Path, root: Path, problems: ImportProblems, where: tuple[str, in
         problems.add(*(where or (str(path), 0)), None,
                      f"{path} is outside the configuration's directory tree {root}: not followed")
         return None
+    from imsdr.untrusted import UntrustedFile, read_untrusted
+
     try:
-        with open(real, "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        problems.add(*(where or (str(path), 0)), None, f"cannot read {path}: {exc.strerror}")
+        data = read_untrusted(real, MAX_CONFIG_BYTES)
+    except UntrustedFile as exc:
+        problems.add(*(where or (str(path), 0)), None, f"cannot read {path}: {exc.reason}")
         return None
     if len(data) > MAX_CONFIG_BYTES:
         problems.add(str(path), 0, None, f"larger than {MAX_CONFIG_BYTES} bytes")
@@ -380,17 +381,19 @@ def read_named_confs(paths: list[Path], problems: ImportProblems) -> list[NamedC
     configuration is the earlier one's, with its own file name in every location."""
     import hashlib
 
+    from imsdr.untrusted import UntrustedFile, read_untrusted
+
     parsed: dict[tuple[Path, str], NamedConf] = {}
     out: list[NamedConf] = []
     for path in paths:
         key = None
         try:
-            data = path.read_bytes() if path.stat().st_size <= MAX_CONFIG_BYTES else b""
+            data = read_untrusted(path, MAX_CONFIG_BYTES)
             text = data.decode("utf-8")
             if text and "\\" not in text:
                 stripped = _LINE_COMMENT.sub("", text)
                 key = (path.parent.resolve(), hashlib.sha256(stripped.encode()).hexdigest())
-        except (OSError, UnicodeDecodeError):
+        except (UntrustedFile, UnicodeDecodeError):
             key = None  # read_named_conf reports it
         earlier = parsed.get(key) if key else None
         if earlier is not None:

@@ -41,14 +41,23 @@ def read_draft(path: Path) -> Draft:
 
 
 def _refuse_foreign(path: Path) -> None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            first = fh.readline()
-    except FileNotFoundError:
+    """Refuse to replace ``path`` unless it is missing or a regular file starting with the marker
+    (opened without following a link or waiting on a FIFO, see :mod:`imsdr.untrusted`)."""
+    from imsdr.untrusted import UntrustedFile, open_untrusted
+
+    if not os.path.lexists(path):
         return
+    try:
+        fd, _info = open_untrusted(path)
+    except UntrustedFile as exc:
+        raise ImsdrError(f"refusing to replace {path}: it {exc.reason}") from None
+    try:
+        first = os.read(fd, len(MARKER.encode()))
     except OSError as exc:
         raise ImsdrError(f"{path}: cannot read: {exc.strerror}") from None
-    if not first.startswith(MARKER):
+    finally:
+        os.close(fd)
+    if not first.decode("utf-8", "replace").startswith(MARKER):
         raise ImsdrError(f"{path} exists and was not written by imsdr import: refusing to replace it "
                          "(choose another --out, or move the file away)")
 
@@ -103,20 +112,26 @@ def _printable_ascii(node: Any) -> bool:
 
 
 def write_draft(path: Path, text: str) -> None:
-    """Replace ``path`` atomically (a temporary file in the same directory, then rename)."""
-    _refuse_foreign(path)
+    """Replace ``path`` atomically (a temporary file in the same directory, then rename), holding
+    the output lock of its directory from the check to the rename (see
+    :func:`imsdr.output.atomic.output_lock`): a ``plan`` writing the same path meanwhile is never
+    silently overwritten, nor does it silently replace the draft."""
+    from imsdr.output.atomic import output_lock
+
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with output_lock(path):
+        _refuse_foreign(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def summary(draft: Draft, remaining: int) -> list[str]:

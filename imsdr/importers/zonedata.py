@@ -128,11 +128,17 @@ def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str
                    memo: LineMemo) -> ZoneData | None:
     """The zone file at ``path`` for zone ``origin`` (``where``: the zone statement, for a missing
     file); None, with the reason in ``problems``, when it cannot be read."""
+    from imsdr.untrusted import UntrustedFile, read_untrusted
+
     try:
-        if path.stat().st_size > MAX_ZONE_BYTES:
-            problems.add(str(path), 1, 1, f"larger than {MAX_ZONE_BYTES} bytes")
-            return None
-        rrsets = imsdr_form_rrsets(path.read_bytes(), origin, memo)
+        try:
+            raw = read_untrusted(path, MAX_ZONE_BYTES)
+        except UntrustedFile as exc:
+            if exc.reason != "no such file":
+                problems.add(str(path), 1, 1, exc.reason)
+                return None
+            raise FileNotFoundError(2, "No such file or directory") from None
+        rrsets = imsdr_form_rrsets(raw, origin, memo)
         if rrsets is None:
             rrsets = _dnspython_rrsets(path, origin, problems)
     except OSError as exc:

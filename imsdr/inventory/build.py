@@ -705,11 +705,25 @@ def _dns_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
 
 
 def _waiver_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:
+    """A waiver's scope names ids its findings name: sites, local networks, elements, pairs and
+    pools, and the shared risks (regions, provinces, power feeds, transmission routes) and ENUM
+    blocks that region, feed, route and ENUM findings name."""
     all_complete = all(refs.complete.values())
+    known: dict[str, Any] = dict(refs.owners)
+    for _path, site in _entries(data, "sites"):
+        for key in ("region", "province"):
+            if isinstance(site.get(key), str):
+                known.setdefault(site[key], key)
+        for key in ("power", "transmission"):
+            for _j, ident in _strs(site, key):
+                known.setdefault(ident, key)
+    for _path, block in _entries(data, "enum_blocks"):
+        if isinstance(block.get("id"), str):
+            known.setdefault(block["id"], "enum block")
     for base, waiver in _entries(data, "waivers"):
         for j, ident in _strs(waiver, "scope"):
-            if ident not in refs.owners and all_complete:
-                yield from refs.ref((*base, "scope", j), ident, refs.owners, "id", "")
+            if ident not in known and all_complete:
+                yield from refs.ref((*base, "scope", j), ident, known, "id", "")
 
 
 

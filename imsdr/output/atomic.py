@@ -101,6 +101,20 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def sync_directory(directory: Path | str) -> None:
+    """Flush a directory's entries (a rename into it) to disk; file systems that cannot are let be."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def write_text(path: Path | str, text: str, digests: WrittenDigests | None = None) -> None:
     """Write ``text`` as UTF-8 without newline translation, as ``Path.write_text(text,
     encoding="utf-8", newline="\\n")`` does, recording its digest in ``digests``."""
@@ -484,6 +498,57 @@ def seal(staging: Path) -> None:
         os.chmod(path, FILE_MODE)
 
 
+LOCK_WAIT_S = 600.0  # how long a command waits for another one writing beside the same output
+
+
+@contextlib.contextmanager
+def output_lock(path: Path | str) -> Iterator[None]:
+    """Hold the lock of the directory holding ``path`` from the check of an output to its swap.
+
+    Every imsdr command that replaces an output (a directory or an import draft) takes it
+    (``flock`` on the parent directory itself, so nothing is left behind), so two commands
+    writing the same ``--out`` serialize: the second one checks the output only once the first
+    has swapped it in, and refuses what it must not replace — never a silent loss. A command
+    waits up to :data:`LOCK_WAIT_S` seconds, then refuses (exit 2). Where the parent cannot be
+    opened for reading no lock is taken; the re-check before the swap still holds.
+    """
+    import fcntl
+
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ImsdrError(f"{path}: another imsdr command has been writing beside it for "
+                                     f"{LOCK_WAIT_S:.0f} s; try again once it has finished") from None
+                time.sleep(0.05)
+            except OSError:  # a file system without flock
+                break
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
+
+
+def _keep_root_attributes(staging: Path, previous: os.stat_result | None) -> None:
+    """The new tree's root gets the replaced root's owner, group and mode: an operator who made
+    the directory named reads group-writable (``install -d -g bind -m 0775``) keeps it so."""
+    if previous is None:
+        return
+    with contextlib.suppress(PermissionError):
+        os.chown(staging, previous.st_uid, previous.st_gid)
+    os.chmod(staging, stat.S_IMODE(previous.st_mode))
+
+
 @contextlib.contextmanager
 def atomic_directory(out: Path | str | os.PathLike[str] | OutputTarget) -> Iterator[Path]:
     """Yield a fresh staging directory; on success it replaces the target directory whole.
@@ -492,38 +557,112 @@ def atomic_directory(out: Path | str | os.PathLike[str] | OutputTarget) -> Itera
     write. The staging directory sits next to the target (same file system, so the final rename
     is atomic). Where the kernel can (Linux renameat2), old and new trees are exchanged in one
     step; otherwise the old tree is moved aside first and removed only after the swap. Before
-    the swap every file is made 0644 and every directory 0755 (whatever the umask), and the
-    marker listing the files is written. Leftovers of runs that were killed are cleaned up on the
-    next run.
+    the swap every file is made 0644 and every directory 0755 (whatever the umask; the root keeps
+    the replaced root's owner, group and mode), and the marker listing the files is written.
+    Leftovers of runs that were killed are cleaned up on the next run.
+
+    From the check to the swap :func:`output_lock` is held, and the target is checked again just
+    before the swap: what another command (or anyone) put there while this one rendered is never
+    replaced silently.
     """
     target = check_output(out)
-    parent = target.parent if str(target.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        clean_stale(target)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_STAGING}-{os.getpid()}-", dir=parent))
-    except OSError as exc:
-        raise ImsdrError(f"{target}: cannot create output directory: {exc.strerror}") from None
-    try:
-        yield staging
-        seal(staging)
-        if target.exists():
-            if _exchange(staging, target):
-                shutil.rmtree(staging, ignore_errors=True)  # now holds the previous tree
+    with output_lock(target):
+        target = check_output(out)
+        parent = target.parent if str(target.parent) else Path(".")
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            clean_stale(target)
+            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_STAGING}-{os.getpid()}-", dir=parent))
+        except OSError as exc:
+            raise ImsdrError(f"{target}: cannot create output directory: {exc.strerror}") from None
+        try:
+            yield staging
+            seal(staging)
+            if check_output(out) != target:
+                raise ImsdrError(f"{target}: changed while imsdr was writing it; nothing was replaced")
+            try:
+                previous: os.stat_result | None = os.lstat(target)
+            except FileNotFoundError:
+                previous = None
+            _keep_root_attributes(staging, previous)
+            if previous is not None:
+                if _exchange(staging, target):
+                    shutil.rmtree(staging, ignore_errors=True)  # now holds the previous tree
+                else:
+                    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_ASIDE}-{os.getpid()}-", dir=parent))
+                    os.rename(target, old / "tree")
+                    try:
+                        os.rename(staging, target)
+                    except OSError:
+                        os.rename(old / "tree", target)
+                        raise
+                    shutil.rmtree(old, ignore_errors=True)
             else:
-                old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_ASIDE}-{os.getpid()}-", dir=parent))
-                os.rename(target, old / "tree")
-                try:
-                    os.rename(staging, target)
-                except OSError:
-                    os.rename(old / "tree", target)
-                    raise
-                shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(staging, target)
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise ImsdrError(f"{target}: cannot write output: {exc.strerror or exc}") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+                os.rename(staging, target)
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ImsdrError(f"{target}: cannot write output: {exc.strerror or exc}") from None
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+
+def write_files_atomically(files: list[tuple[Path, str]], mode: int = FILE_MODE) -> None:
+    """Write every ``(path, text)`` or none: each text goes to a new file beside its path first,
+    then all are renamed into place; when any step fails, the paths already renamed get their
+    previous files back (or are removed), directories created for them are removed, and an
+    ImsdrError says what failed. A path that is a directory is refused before anything is written.
+    """
+    for path, _text in files:
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise ImsdrError(f"{path}: is a directory; nothing written")
+    created: list[Path] = []
+    staged: list[tuple[Path, Path]] = []
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for path, text in files:
+            parent = path.parent if str(path.parent) else Path(".")
+            missing = [p for p in (parent, *parent.parents) if not os.path.lexists(p)]
+            for directory in reversed(missing):
+                os.mkdir(directory)
+                created.append(directory)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+            staged.append((Path(tmp), path))
+            try:
+                _write_all(fd, text.encode("utf-8"))
+                os.fchmod(fd, mode)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        for tmp, path in staged:
+            backup = None
+            if os.path.lexists(path):
+                backup = path.parent / f".{path.name}.old-{os.getpid()}"
+                os.rename(path, backup)
+            try:
+                os.rename(tmp, path)
+            except OSError:
+                if backup is not None:
+                    os.rename(backup, path)
+                raise
+            done.append((path, backup))
+        for _path, backup in done:
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+    except BaseException as exc:
+        for path, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.rename(backup, path)
+                else:
+                    os.unlink(path)
+        for tmp, _path in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        if isinstance(exc, OSError):
+            raise ImsdrError(f"{exc.filename or ''}: cannot write: {exc.strerror or exc}; nothing written") from None
         raise

@@ -9,12 +9,16 @@ changed, and any other file. Pure functions over two directories; the CLI format
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from imsdr.output.markdown import markdown_code
 
+if TYPE_CHECKING:
+    from imsdr.untrusted import UntrustedTree
+
 CHANGE_ORDER = {"add": 0, "remove": 1, "change": 2}
+MAX_REVIEW_BYTES = 512 << 20  # a committed file read for its review (as imsdr.plan.MAX_REVIEW_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,24 +52,38 @@ class PlanReview:
         return {"counts": self.counts(), "changes": [c.to_dict() for c in self.changes]}
 
 
-def review(old_root: Path, new_root: Path, added: list[str], removed: list[str], changed: list[str]) -> PlanReview:
-    """The changes between the plan on disk (``old_root``) and a fresh render (``new_root``),
-    given the file lists of the tree diff."""
+def review(old_tree: UntrustedTree, new_tree: UntrustedTree, added: list[str], removed: list[str],
+           changed: list[str], not_regular: dict[str, str] | None = None) -> PlanReview:
+    """The changes between the plan on disk (``old_tree``) and a fresh render (``new_tree``),
+    given the file lists of the tree diff.
+
+    The plan on disk is untrusted: an entry of it that is not a regular file (``not_regular``) is
+    a changed file and is never read; its zones are parsed with ``$INCLUDE`` and ``$GENERATE``
+    refused, and a file that does not parse is a changed file, said so, not an error."""
+    not_regular = not_regular or {}
     result = PlanReview()
     for rel, action in [*((r, "add") for r in added), *((r, "remove") for r in removed),
                         *((r, "change") for r in changed)]:
-        old = old_root / rel if action != "add" else None
-        new = new_root / rel if action != "remove" else None
         path = PurePosixPath(rel)
+        if rel in not_regular:
+            result.changes.append(Change("file", rel, f"not a regular file ({not_regular[rel]}); not read", action))
+            continue
+        old = old_tree if action != "add" else None
+        new = new_tree if action != "remove" else None
         before = len(result.changes)
-        if path.suffix == ".zone":
-            result.changes += _zone_changes(rel, _rrsets(old), _rrsets(new))
-        elif path.suffix == ".list" and "dispatcher" in path.name:
-            result.changes += _entry_changes("dispatcher", rel, _entries(old), _entries(new))
-        elif path.parts[:1] == ("runbooks",) and path.suffix == ".md":
-            result.changes.append(Change("runbook", rel, "", action))
-        else:
-            result.changes.append(Change("file", rel, "", action))
+        try:
+            if path.suffix == ".zone":
+                result.changes += _zone_changes(rel, _rrsets(old, rel), _rrsets(new, rel))
+            elif path.suffix == ".list" and "dispatcher" in path.name:
+                result.changes += _entry_changes("dispatcher", rel, _entries(old, rel), _entries(new, rel))
+            elif path.parts[:1] == ("runbooks",) and path.suffix == ".md":
+                result.changes.append(Change("runbook", rel, "", action))
+            else:
+                result.changes.append(Change("file", rel, "", action))
+        except _Unreadable as exc:
+            del result.changes[before:]
+            result.changes.append(Change("file", rel, f"({exc})", action))
+            continue
         if len(result.changes) == before:  # e.g. only the SOA serial or comments moved
             part = "dns" if path.suffix == ".zone" else "dispatcher"
             result.changes.append(Change(part, rel, "(SOA serial or comments only)", action))
@@ -73,15 +91,39 @@ def review(old_root: Path, new_root: Path, added: list[str], removed: list[str],
     return result
 
 
-def _rrsets(path: Path | None) -> dict[tuple[str, str], str]:
+class _Unreadable(Exception):
+    """A file of the plan that cannot be read or parsed; the message says why, in a few words."""
+
+
+def _text(tree: UntrustedTree, rel: str) -> str:
+    from imsdr.untrusted import UntrustedFile
+
+    try:
+        return tree.read(rel, MAX_REVIEW_BYTES).decode("utf-8")
+    except UntrustedFile as exc:
+        raise _Unreadable(f"not read: {exc.reason}") from None
+    except UnicodeDecodeError:
+        raise _Unreadable("not UTF-8 text") from None
+
+
+def _rrsets(tree: UntrustedTree | None, rel: str) -> dict[tuple[str, str], str]:
     """(owner, type) → the rdata lines of a zone file, sorted; SOA left out (its serial moves with
-    every change and says nothing a reviewer needs)."""
-    if path is None:
+    every change and says nothing a reviewer needs). Only ``$ORIGIN`` and ``$TTL`` are honoured:
+    ``$INCLUDE`` would read a file outside the tree, ``$GENERATE`` expand without bound."""
+    if tree is None:
         return {}
+    import dns.exception
     import dns.rdatatype
     import dns.zone
 
-    zone = dns.zone.from_file(str(path), relativize=False, check_origin=False)
+    text = _text(tree, rel)
+    try:
+        zone = dns.zone.from_text(text, relativize=False, check_origin=False, allow_include=False,
+                                  allow_directives={"$ORIGIN", "$TTL"})
+    except (dns.exception.DNSException, ValueError, TypeError, KeyError, IndexError, UnicodeError,
+            RecursionError, MemoryError) as exc:
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise _Unreadable(f"zone does not parse: {reason}") from None
     found: dict[tuple[str, str], str] = {}
     for name, rdataset in zone.iterate_rdatasets():
         if rdataset.rdtype == dns.rdatatype.SOA:
@@ -105,10 +147,10 @@ def _zone_changes(where: str, old: dict[tuple[str, str], str], new: dict[tuple[s
     return changes
 
 
-def _entries(path: Path | None) -> set[str]:
-    if path is None:
+def _entries(tree: UntrustedTree | None, rel: str) -> set[str]:
+    if tree is None:
         return set()
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = _text(tree, rel).splitlines()
     return {" ".join(line.split()) for line in lines if line.strip() and not line.lstrip().startswith("#")}
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from imsdr.diagnostics import Finding, Location, Problem, Severity
 from imsdr.errors import ImsdrError, InventoryError
 from imsdr.rules.base import Rule, RuleContext
-from imsdr.rules.waivers import WAIVER_HITS
+from imsdr.rules.waivers import WAIVER_HITS, WAIVER_REPORTED, WAIVER_RULES_ON
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -267,6 +267,11 @@ def run_checks(topology: Topology, today: dt.date | None = None,
                 dataclasses.replace(finding, waived_by=waiver.reason), index, waiver.reason, waiver.expires,
                 source.locate("waivers", index) if source else None))
     ctx.cache[WAIVER_HITS] = hits
+    reported: dict[str, list[tuple[str, ...]]] = {}
+    for finding in report.findings:
+        reported.setdefault(finding.rule_id, []).append(finding.subjects)
+    ctx.cache[WAIVER_REPORTED] = reported
+    ctx.cache[WAIVER_RULES_ON] = {s.rule.id for s in states if s.status == "on"}
     for state in post:
         if state.status == "on":
             report.findings.extend(_run(state, ctx))

@@ -19,11 +19,9 @@ running for hours or building a string of gigabytes. Here:
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import signal
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -85,18 +83,19 @@ def read_user_templates(directory: Path) -> dict[str, str]:
 
 
 def _read_one(directory: Path, dir_fd: int, name: str) -> str:
+    from imsdr.untrusted import UntrustedFile, open_untrusted
+
     where = directory / name
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
+    try:  # the one untrusted open (no link followed, no FIFO waited on, regular files only)
+        fd, info = open_untrusted(name, dir_fd=dir_fd, display=str(where))
+    except UntrustedFile as exc:
+        if "symbolic link" in exc.reason:
             raise RenderError(f"{where}: is a symbolic link; only regular files inside the templates "
                               "directory are read (a link could expose any file)") from None
-        raise RenderError(f"{where}: cannot read template: {exc.strerror}") from None
+        if "not a regular file" in exc.reason:
+            raise RenderError(f"{where}: is not a regular file; only regular template files are read") from None
+        raise RenderError(f"{where}: cannot read template: {exc.reason}") from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise RenderError(f"{where}: is not a regular file; only regular template files are read")
         if info.st_size > MAX_TEMPLATE_BYTES:
             raise RenderError(f"{where}: {info.st_size} bytes; a template may have at most {MAX_TEMPLATE_BYTES}")
         chunks = []
