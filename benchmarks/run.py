@@ -347,6 +347,30 @@ def bench_availability(b: Bench, national: Path) -> None:
             _verdict(r, "< 3 s", 3)
 
 
+DIAMETER_COUNT = ("import sys; from imsdr.plan import load_topology; from imsdr.diameter import peer_count; "
+                  "c = peer_count(load_topology(sys.argv[1])); "
+                  "print(c.clients, c.max_peers, c.max_allowed, c.connections)")
+
+
+def diameter_note(stdout: str) -> str:
+    """The row's note from the peer count printed by DIAMETER_COUNT."""
+    clients, most, allowed, connections = (int(x) for x in stdout.split())
+    return (f"{clients:,} clients, at most {most} peers each (allowed: province's HSSs + 2 = {allowed}), "
+            f"{connections:,} Diameter connections network-wide")
+
+
+def bench_diameter(b: Bench, national: Path) -> None:
+    """Peers per Diameter client and connections network-wide, as rendered (imsdr.diameter)."""
+    name = "diameter peers national"
+    r = b.measure("diameter", name, [sys.executable, "-c", DIAMETER_COUNT, str(national)], b.runs,
+                  shown="peer_count(national)")
+    if r.status == "ok":
+        r.note = diameter_note((WORK / f"{_slug(name)}.stdout").read_text())
+        _, most, allowed, _ = (WORK / f"{_slug(name)}.stdout").read_text().split()
+        r.target = "peers per client <= province's HSSs + 2"
+        r.verdict = "met" if int(most) <= int(allowed) else "missed"
+
+
 def bench_scenarios(b: Bench, national: Path) -> None:
     # every site, region, power feed, transmission route and element (depth 1), and every site pair
     for depth in ("1", "2"):
@@ -792,7 +816,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
     parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
     parser.add_argument("--only", nargs="*", choices=["help", "plan", "availability", "scenarios", "enum",
-                                                      "national-dns", "import", "octodns", "areas"],
+                                                      "national-dns", "import", "octodns", "areas", "diameter"],
                         help="benchmarks to run (default: all)")
     parser.add_argument("--octodns-sizes", default="10000,50000",
                         help="records per side-by-side octoDNS comparison (comma separated)")
@@ -800,13 +824,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
     args = parser.parse_args(argv)
     only = set(args.only or ["help", "plan", "availability", "scenarios", "enum", "national-dns", "import",
-                             "octodns", "areas"])
+                             "octodns", "areas", "diameter"])
     bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
     national = None
-    if only & {"plan", "availability", "scenarios", "national-dns", "import", "areas"}:
+    if only & {"plan", "availability", "scenarios", "national-dns", "import", "areas", "diameter"}:
         # the national example: wildcard blocks plus its provisioning file of 2 % ported numbers
         national = generate(bench, "national", ["national", "--enum-exceptions",
                                                 str(WORK / "national-exceptions.csv")])
@@ -818,6 +842,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_availability(bench, national)
     if "scenarios" in only and national:
         bench_scenarios(bench, national)
+    if "diameter" in only and national:
+        bench_diameter(bench, national)
     if "enum" in only:
         bench_enum(bench)
     if "national-dns" in only and national:

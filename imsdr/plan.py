@@ -523,11 +523,23 @@ def availability_pages(pipe: Pipeline) -> dict[str, str]:
 
 
 def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | None = None) -> None:
-    """diameter/<client>/freeDiameter.conf and rt_default.conf for every Diameter client."""
-    from imsdr.diameter import iter_diameter_configs
+    """diameter/<client>/freeDiameter.conf, rt_default.conf (and cdp.xml for a CSCF) for every
+    Diameter client and DRA, and diameter/dict_ims_cxsh.c (the Cx/Sh applications) once; drained
+    servers (``plan --drain``) are scored NO_DELIVERY."""
+    from imsdr.diameter import EXTENSION_SOURCE, extension_source, iter_diameter_configs
     from imsdr.output.atomic import safe_join, write_text
 
-    for config in iter_diameter_configs(pipe.topology):
+    drained: tuple[str, ...] = ()
+    if pipe.drain:
+        from imsdr.dns.drain import resolve_drain
+
+        drained = resolve_drain(pipe.topology, pipe.drain)
+    written = False
+    for config in iter_diameter_configs(pipe.topology, drained):
+        if not written:
+            directory.mkdir(parents=True, exist_ok=True)
+            write_text(safe_join(directory, EXTENSION_SOURCE), extension_source(), digests)
+            written = True
         for name, text in config.files.items():
             path = safe_join(directory, f"{config.client}/{name}")
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -78,3 +78,17 @@ def test_zone_files_become_octodns_yaml_with_escaped_backreferences(tmp_path: Pa
     assert {r["type"] for r in data["ns1"]} == {"A", "AAAA"}
     assert data["_sip._udp.pcscf2"]["values"][0] == {"port": 5060, "priority": 10, "target": "ns1.example.net.",
                                                      "weight": 50}
+
+
+def test_the_diameter_row_counts_peers_on_a_generated_network(tmp_path: Path) -> None:
+    import subprocess
+
+    from inventory_factory import write_inventory
+
+    from imsdr.example.national import NationalParams, generate_national
+
+    path = write_inventory(generate_national(NationalParams(provinces=2, enum_numbers=1000)), tmp_path)
+    out = subprocess.run([sys.executable, "-c", run.DIAMETER_COUNT, str(path)], check=True, capture_output=True,
+                         text=True).stdout
+    assert run.diameter_note(out) == ("120 clients, at most 18 peers each (allowed: province's HSSs + 2 = 18), "
+                                      "2,160 Diameter connections network-wide")

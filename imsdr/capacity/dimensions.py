@@ -38,6 +38,7 @@ CHECKED: dict[str, frozenset[str]] = {
     "cscf": frozenset({"registered_users", "sessions", *REGISTRATION_RATE}),
     "hss": frozenset({"subscribers", "registered_users", "transactions_per_second"}),
     "slf": frozenset({"subscribers", "registered_users", "transactions_per_second"}),
+    "dra": frozenset({"transactions_per_second"}),
     "mgcf": frozenset({"circuits", "busy_hour_erlangs"}),
     "imgw": frozenset({"circuits", "busy_hour_erlangs"}),
     "as": frozenset({"sessions"}),

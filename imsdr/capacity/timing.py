@@ -43,13 +43,19 @@ if TYPE_CHECKING:
 
 
 PART_LABEL = {"detection": "detection", "dns_ttl": "DNS TTL", "re_registration": "re-registration",
-              "restoration": "restoration signalling", "restore": "restore from backup"}
+              "restoration": "restoration signalling", "restore": "restore from backup",
+              "promotion": "promotion", "reconnect": "reconnect (Tc)"}
+#: Diameter failure modes and what sees them: path or host loss (BFD or SCTP heartbeats when
+#: declared, else the watchdog) and a hung application (its transport stays up: only 2 x Tw)
+DIAMETER_FAILURE_MODES = ("host", "application")
+#: freeDiameter 1.2.1 retries a closed peer after Tc - 2 s + a random 0-4 s (p_psm.c)
+RECONNECT_JITTER = 2
 ACCESS_TYPES = ("fixed", "ps")
 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    name: str  # detection | dns_ttl | restoration | restore | re_registration
+    name: str  # detection | dns_ttl | restoration | restore | re_registration | promotion | reconnect
     seconds: int
     how: str
 
@@ -74,11 +80,15 @@ def _timer(topology: Topology, el: Element, name: str) -> int:
     return int(value if value is not None else getattr(topology.network.timers, name))
 
 
-def diameter_detection(topology: Topology, el: Element) -> Part:
-    """How fast a Diameter client notices ``el`` is gone: the faster of the watchdog and the
-    declared transport detection."""
+def diameter_detection(topology: Topology, el: Element, mode: str = "host") -> Part:
+    """How fast a Diameter client notices ``el`` is gone: for path or host loss (``mode`` host) the
+    faster of the watchdog and the declared transport detection; for a hung application
+    (``mode`` application) the watchdog alone, since BFD and SCTP see a healthy transport."""
     tw = _timer(topology, el, "diameter_watchdog")
-    best = Part("detection", 2 * tw, f"Diameter watchdog: 2 × Tw = 2 × {tw} s (RFC 3539 §3.4.1 DWR/DWA)")
+    best = Part("detection", 2 * tw, f"Diameter watchdog: 2 × Tw = 2 × {tw} s (RFC 3539 §3.4.1 DWR/DWA)"
+                + (": a hung application keeps its transport up" if mode == "application" else ""))
+    if mode == "application":
+        return best
     transport = topology.network.timers.diameter_transport
     if transport.bfd is not None:
         bfd = transport.bfd
@@ -96,6 +106,49 @@ def diameter_detection(topology: Topology, el: Element) -> Part:
                         f"SCTP heartbeat: ({hb.path_max_retrans} + 1) × ({hb.interval} s HB.interval + "
                         f"{hb.rto_max} s RTO.Max) (RFC 9260 §8.3)")
     return best
+
+
+def active_standby_pair(topology: Topology, el: Element):  # type: ignore[no-untyped-def]
+    """The active-standby pair ``el`` is in (its spec), or None."""
+    for group in topology.groups_of.get(el.id, []):
+        if group.kind == "pair" and getattr(group.spec, "mode", None) == "active-standby":
+            return group.spec
+    return None
+
+
+def promotion_parts(topology: Topology, el: Element) -> tuple[Part, ...]:
+    """What follows detection when the active member of an active-standby pair is lost: the
+    standby's promotion, then the clients' next connection attempt (a standby refuses connections
+    until promoted, so the clients reach it at their next Tc retry)."""
+    pair = active_standby_pair(topology, el)
+    if pair is None or pair.members[0] != el.id:
+        return ()
+    tc = topology.network.timers.diameter_reconnect
+    return (Part("promotion", pair.promotion_seconds,
+                 f"{pair.promotion} promotion of {', '.join(m for m in pair.members if m != el.id)} "
+                 f"({pair.id}: {pair.promotion_seconds} s)"),
+            Part("reconnect", tc + RECONNECT_JITTER,
+                 f"clients retry the refused standby every Tc = {tc} s (+ up to {RECONNECT_JITTER} s jitter, "
+                 "RFC 6733 §2.1, freeDiameter)"))
+
+
+def diameter_failure_modes(topology: Topology, el: Element) -> dict[str, Switchover]:
+    """Per failure mode (host, application) of the HSS/SLF/DRA ``el``: its switchover."""
+    rest = promotion_parts(topology, el)
+    return {mode: Switchover((diameter_detection(topology, el, mode), *rest)) for mode in DIAMETER_FAILURE_MODES}
+
+
+def failback_time(topology: Topology, el: Element) -> Switchover:
+    """Failing back to the recovered active member ``el`` of an active-standby pair: the serving
+    member is demoted, ``el`` promotes itself, the clients reconnect at their next Tc retry."""
+    pair = active_standby_pair(topology, el)
+    if pair is None:
+        return Switchover(())
+    tc = topology.network.timers.diameter_reconnect
+    return Switchover((Part("promotion", pair.promotion_seconds,
+                            f"{pair.promotion} promotion of {el.id} ({pair.id}: {pair.promotion_seconds} s)"),
+                       Part("reconnect", tc + RECONNECT_JITTER,
+                            f"clients reconnect at their next Tc = {tc} s retry (+ up to {RECONNECT_JITTER} s)")))
 
 
 def h248_detection(topology: Topology) -> Part:
@@ -265,8 +318,9 @@ def switchover(topology: Topology, el: Element, access: AccessTypes | None = Non
         windows = access_windows(topology, el, access).values()
         return max(windows, key=lambda w: w.seconds)
     parts: list[Part] = []
-    if t in ("hss", "slf"):
+    if t in ("hss", "slf", "dra"):
         parts.append(diameter_detection(topology, el))
+        parts.extend(promotion_parts(topology, el))
         backup = periodic_backup(topology, el)
         if backup is not None and backup.restore_time is not None:
             parts.append(Part("restore", backup.restore_time,

@@ -229,6 +229,7 @@ class ElementType(str, Enum):
     CSCF = "cscf"
     HSS = "hss"
     SLF = "slf"
+    DRA = "dra"
     MGCF = "mgcf"
     IMGW = "imgw"
     AS = "as"
@@ -307,6 +308,9 @@ class Timers(_Strict):
         600000, description="PS access (VoLTE): registration expiry UEs propose (TS 24.229 default 600000 s)")
     diameter_detection_target: Seconds = Field(
         10, description="detect a failed Diameter link within this many seconds (watchdog or transport)")
+    diameter_reconnect: Seconds = Field(30, description=(
+            "Diameter Tc, seconds (RFC 6733 §2.1): a client retries a closed or refused peer connection "
+            "this often, so it reaches a promoted standby HSS within Tc"))
     diameter_transport: DiameterTransport = Field(
         default_factory=lambda: DiameterTransport(),
         description="transport-level failure detection declared on the Diameter links")
@@ -664,10 +668,35 @@ class Capacity(_Strict):
         None, description="HSS/SLF: Diameter (Cx/Sh/Dx) transactions per second")
 
 
+_USER_PREFIX_RE = re.compile(r"[A-Za-z0-9+._@-]{1,64}")
+
+
+def _check_user_prefix(value: str) -> str:
+    if not _USER_PREFIX_RE.fullmatch(value):
+        raise ValueError(f"invalid user prefix {value!r}: 1-64 letters, digits or + . _ @ - (the start of the "
+                         "User-Name, i.e. the IMPI, of the subscribers held)")
+    return value
+
+
+UserPrefix = Annotated[str, AfterValidator(_check_user_prefix), _schema("^[A-Za-z0-9+._@-]{1,64}$")]
+
+
+class DiameterService(_Strict):
+    """How Diameter clients reach an HSS, SLF or DRA (RFC 6733 §2.1, §13; TS 29.228 §6)."""
+
+    transport: Literal["tcp", "sctp"] = Field("tcp", description=(
+            "tcp or sctp: the transport its clients connect over (port 3868 unless 'port' says otherwise)"))
+    security: Literal["none", "ipsec", "tls"] = Field("none", description=(
+            "none (plain on 'port'), ipsec (plain Diameter inside NDS/IP IPsec, TS 33.210) or tls "
+            "(TLS from the first byte on 'tls_port', RFC 6733 §13)"))
+    port: Port = Field(3868, description="Diameter port over plain TCP/SCTP (RFC 6733: 3868)")
+    tls_port: Port = Field(5868, description="Diameter port over TLS/DTLS (RFC 6733: 5868)")
+
+
 class Element(_Strict):
     id: Id = Field(description=(
             "unique id: a DNS label, used in host names, file names and every reference to the element"))
-    type: ElementType = Field(description="element type: enum_dns, sbc, pcscf, cscf, hss, slf, mgcf, imgw or as")
+    type: ElementType = Field(description="element type: enum_dns, sbc, pcscf, cscf, hss, slf, dra, mgcf, imgw or as")
     site: Id = Field(description="id of the site the element is in")
     vendor: Vendor = Field(description=(
             "vendor or product, shown in runbooks (master-slave ENUM/DNS across vendors is reported)"))
@@ -708,6 +737,9 @@ class Element(_Strict):
             "sbc, pcscf: registration rate limit (503 with Retry-After above it); unset: none"))
     platform: Id | None = Field(None, description="platforms key (or bind, kamailio, vendor) giving the "
                                                   "commands of the runbooks; default by type")
+    diameter: DiameterService = Field(default_factory=DiameterService, description=(
+            "hss, slf and dra: transport and security its Diameter clients connect with (default: plain TCP "
+            "on 3868)"))
 
     def has(self, feature: Feature) -> bool:
         return feature in self.features
@@ -739,6 +771,21 @@ class Pair(_Strict):
     restore_time: Seconds | None = Field(
         None, description="periodic sync: seconds to load the latest copy on the backup before it serves")
     dns_name: DnsLabel | None = Field(None, description="pair name under the home domain (SRV published)")
+    promotion: Literal["automatic", "manual"] = Field("automatic", description=(
+            "active-standby: automatic (the standby promotes itself) or manual (an operator promotes it)"))
+    promotion_time: Seconds | None = Field(None, description=(
+            "active-standby: seconds from the active's loss being seen to the standby serving (default: "
+            "30 automatic, 900 manual)"))
+    user_ranges: list[UserPrefix] = Field(default_factory=list, description=(
+            "hss pairs: User-Name (IMPI) prefixes of the subscribers this pair holds; Diameter requests "
+            "for them are routed to it (empty: the pair holds everyone no other pair of its province holds)"))
+
+    @property
+    def promotion_seconds(self) -> int:
+        """``promotion_time``, or the default of its ``promotion`` mode."""
+        if self.promotion_time is not None:
+            return self.promotion_time
+        return 30 if self.promotion == "automatic" else 900
 
 
 class Pool(_Strict):

@@ -24,7 +24,7 @@ GroupKind = Literal["pair", "pool"]
 # How element types are written for people (tables, diagrams, runbooks), in reading order.
 TYPE_LABELS: dict[str, str] = {
     "enum_dns": "ENUM/DNS", "sbc": "SBC", "pcscf": "P-CSCF", "cscf": "CSCF", "hss": "HSS",
-    "slf": "SLF", "mgcf": "MGCF", "imgw": "IM-MGW", "as": "AS",
+    "slf": "SLF", "dra": "DRA", "mgcf": "MGCF", "imgw": "IM-MGW", "as": "AS",
 }
 
 # Signalling adjacencies of an IMS core: (from type, from role) → (to type, to role), "" = any.

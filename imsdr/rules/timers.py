@@ -11,7 +11,7 @@ from imsdr.rules.common import TYPE_NAMES, join
 
 TW_MIN, TW_MAX = 6, 10
 REFRESH_MIN, REFRESH_MAX = 600, 3600
-DIAMETER_TYPES = ("cscf", "as", "hss", "slf")
+DIAMETER_TYPES = ("cscf", "as", "hss", "slf", "dra")
 # Fixed, known next hops where the sender should probe actively (domain.md §2).
 ACTIVE_PROBERS = {"sbc": "P-CSCF", "mgcf": "I-CSCF/BGCF", "as": "I-CSCF/S-CSCF"}
 # SIP OPTIONS probing relationships: (from type, from role, to type, to role), "" = any.

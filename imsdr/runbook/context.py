@@ -36,7 +36,7 @@ TYPE_PAGES: tuple[TypePage, ...] = (
     TypePage("sbc", "SBC", ("sbc",), "sbc.md", "element-sbc.md.j2"),
     TypePage("pcscf", "P-CSCF", ("pcscf",), "pcscf.md", "element-pcscf.md.j2"),
     TypePage("cscf", "I/S/E-CSCF/BGCF", ("cscf",), "cscf.md", "element-cscf.md.j2"),
-    TypePage("hss", "HSS/SLF", ("hss", "slf"), "hss-slf.md", "element-hss.md.j2"),
+    TypePage("hss", "HSS/SLF", ("hss", "slf", "dra"), "hss-slf.md", "element-hss.md.j2"),
     TypePage("enum_dns", "ENUM/DNS", ("enum_dns",), "enum-dns.md", "element-enum-dns.md.j2"),
     TypePage("mgcf", "MGCF/IM-MGW", ("mgcf", "imgw"), "mgcf-imgw.md", "element-mgcf.md.j2"),
     TypePage("as", "AS", ("as",), "as.md", "element-as.md.j2"),
@@ -265,10 +265,17 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "verdicts": analyses.verdicts,
         "diagrams": {"topology": topology_diagram(topo), "sites": _site_diagrams(topo, sites)},
         "restoration_procedures": restoration_context(topo),
+        "diameter": _diameter(topo),
         "toc": _toc(topo, sites),
         "element_actions": action_of,
         "operations": _operations(topo, analyses, action_of),
     }
+
+
+def _diameter(topo: Topology) -> dict[str, Any]:
+    from imsdr.diameter import runbook_facts
+
+    return runbook_facts(topo)
 
 
 def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,7 +12,14 @@ from imsdr.capacity.engine import NO_LOSS, Engine, Outcome
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
 from imsdr.capacity.storm import Storm, StormIndex, registration_storm, storm_to_dict
-from imsdr.capacity.timing import Switchover, access_windows, diameter_detection, switchover
+from imsdr.capacity.timing import (
+    Switchover,
+    access_windows,
+    active_standby_pair,
+    diameter_detection,
+    failback_time,
+    switchover,
+)
 from imsdr.errors import ImsdrError
 from imsdr.model.risk import RISK_KINDS, Radius, shared_risks
 from imsdr.model.topology import TYPE_LABELS
@@ -249,7 +256,7 @@ def simulate(
     )
 
 
-_ORDER = ("sbc", "pcscf", "cscf", "hss", "slf", "enum_dns", "mgcf", "imgw", "as")
+_ORDER = ("sbc", "pcscf", "cscf", "hss", "slf", "dra", "enum_dns", "mgcf", "imgw", "as")
 
 
 def _type_order(el: Element) -> int:
@@ -413,12 +420,25 @@ def _texts(
                 "the HSS arbitrates which S-CSCF owns a user, so users left on the recovered "
                 f"{el.id} can be served again"
             )
-    elif t in ("hss", "slf"):
+    elif t in ("hss", "slf", "dra"):
         detection = diameter_detection(topology, el)
-        if takers:
+        hung = diameter_detection(topology, el, "application")
+        pair = active_standby_pair(topology, el)
+        standby = pair is not None and pair.members[0] != el.id
+        if standby:
+            active = pair.members[0]
+            target = topology.inventory.recovery_targets.get(el.type)
+            within = f"within {target.rto} s (recovery target of {t})" if target else "(no recovery target declared)"
             impact.append(
-                f"Diameter clients (I-CSCF, S-CSCF, AS) detect the loss in {detection.seconds} s "
-                f"({detection.how}) and fail over to {names}"
+                f"redundancy lost: {active} serves alone, no Diameter client notices; restore {el.id} {within} "
+                f"- until then the loss of {active} stops the service"
+            )
+        elif takers:
+            sw = switchover(topology, el)
+            impact.append(
+                f"Diameter clients (I-CSCF, S-CSCF, AS) detect a host or path loss in {detection.seconds} s "
+                f"({detection.how}), a hung application in {hung.seconds} s ({hung.how}), and fail over to {names}"
+                + (f"; {sw.formula()} with promotion and reconnection" if pair is not None else "")
             )
         else:
             impact.append(f"{TYPE_LABELS[t]} unreachable: registrations and re-registrations fail")
@@ -449,6 +469,11 @@ def _texts(
             f"resynchronise {el.id} from {names if takers else 'backup'} before it serves again; "
             "switch back in a maintenance window"
         )
+        if pair is not None and not standby:
+            failback.append(
+                f"swap the roles back: {el.id} returns as standby, the serving member is demoted, {el.id} "
+                f"promotes and the clients reconnect to it: {failback_time(topology, el).formula()}"
+            )
     elif t == "enum_dns":
         if takers:
             impact.append(
