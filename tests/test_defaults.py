@@ -23,7 +23,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     net = tmp_path / "net"
     net.mkdir()
     shutil.copy(ROOT / "inventories" / "lab.yaml", net / "lab.yaml")
-    shutil.copy(ROOT / "inventories" / "province.yaml", net / "province.yaml")  # it earns an info finding
+    shutil.copy(ROOT / "inventories" / "province.yaml", net / "province.yaml")  # it earns a warning
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # the defaults are found beside the inventory, not in the working directory
@@ -38,12 +38,12 @@ def test_top_level_and_command_tables_apply_and_flags_win(project: Path) -> None
     inventory = str(project / "province.yaml")
     baseline = invoke("check", inventory, "--format", "json")
     assert baseline.exit_code == 0
-    infos = json.loads(baseline.stdout)["counts"]["info"]
-    assert infos > 0, "the lab earns info findings: --fail-on info turns them into a failure"
-    (project / "imsdr.toml").write_text('fail-on = "info"\n\n[check]\nformat = "json"\n')
+    warnings = json.loads(baseline.stdout)["counts"]["warning"]
+    assert warnings > 0, "the province earns a warning: --fail-on warning turns it into a failure"
+    (project / "imsdr.toml").write_text('fail-on = "warning"\n\n[check]\nformat = "json"\n')
     defaulted = invoke("check", inventory)
     assert defaulted.exit_code == 1
-    assert json.loads(defaulted.stdout)["counts"]["info"] == infos, "[check] format = json applied"
+    assert json.loads(defaulted.stdout)["counts"]["warning"] == warnings, "[check] format = json applied"
     flagged = invoke("check", inventory, "--fail-on", "error", "--format", "text")
     assert flagged.exit_code == 0 and flagged.stdout.rstrip().endswith("rules run"), "flags win"
 
@@ -58,7 +58,7 @@ def test_paths_are_relative_to_the_defaults_file(project: Path) -> None:
 
 
 def test_pyproject_tool_imsdr_and_imsdr_toml_first(project: Path) -> None:
-    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.imsdr]\nfail-on = "info"\n')
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.imsdr]\nfail-on = "warning"\n')
     assert invoke("check", str(project / "province.yaml")).exit_code == 1
     (project / "imsdr.toml").write_text('fail-on = "error"\n')
     assert invoke("check", str(project / "province.yaml")).exit_code == 0

@@ -51,7 +51,7 @@ def test_findings_are_code_quality_issues_at_their_line(workdir: Path) -> None:
     line = 1 + text[:text.index("diameter_watchdog: 8")].count("\n")
     assert timer["location"] == {"path": "province.yaml", "lines": {"begin": line}}
     assert timer["severity"] == "critical" and timer["description"].startswith("TIMER-001: ")
-    assert by_rule["MGCF-003"]["severity"] == "info"
+    assert by_rule["MGCF-004"]["severity"] == "major"  # a warning
 
 
 def test_fingerprints_do_not_move_with_the_line(workdir: Path) -> None:

@@ -31,7 +31,7 @@ def test_verbose_times_each_stage_and_quiet_silences_it(tmp_path: Path) -> None:
     assert f"planning {LAB} into plan: " in verbose.stderr and verbose.stderr.rstrip().endswith(" s")
     timed = [line.strip().rsplit(": ", 1)[0] for line in verbose.stderr.splitlines() if line.startswith("  ")]
     assert timed == [f"loading {LAB}", "DNS plan", "check", "capacity", "scenarios", "runbook checks and actions",
-                     "runbook pages", "writing dns/", "writing runbooks/, diameter/ and monitoring/",
+                     "runbook pages", "availability", "writing dns/", "writing runbooks/, diameter/ and monitoring/",
                      "writing plan.json"]
     json.loads(verbose.stdout)
     quiet = run("--quiet", "--verbose", "validate", str(LAB), cwd=tmp_path)
