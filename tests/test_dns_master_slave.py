@@ -110,7 +110,7 @@ def master_slave_scenario(tmp_path: Path, make_inventory: Any, start_named: Any)
     topo = Topology(inv, source)
     out, keys = tmp_path / "dns", tmp_path / "keys" / "tsig.keys"
     render_dns(topo, out, inventory.name, serial=2026010100, keys=keys)
-    assert keys.stat().st_mode & 0o777 == 0o600
+    assert keys.stat().st_mode & 0o777 == 0o640  # new: 0640, group of its directory (named -u bind reads it)
     conf_a = (out / "named/dns-a-1.conf").read_text()
     conf_b = (out / "named/dns-b-1.conf").read_text()
     assert "type primary" in conf_a and "type secondary" not in conf_a

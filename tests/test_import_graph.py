@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("model",),
     ("example", "starter", "inventory"),
     ("untrusted", "progress"),
-    ("diagnostics", "errors", "reference"),
+    ("diagnostics", "errors", "reference", "diameter_ext"),
     ("imsdr",),
 ]
 # peers that may import each other in one direction only (the second one imports the first)

@@ -40,7 +40,8 @@ CASES = [
     ("plan", ["plan", "{lab}", "--out", "{out}"]),
     ("plan-check", ["plan", "{lab}", "--out", "{out}", "--check"]),
     ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns"]),
-    ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns", "--drain", "lab-cscf-1"]),
+    ("render-dns", ["render", "dns", "{lab}", "--out", "{out}/dns", "--drain", "lab-cscf-1",
+                    "--serial", "2026120101"]),  # (a drain into a fresh directory needs --serial)
     ("render-runbook", ["render", "runbook", "{lab}", "--out", "{out}/runbooks"]),
     ("render-monitoring", ["render", "monitoring", "{lab}", "--out", "{out}/monitoring"]),
 ]

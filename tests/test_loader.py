@@ -205,7 +205,7 @@ def test_dns_fields_of_issue_13_are_checked() -> None:
         "addresses: [192.0.2.1]}", "addresses: [192.0.2.1], access_addresses: [203.0.113.1]}"
     ) + "  enum_dns: {primaries: [hss-2]}\n"
     found = problems_of(text)
-    assert any("access_addresses" in p and "applies to sbc elements only" in p for p in found), found
+    assert any("access_addresses" in p and "applies to sbc and enum_dns elements only" in p for p in found), found
     assert any("primaries" in p and "is a hss, not an enum_dns" in p for p in found), found
     bad_dir = MINIMAL.replace('country_code: "86"', 'country_code: "86"\n  dns: {secondary_directory: /var/../etc}')
     assert any("secondary_directory" in p and "invalid directory" in p for p in problems_of(bad_dir))

@@ -30,7 +30,7 @@ def lists(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("lists")
     subprocess.run([sys.executable, "-m", "imsdr", "render", "dns", str(LAB), "--out", "dns"], cwd=where,
                    check=True, capture_output=True, timeout=120)
-    return sorted((where / "dns" / "kamailio").glob("*.list"))[0]
+    return where / "dns" / "kamailio" / "lab-sbc-1" / "dispatcher.list"  # (one per SBC/P-CSCF: SBC -> P-CSCF)
 
 
 def wait_blocked(process: subprocess.Popen[str], seconds: float = 20.0) -> None:

@@ -175,9 +175,9 @@ def test_plan_fails_on_capacity_shortfall(tmp_path: Path) -> None:
     small = tmp_path / "small.yaml"
     small.write_text(PROVINCE.read_text().replace(
         "hss-a-1, type: hss, site: site-a, vendor: vendor-z, addresses: [192.0.2.30, \"2001:db8:a::30\"], "
-        "capacity: {subscribers: 6000000, transactions_per_second: 12000}",
+        "capacity: {subscribers: 6000000, transactions_per_second: 20000}",
         "hss-a-1, type: hss, site: site-a, vendor: vendor-z, addresses: [192.0.2.30, \"2001:db8:a::30\"], "
-        "capacity: {subscribers: 1000000, transactions_per_second: 12000}"))
+        "capacity: {subscribers: 1000000, transactions_per_second: 20000}"))
     assert small.read_text() != PROVINCE.read_text()
     result = run("plan", str(small), "--out", str(tmp_path / "out"), "--format", "json")
     assert result.returncode == 1

@@ -62,7 +62,7 @@ def test_shipped_hooks_with_args_in_a_throwaway_repository(hooks_repo: tuple[str
     (repo / "inventories").mkdir(parents=True)
     shutil.copy(PROVINCE, repo / "inventories" / "province.yaml")
     # a rules config that is YAML but not an inventory, under inventories/ too: excluded by the user
-    (repo / "inventories" / "ci-rules.yaml").write_text("rules:\n  DEP-002: off\n")
+    (repo / "inventories" / "ci-rules.yaml").write_text("rules:\n  DEP-002: off\n  MGCF-004: off\n")
     config = {"repos": [{"repo": url, "rev": rev, "hooks": [
         {"id": "imsdr-validate", "exclude": "ci-rules"},
         {"id": "imsdr-check", "exclude": "ci-rules",
@@ -82,7 +82,8 @@ def test_shipped_hooks_with_args_in_a_throwaway_repository(hooks_repo: tuple[str
     assert out.count("Passed") == 2 and out.count("Failed") == 1, out
     assert "Missing argument" not in out
 
-    # render and commit the plan: every hook passes (DEP-002, a warning, is off in ci-rules.yaml)
+    # render and commit the plan: every hook passes (the sample's warnings, DEP-002 and MGCF-004, are off
+    # in ci-rules.yaml)
     done = subprocess.run([sys.executable, "-m", "imsdr", "plan", "inventories/province.yaml", "--out", "plan"],
                           cwd=repo, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -92,15 +92,17 @@ def test_periodic_hss_backup_restore_time_and_rpo(tmp_path: Path) -> None:
 
     topo = _periodic_hss(tmp_path)
     hss = topo.elements["hss-a-1"]
-    # 2 × Tw = 2 × 8 s = 16 s detection + 900 s restore = 916 s; RPO = the 3600 s backup interval
+    # 2 × Tw = 2 × 8 s = 16 s detection + 30 s promotion + 32 s reconnect (Tc) + 900 s restore = 978 s;
+    # RPO = the 3600 s backup interval
     sw = switchover(topo, hss)
-    assert [(p.name, p.seconds) for p in sw.parts] == [("detection", 16), ("restore", 900)]
-    assert sw.seconds == 916
+    assert [(p.name, p.seconds) for p in sw.parts] == [
+        ("detection", 16), ("promotion", 30), ("reconnect", 32), ("restore", 900)]
+    assert sw.seconds == 978
     backup = periodic_backup(topo, hss)
     assert backup is not None and (backup.restore_time, backup.rpo) == (900, 3600)
     data = simulation_to_dict(simulate(topo, ["hss-a-1"]))
     failed = data["failed"][0]
-    assert failed["switchover"]["seconds"] == 916
+    assert failed["switchover"]["seconds"] == 978
     assert any("RPO 3600 s" in line and "unserved" in line and "replays" in line for line in failed["impact"])
 
 

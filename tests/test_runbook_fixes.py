@@ -47,7 +47,7 @@ def test_no_dns_ttl_is_added_where_no_record_changes(pages: dict[str, str]) -> N
     for name in ("sbc.md", "pcscf.md", "cscf.md", "as.md"):
         impact = _section(pages[name], "Expected impact and switchover time")
         assert "dns ttl" not in impact.lower(), name
-    assert "32 s detection + 1800 s re-registration = 1832 s" in pages["sbc.md"]  # as simulate says
+    assert "32 s detection + 1200 s re-registration = 1232 s" in pages["sbc.md"]  # as simulate says
 
 
 def test_json_schema_ring_direction_matches_the_model_and_the_docs() -> None:

@@ -134,7 +134,8 @@ def test_timers_are_overridable_per_element(tmp_path: Path) -> None:
     report = simulate(topology_from_data(data, tmp_path), ["sbc-capital", "hss-a-1"])
     capital = {p.name: p.seconds for p in _failed(report, "sbc-capital").switchover.parts}
     assert capital == {"detection": 5 * 2 + 2, "re_registration": 1200}  # the A TTL adds nothing
-    assert _failed(report, "hss-a-1").switchover.seconds == 12
+    # 2 × 6 s watchdog + 30 s promotion + 32 s reconnect (Tc 30 s + 2 s jitter)
+    assert _failed(report, "hss-a-1").switchover.seconds == 12 + 30 + 32
 
 
 def test_standby_member_carries_nothing(province) -> None:  # type: ignore[no-untyped-def]

@@ -29,8 +29,8 @@ def _markdown_problems(text: str) -> list[str]:
 
 
 def test_capacity_province_passes_and_shows_substituted_formulas() -> None:
-    summary = invoke("capacity", PROVINCE)  # 67 checks: a summary by default
-    assert summary.exit_code == 0 and "67 checks in all; --all lists every check" in summary.stdout
+    summary = invoke("capacity", PROVINCE)  # 71 checks: a summary by default
+    assert summary.exit_code == 0 and "71 checks in all; --all lists every check" in summary.stdout
     result = invoke("capacity", PROVINCE, "--all")
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
@@ -76,7 +76,7 @@ def test_simulate_site_a_table_names_dr_sbcs_survivors_and_parts() -> None:
     out = " ".join(result.stdout.split())
     assert "sbc-coast [DR SBC (ring)]" in out and "sbc-lake [DR SBC (ring)]" in out
     assert "cscf-b-1, cscf-b-2, cscf-c-1" in out
-    assert "32 s detection + 1800 s re-registration = 1832 s" in out
+    assert "32 s detection + 1200 s re-registration = 1232 s" in out
     assert "DNS TTL" not in out  # no record changes in a switchover
 
 

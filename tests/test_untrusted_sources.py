@@ -76,7 +76,7 @@ def test_an_import_source_that_is_not_a_bounded_regular_file_is_refused(rendered
                                                                         source: str, kind: str) -> None:
     where = fresh(rendered, tmp_path)
     conf = where / "dns" / "named" / "lab-dns-1.conf"
-    listing = sorted((where / "dns" / "kamailio").glob("*.list"))[0]
+    listing = where / "dns" / "kamailio" / "lab-sbc-1" / "dispatcher.list"  # (one per SBC/P-CSCF: SBC -> P-CSCF)
     if source == "named.conf":
         replace(conf, kind, MAX_CONFIG_BYTES)
         args, victim = ("import", "bind", str(conf), "--zones-dir", "dns", "--out", "d.yaml"), conf

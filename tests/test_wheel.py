@@ -87,11 +87,16 @@ def test_installed_wheel_renders_the_same_plan(release_wheel: Path, tmp_path: Pa
     result = subprocess.run([str(env_dir / "bin" / "imsdr"), "plan", str(PROVINCE), "--out", str(out)],
                             capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    from imsdr.plan import analyse, runbook_pages_text
+    from imsdr.monitoring.render import monitoring_files
+    from imsdr.plan import analyse, availability_pages, runbook_pages_text
 
-    expected = runbook_pages_text(analyse(PROVINCE))
+    pipe = analyse(PROVINCE)
+    expected = {**runbook_pages_text(pipe), **availability_pages(pipe)}
+    assert {"availability.md", "availability.svg"} <= set(expected)
     installed = {p.name: p.read_text() for p in (out / "runbooks").iterdir() if p.name != ".imsdr-output"}
     assert installed == expected
+    monitoring = {p.name: p.read_text() for p in (out / "monitoring").iterdir() if p.name != ".imsdr-output"}
+    assert monitoring == monitoring_files(pipe.analysis)
 
 
 def _scratch_venv(env_dir: Path) -> Path:
@@ -120,7 +125,7 @@ def test_the_init_workflows_install_step_installs_imsdr_from_a_wheel(release_whe
     """The CI example `imsdr init` writes installs what the user has (here: a wheel by its local
     path, as committed to a repository of inventories), not a PyPI name imsdr does not have."""
     script = _install_step()
-    assert "pipx install imsdr" not in script and '"$IMSDR_PACKAGE"' in script
+    assert "pipx install imsdr" not in script and 'pip install "${IMSDR_PACKAGE:-' in script
     bin_dir = _scratch_venv(tmp_path / "venv")
     checkout = tmp_path / "inventories-repo" / "tools"
     checkout.mkdir(parents=True)
@@ -134,12 +139,24 @@ def test_the_init_workflows_install_step_installs_imsdr_from_a_wheel(release_whe
     assert Path(bin_dir / "imsdr").is_file()
 
 
-def test_the_init_workflows_install_step_says_what_to_set_when_nothing_is_set(tmp_path: Path) -> None:
-    done = subprocess.run(["bash", "-eo", "pipefail", "-c", _install_step()], cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin", "IMSDR_PACKAGE": ""}, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 1
-    assert done.stdout.startswith("::error::set the repository variable IMSDR_PACKAGE")
+def test_the_init_workflows_install_step_installs_the_pinned_release_when_nothing_is_set(tmp_path: Path) -> None:
+    """With IMSDR_PACKAGE unset the step installs the release that wrote the workflow
+    (``imsdr==VERSION``) from the index; with no index reachable it fails with pip's error."""
+    script = _install_step()
+    assert f'"${{IMSDR_PACKAGE:-imsdr=={_version()}}}"' in script
+    # a bare venv: not _scratch_venv, whose .pth would show pip the test environment's imsdr as
+    # already installed
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    bin_dir = env_dir / "bin"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PIP_NO_INDEX": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "IMSDR_PACKAGE": ""}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr  # pip's exit status; `imsdr --version` never ran
+    assert f"imsdr=={_version()}" in done.stderr and "ERROR:" in done.stderr, done.stderr
+    assert "command not found" not in done.stderr, done.stderr
+    assert not Path(bin_dir / "imsdr").exists()
 
 
 def _version() -> str:

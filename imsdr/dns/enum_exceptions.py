@@ -22,7 +22,7 @@ fields, no quoting (no field needs a comma); ASCII only.
 The file is read as hostile input: a regular file (no symlink, no device or FIFO), at most
 :data:`MAX_BYTES`; every bad row is reported as ``FILE:LINE:COL`` (exit 2) and nothing is written.
 
-Placing the exceptions in the zones (:func:`apply_exceptions`): each one is an NAPTR rrset at its
+Placing the exceptions in the zones (:func:`imsdr.dns.plan.apply_exceptions`): each one is an NAPTR rrset at its
 number's name. Under a wildcard an exception creates empty non-terminals (RFC 4592 §2.2.2): the
 ancestors of its name now exist, so a sibling number would no longer match the block's wildcard
 and get NXDOMAIN. The block's wildcard NAPTR is therefore repeated at ``*.<ancestor>`` for each
@@ -40,11 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from imsdr.dns.records import NAPTR, RRset
+from imsdr.dns.records import NAPTR
 
 if TYPE_CHECKING:
     from imsdr.diagnostics import Problem
-    from imsdr.dns.plan import DnsPlan, EnumBlockPlan, ZonePlan
     from imsdr.inventory.schema import EnumBlock
 
 MAX_BYTES = 256 * 1024 * 1024  # ~5 million rows
@@ -237,80 +236,3 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
     if skipped:
         problems.append(Problem(Location(file, 1, 1), "", f"... and {skipped:,} more bad row(s)"))
     return rows, problems
-
-
-# --- into the plan -------------------------------------------------------------------------------
-
-
-def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
-    """Put each exception (and the wildcards that keep its siblings answered) into its ENUM zone,
-    and index every zone's existing names (empty non-terminals included) for lookups."""
-    from imsdr.dns.plan import Origin
-
-    zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
-    longest = max((len(p) for p in zones), default=0)
-    wild = {name: (z.blocks[0].naptr(),) for name, z in ((z.name, z) for z in zones.values())}  # one per zone
-    touched: set[str] = set()
-    origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
-    for row in exceptions.rows if exceptions is not None else ():
-        zone = None
-        for i in range(min(len(row.number), longest), 0, -1):
-            zone = zones.get(row.number[:i])
-            if zone is not None:
-                break
-        if zone is None:  # checked when the file was read; a block the plan refused
-            continue
-        block = zone.blocks[0]
-        rest = row.number[len(block.prefix):]
-        owner = f"{'.'.join(rest[::-1])}.{zone.name}"
-        rrsets = zone.rrsets
-        rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
-        plan.origins[(zone.name, owner, "NAPTR")] = origin
-        for stem in _fill_stems(block, rest):
-            name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
-            if (name, "NAPTR") not in rrsets:
-                rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
-        touched.add(zone.name)
-        if block.style == "numbers" and block.covers(row.number):
-            zone.blocks[0] = _skipping(block, int(row.number))
-    for name in touched:
-        zone = plan.zones[name]
-        zone.purpose += f"; {sum(1 for k in zone.rrsets if k[1] == 'NAPTR' and not k[0].startswith('*.'))} " \
-                        "provisioned exception(s)"
-    for zone in plan.zones.values():
-        if zone.kind == "enum":
-            zone.nodes = existing_nodes(zone)
-
-
-def _skipping(block: EnumBlockPlan, number: int) -> EnumBlockPlan:
-    from dataclasses import replace
-
-    return replace(block, skip=block.skip | {number})
-
-
-def _fill_stems(block: EnumBlockPlan, rest: str) -> list[str]:
-    """The ancestors (digit strings below the block prefix) an exception at ``rest`` creates below
-    the wildcard that covers it: each needs the block's wildcard again (module doc)."""
-    if block.style != "wildcard":
-        return []
-    free = None if block.length is None else block.length - len(block.prefix)
-    for stem in block.stems:
-        if rest.startswith(stem) and len(rest) > len(stem) and (free is None or len(stem) < free):
-            return [rest[:j] for j in range(len(stem) + 1, len(rest))]
-    return []
-
-
-def existing_nodes(zone: ZonePlan) -> frozenset[str]:
-    """Every name below the apex of ``zone`` that exists because of a stored rrset: the owners and
-    their ancestors (the empty non-terminals), relative to the zone, labels left to right."""
-    suffix = "." + zone.name
-    out: set[str] = set()
-    for owner, _ in zone.rrsets:
-        if not owner.endswith(suffix):
-            continue
-        rel = owner[: -len(suffix)]
-        while rel and rel not in out:
-            out.add(rel)
-            dot = rel.find(".")
-            rel = rel[dot + 1:] if dot >= 0 else ""
-    return frozenset(out)

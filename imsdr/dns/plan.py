@@ -169,7 +169,7 @@ class ZonePlan:
     blocks: list[EnumBlockPlan] = field(default_factory=list)
     area: str = ""  # the service area whose servers are authoritative ('' every area, or no areas)
     # ENUM zones: every name below the apex the stored rrsets make exist (owners and empty
-    # non-terminals), relative, labels left to right (imsdr.dns.enum_exceptions.existing_nodes)
+    # non-terminals), relative, labels left to right (existing_nodes)
     nodes: frozenset[str] = frozenset()
 
     @property
@@ -773,8 +773,6 @@ class _Builder:
             self._national(apex, area_ns)
         else:
             self._enum_parent(apex, ns_names)
-        from imsdr.dns.enum_exceptions import apply_exceptions
-
         apply_exceptions(plan, self.exceptions)
 
         # core: element addresses (an SBC by its core side)
@@ -1238,3 +1236,78 @@ def wildcard_stems(low: int, high: int, free: int) -> tuple[str, ...]:
         out.append(str(low).zfill(free)[: free - k])
         low += 10**k
     return tuple(out)
+
+
+# --- ENUM exceptions into the plan (imsdr.dns.enum_exceptions) -------------------------------
+
+
+def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
+    """Put each exception (and the wildcards that keep its siblings answered) into its ENUM zone,
+    and index every zone's existing names (empty non-terminals included) for lookups."""
+    zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
+    longest = max((len(p) for p in zones), default=0)
+    wild = {name: (z.blocks[0].naptr(),) for name, z in ((z.name, z) for z in zones.values())}  # one per zone
+    touched: set[str] = set()
+    origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
+    for row in exceptions.rows if exceptions is not None else ():
+        zone = None
+        for i in range(min(len(row.number), longest), 0, -1):
+            zone = zones.get(row.number[:i])
+            if zone is not None:
+                break
+        if zone is None:  # checked when the file was read; a block the plan refused
+            continue
+        block = zone.blocks[0]
+        rest = row.number[len(block.prefix):]
+        owner = f"{'.'.join(rest[::-1])}.{zone.name}"
+        rrsets = zone.rrsets
+        rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
+        plan.origins[(zone.name, owner, "NAPTR")] = origin
+        for stem in _fill_stems(block, rest):
+            name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
+            if (name, "NAPTR") not in rrsets:
+                rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
+        touched.add(zone.name)
+        if block.style == "numbers" and block.covers(row.number):
+            zone.blocks[0] = _skipping(block, int(row.number))
+    for name in touched:
+        zone = plan.zones[name]
+        zone.purpose += f"; {sum(1 for k in zone.rrsets if k[1] == 'NAPTR' and not k[0].startswith('*.'))} " \
+                        "provisioned exception(s)"
+    for zone in plan.zones.values():
+        if zone.kind == "enum":
+            zone.nodes = existing_nodes(zone)
+
+
+def _skipping(block: EnumBlockPlan, number: int) -> EnumBlockPlan:
+    from dataclasses import replace
+
+    return replace(block, skip=block.skip | {number})
+
+
+def _fill_stems(block: EnumBlockPlan, rest: str) -> list[str]:
+    """The ancestors (digit strings below the block prefix) an exception at ``rest`` creates below
+    the wildcard that covers it: each needs the block's wildcard again (module doc)."""
+    if block.style != "wildcard":
+        return []
+    free = None if block.length is None else block.length - len(block.prefix)
+    for stem in block.stems:
+        if rest.startswith(stem) and len(rest) > len(stem) and (free is None or len(stem) < free):
+            return [rest[:j] for j in range(len(stem) + 1, len(rest))]
+    return []
+
+
+def existing_nodes(zone: ZonePlan) -> frozenset[str]:
+    """Every name below the apex of ``zone`` that exists because of a stored rrset: the owners and
+    their ancestors (the empty non-terminals), relative to the zone, labels left to right."""
+    suffix = "." + zone.name
+    out: set[str] = set()
+    for owner, _ in zone.rrsets:
+        if not owner.endswith(suffix):
+            continue
+        rel = owner[: -len(suffix)]
+        while rel and rel not in out:
+            out.add(rel)
+            dot = rel.find(".")
+            rel = rel[dot + 1:] if dot >= 0 else ""
+    return frozenset(out)

@@ -398,7 +398,9 @@ class NamedConfParts:
                     # BIND 9.18.28+ refuses to load (or transfer) a zone with a larger rrset than
                     # max-records-per-type (100 by default): raise it for this zone only
                     body.append(f"max-records-per-type {largest};")
-                if plan.enum_updates and server.role == "primary" and plan.zones_of(view.side)[zone].kind == "enum":
+                updatable = (plan.enum_updates and server.role == "primary"
+                             and plan.zones_of(view.side)[zone].kind == "enum")
+                if updatable:
                     # RFC 2136: provisioning changes the numbers' NAPTRs only, signed with a view's key
                     body.append("update-policy { " + " ".join(
                         f"grant {_q(v.key_name)} zonesub NAPTR;" for v in sharing) + " };")
@@ -407,6 +409,13 @@ class NamedConfParts:
                         ("any;" if v.kind == "default" else f"{_q(v.name)};") + f" key {_q(v.key_name)};"
                         for v in sharing)
                     body.append(f"allow-query {{ {acls} }};")
+                if updatable:
+                    # 'imsdr enum-update' reads the zone (AXFR) with the key it updates it with, from
+                    # the provisioning host (any address): whoever holds the key may already change
+                    # the zone, so reading it grants nothing more; secondaries use the same rule
+                    body.append("allow-transfer { " + " ".join(
+                        f"key {_q(v.key_name)};" for v in sharing) + " };")
+                elif len(sharing) > 1:
                     body.append(f"allow-transfer {transfer_acl([v.key_name for v in sharing], peers)};")
                 out.append(f"    zone {_q(zone)} {{")
                 out += [f"        {line}" for line in body]

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     import networkx as nx
 
-    from imsdr.dns.enum_exceptions import EnumExceptions
     from imsdr.inventory.build import SourceMap
     from imsdr.inventory.schema import Element, Inventory, LocalNetwork, Pair, Pool, Site
 
@@ -66,11 +65,13 @@ class Topology:
     """Read-only indices and graph over a validated inventory."""
 
     def __init__(self, inventory: Inventory, source: SourceMap | None = None,
-                 enum_exceptions: EnumExceptions | None = None) -> None:
+                 enum_exceptions: object | None = None) -> None:
         self.inventory = inventory
         self.source = source
         # provisioned per-number ENUM records (a file given beside the inventory, never in it):
-        # every DNS plan built from this topology places them (imsdr.dns.enum_exceptions)
+        # every DNS plan built from this topology places them (imsdr.dns.enum_exceptions). An
+        # imsdr.dns.enum_exceptions.EnumExceptions, typed as object: the model sits below dns
+        # and does not import it (docs/layers.md)
         self.enum_exceptions = enum_exceptions
         self.network = inventory.network
         self.sites: dict[str, Site] = {s.id: s for s in inventory.sites}

@@ -287,7 +287,8 @@ RULES: list[Rule] = [
             Every modelled ENUM/DNS element should serve: `render dns` writes `named/<server>.conf`
             for the servers `network.dns.nameservers` (or, with service areas, an area's
             `nameservers`) lists. An element left out gets no configuration and no NS record,
-            yet capacity and failure analysis count it as a server.
+            yet capacity and failure analysis count it as a server: both sets must serve
+            (domain.md §4.1).
             """,
             """
             elements:
@@ -312,7 +313,8 @@ RULES: list[Rule] = [
             address. A resolver shared by two local networks, a UE prefix inside another, or a
             core subnet overlapping an access prefix makes one view silently answer for the other:
             users of one local network get another's SBC, or access clients the core names.
-            Checked per set of servers that hold the views together (per service area).
+            Checked per set of servers that hold the views together (per service area); views
+            match the source address of the query (domain.md §8.4).
             """,
             """
             local_networks:
