@@ -76,6 +76,10 @@ def test_capacity_cli_and_runbook_show_the_dra(tmp_path: Path) -> None:
     CliRunner().invoke(app, ["render", "runbook", str(inv), "--out", str(out)])
     page = (out / "capacity.md").read_text(encoding="utf-8")
     assert "| dra-a-1 (transactions per second) |" in page and "overloads dra-" in page
+    # the HSS/SLF/DRA page sees a lost DRA as its clients do: a Diameter peer no longer OPEN
+    hss_page = (out / "hss-slf.md").read_text(encoding="utf-8")
+    assert "| dra-a-1 | 1 s | Diameter peer state not OPEN" in hss_page
+    assert "Move the Diameter routes of dra-a-1's clients to its mate" in hss_page
 
 
 def test_losing_the_dra_pair_loses_its_province(tmp_path: Path) -> None:
