@@ -46,6 +46,8 @@ def test_a_small_dra_fails_its_storm_and_background_checks(tmp_path: Path) -> No
     assert "5,416.7 Diameter/s" in background[0].message and "6,000 transactions per second" in background[0].message
     storms = [f for f in findings if f.rule_id == "CAP-010"]
     assert storms and all("dra-" in f.message for f in storms)
+    assert any("site:site-b lost" in f.message and "dra-a-1 needs 14,166.67 Diameter/s of 9,000" in f.message
+               for f in _findings(with_dras(province_data(), tps=9000), tmp_path, "9000.yaml"))  # docs/diameter.md
     assert any("overloads dra-a-1" in f.message for f in storms)
     # a DRA of ample capacity passes both
     ids = {f.rule_id for f in _findings(with_dras(province_data(), tps=40000), tmp_path, "big.yaml")}
