@@ -96,3 +96,23 @@ def test_losing_the_dra_pair_loses_its_province(tmp_path: Path) -> None:
     assert any("nothing to resynchronise" in line for line in both.failed[0].failback)
     one = simulate(topo, ["dra-a-1"])
     assert one.failed[0].takeover == ("dra-b-1",) and one.unserved_users == 0
+
+
+def test_the_dra_pair_is_a_block_of_registration_and_terminating_calls(tmp_path: Path) -> None:
+    """Availability reads the same flows: with every other element perfect, the one cut set of
+    registration and of terminating calls is the DRA pair (either member serves the province)."""
+    from imsdr.analysis import Analysis
+
+    data = with_dras(province_data())
+    perfect = {"mtbf_hours": 1e9, "mttr_hours": 0.001}
+    types = ("enum_dns", "sbc", "pcscf", "cscf", "hss", "slf", "mgcf", "imgw", "as")
+    data["availability"] = {
+        "types": {**{t: perfect for t in types}, "dra": {"mtbf_hours": 1000, "mttr_hours": 10}},
+        "shared_risks": {k: {"rate_per_year": 0, "duration_hours": 1} for k in ("site", "power", "route", "region")},
+    }
+    report = Analysis(topology_from_data(data, tmp_path)).availability
+    for service in ("registration", "terminating"):
+        row = next(r for r in report.services if r.service == service and r.local_network == "capital")
+        assert [c.events for c in row.cut_sets] == [("element:dra-a-1", "element:dra-b-1")], row.cut_sets
+    # the default figures cover a DRA too (no inventory figures at all)
+    assert Analysis(topology_from_data(with_dras(province_data()), tmp_path, "plain.yaml")).availability.services

@@ -207,7 +207,8 @@ RULES: list[Rule] = [
             (`user_ranges` per pair; docs/diameter.md). In a province with neither SLF nor DRA,
             two HSS pairs (or pools, or lone HSSs) of one realm that name no `user_ranges` both
             claim every user: a request reaches one of them at random and fails with
-            DIAMETER_ERROR_USER_UNKNOWN (5001, TS 29.229 §6.2.2) for the other's users.
+            DIAMETER_ERROR_USER_UNKNOWN (5001, TS 29.229 §6.2.2) for the other's users
+            (domain.md §4.6).
             """,
             """
             elements:  # no slf, no dra in the province
