@@ -67,13 +67,8 @@ def diameter_clients(topology: Topology) -> list[Element]:
 
 def realm_of(topology: Topology, el: Element) -> str:
     """The element's Diameter realm: the home domain its host name is under (the longest), else
-    the primary home domain."""
-    name = topology.fqdn(el)
-    best = ""
-    for domain in topology.network.home_domains:
-        if name.endswith("." + domain) and len(domain) > len(best):
-            best = domain
-    return best or topology.network.primary_domain
+    the primary home domain (``Topology.home_domain``, which the HSS routing rule reads too)."""
+    return topology.home_domain(el)
 
 
 @dataclass

@@ -208,13 +208,14 @@ class Server:
             elif command == DPR:
                 conn.sendall(message(0, DPR, 0, hbh, e2e, u32(RESULT_CODE, 2001) + self.base()))
             else:
-                self.answer(conn, flags, command, app, hbh, e2e, avps, origin)
+                self.answer(conn, flags, command, app, hbh, e2e, avps, origin, peer)
 
     def answer(self, conn: socket.socket, flags: int, command: int, app: int, hbh: int, e2e: int,
-               avps: list[tuple[int, int, bytes]], origin: str) -> None:
+               avps: list[tuple[int, int, bytes]], origin: str, via: str) -> None:
         session = first(avps, SESSION_ID) or b""
         user = (first(avps, USER_NAME) or b"").decode()
-        self.log("request", command=command, app=app, user=user, peer=origin)
+        # peer: the request's Origin-Host; via: the Diameter peer it came over (a relay such as a DRA)
+        self.log("request", command=command, app=app, user=user, peer=origin, via=via)
         head = avp(SESSION_ID, session) + u32(AUTH_SESSION_STATE, 1)
         if self.args.role == "slf":
             hosts = next((h for p, h in self.ranges if user.startswith(p)), None)

@@ -114,3 +114,17 @@ def path_of(data: dict[str, Any], ident: str, *fields: str | int) -> tuple[str |
 def line_of(path: Path, lineno: int) -> str:
     """Text of line ``lineno`` (1-based) of a file."""
     return path.read_text(encoding="utf-8").splitlines()[lineno - 1]
+
+
+def with_dras(data: dict[str, Any], tps: int = 20000) -> dict[str, Any]:
+    """``data`` (the province sample) with a DRA pair (one at site-a, one at site-b) of ``tps``
+    Diameter transactions per second, and the HSS pair holding the range 8610."""
+    data["elements"] += [
+        {"id": "dra-a-1", "type": "dra", "site": "site-a", "vendor": "vendor-z",
+         "addresses": ["192.0.2.32", "2001:db8:a::32"], "capacity": {"transactions_per_second": tps}},
+        {"id": "dra-b-1", "type": "dra", "site": "site-b", "vendor": "vendor-z",
+         "addresses": ["192.0.2.96", "2001:db8:b::32"], "capacity": {"transactions_per_second": tps}},
+    ]
+    data["redundancy"]["pairs"].append({"id": "dra-pair", "members": ["dra-a-1", "dra-b-1"]})
+    next(p for p in data["redundancy"]["pairs"] if p["id"] == "hss-pair")["user_ranges"] = ["8610"]
+    return data

@@ -92,3 +92,21 @@ def test_the_diameter_row_counts_peers_on_a_generated_network(tmp_path: Path) ->
                          text=True).stdout
     assert run.diameter_note(out) == ("120 clients, at most 18 peers each (allowed: province's HSSs + 2 = 18), "
                                       "2,160 Diameter connections network-wide")
+
+
+def test_the_dra_row_turns_every_slf_pair_into_a_dra_pair(tmp_path: Path) -> None:
+    """The DRA variant of the national example: each client's peers are its DRA pair only, and the
+    DRAs connect to their province's 16 HSSs."""
+    import subprocess
+
+    from inventory_factory import write_inventory
+
+    from imsdr.example.national import NationalParams, generate_national
+
+    path = write_inventory(generate_national(NationalParams(provinces=2, enum_numbers=1000)), tmp_path)
+    dra = run.write_with_dras(path, tmp_path / "dra.yaml")
+    assert dra.read_text(encoding="utf-8").count("type: dra") == 8  # 2 SLF pairs per province
+    out = subprocess.run([sys.executable, "-c", run.DIAMETER_COUNT, str(dra)], check=True, capture_output=True,
+                         text=True).stdout
+    assert run.diameter_note(out) == ("120 clients, at most 2 peers each (allowed: province's HSSs + 2 = 18), "
+                                      "368 Diameter connections network-wide")  # 120 x 2 + 8 DRAs x 16 HSSs

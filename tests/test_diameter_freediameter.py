@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from inventory_factory import PROVINCE, province_data, topology_from_data
+from inventory_factory import PROVINCE, province_data, topology_from_data, with_dras
 
 READY = "freeDiameterd daemon initialized."
 
@@ -99,7 +99,7 @@ def test_a_dra_config_is_loaded_by_freediameter(tmp_path: Path, extension: Path)
     """A DRA pair: its rendered relay configuration (range routes, clients whitelisted) starts."""
     from imsdr.diameter import diameter_configs
 
-    topo = topology_from_data(_with_dras(province_data()), tmp_path)
+    topo = topology_from_data(with_dras(province_data()), tmp_path)
     config = next(c for c in diameter_configs(topo) if c.client == "dra-a-1")
     assert set(config.files) == {"freeDiameter.conf", "rt_default.conf", "acl_wl.conf"}
     work = tmp_path / "dra"
@@ -107,20 +107,6 @@ def test_a_dra_config_is_loaded_by_freediameter(tmp_path: Path, extension: Path)
     started, log = _load(work, list(topo.elements["dra-a-1"].addresses), extension)
     assert started, log
     assert "acl_wl.conf], loaded" in log and "Relay app .... : Enabled" in log
-
-
-def _with_dras(data: dict) -> dict:
-    data["elements"] += [
-        {"id": "dra-a-1", "type": "dra", "site": "site-a", "vendor": "vendor-z",
-         "addresses": ["192.0.2.32", "2001:db8:a::32"],
-         "capacity": {"transactions_per_second": 20000}},
-        {"id": "dra-b-1", "type": "dra", "site": "site-b", "vendor": "vendor-z",
-         "addresses": ["192.0.2.96", "2001:db8:b::32"],
-         "capacity": {"transactions_per_second": 20000}},
-    ]
-    data["redundancy"]["pairs"].append({"id": "dra-pair", "members": ["dra-a-1", "dra-b-1"]})
-    next(p for p in data["redundancy"]["pairs"] if p["id"] == "hss-pair")["user_ranges"] = ["8610"]
-    return data
 
 
 def test_a_broken_route_file_is_refused_by_the_daemon(tmp_path: Path, extension: Path) -> None:
@@ -191,7 +177,7 @@ def test_direct_rules_per_range_and_realm_per_home_domain(tmp_path: Path) -> Non
 def test_dra_pair_is_the_only_peer_of_its_province_clients(tmp_path: Path) -> None:
     from imsdr.diameter import diameter_configs
 
-    topo = topology_from_data(_with_dras(province_data()), tmp_path)
+    topo = topology_from_data(with_dras(province_data()), tmp_path)
     configs = {c.client: c.files for c in diameter_configs(topo)}
     conf = configs["cscf-a-1"]["freeDiameter.conf"]
     assert [line.split('"')[1] for line in conf.splitlines() if line.startswith("ConnectPeer")] == [

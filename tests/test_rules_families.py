@@ -122,6 +122,22 @@ def _both(*fns: Callable[[Data], None]) -> Callable[[Data], None]:
     return mutate
 
 
+def _second_hss_pair_without_slf(d: Data) -> None:
+    """A second HSS pair in the province and no SLF: nothing says which pair holds a user."""
+    d["elements"] = [e for e in d["elements"] if e["type"] != "slf"]
+    remove_group(d, "slf-pair")
+    d["elements"] += [{**element(d, "hss-a-1"), "id": "hss-c-1", "addresses": ["192.0.2.34"]},
+                      {**element(d, "hss-b-1"), "id": "hss-d-1", "addresses": ["192.0.2.98"]}]
+    d["redundancy"]["pairs"].append({"id": "hss-pair-2", "members": ["hss-c-1", "hss-d-1"],
+                                     "mode": "active-standby", "sync": "realtime"})
+
+
+def _second_hss_pair_with_ranges(d: Data) -> None:
+    _second_hss_pair_without_slf(d)
+    group(d, "hss-pair")["user_ranges"] = ["8610"]
+    group(d, "hss-pair-2")["user_ranges"] = ["8622"]
+
+
 def _enum(d: Data) -> dict[str, Any]:
     return d["redundancy"]["enum_dns"]
 
@@ -323,6 +339,15 @@ CASES = [
         _both(_el("hss-a-1", "features", []), _el("hss-b-1", "features", [])),
         lambda d: path_of(d, "hss-a-1", "features"),
         "features: []",
+    ),
+    Case(
+        "HSS-005",
+        _second_hss_pair_without_slf,
+        lambda d: path_of(d, "hss-pair"),
+        "id: hss-pair",
+        fix=_second_hss_pair_with_ranges,
+        subjects=("hss-a-1", "hss-c-1"),
+        message="no SLF, no DRA and no user_ranges",
     ),
     Case(
         "MGCF-001",
@@ -686,3 +711,23 @@ def test_sbc_without_pcscf_list_uses_every_pcscf(tmp_path: Path) -> None:
     hits = [f for f in findings if f.rule_id == "SBC-007" and "sbc-hill" in f.subjects]
     assert len(hits) == 1 and "no list: all" in hits[0].message
     assert hits[0].location.line == source.locate(*path_of(data, "sbc-hill")).line
+
+
+def test_hss_005_is_quiet_with_an_slf_or_a_dra(tmp_path: Path) -> None:
+    """An SLF (redirect) or a DRA (range routing) in the province finds the holder: no HSS-005."""
+    from inventory_factory import with_dras
+
+    data = sample_data("province")
+    _second_hss_pair_without_slf(data)
+    findings, _, _ = _run(data, tmp_path, "bare.yaml")
+    assert [f.rule_id for f in findings].count("HSS-005") == 1
+    data = with_dras(data)
+    del group(data, "hss-pair")["user_ranges"]  # the DRA locates the users (its own SLF function)
+    findings, _, _ = _run(data, tmp_path, "dra.yaml")
+    assert "HSS-005" not in {f.rule_id for f in findings}
+    with_slf = sample_data("province")
+    with_slf["elements"] += [{**element(with_slf, "hss-a-1"), "id": "hss-c-1", "addresses": ["192.0.2.34"]},
+                             {**element(with_slf, "hss-b-1"), "id": "hss-d-1", "addresses": ["192.0.2.98"]}]
+    with_slf["redundancy"]["pairs"].append({"id": "hss-pair-2", "members": ["hss-c-1", "hss-d-1"]})
+    findings, _, _ = _run(with_slf, tmp_path, "slf.yaml")
+    assert "HSS-005" not in {f.rule_id for f in findings}

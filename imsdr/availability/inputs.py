@@ -23,7 +23,7 @@ MINUTES_PER_YEAR = HOURS_PER_YEAR * 60  # 525,960
 DEFAULT_RELIABILITY: dict[str, tuple[float, float]] = {
     "sbc": (50_000.0, 4.0), "pcscf": (40_000.0, 2.0), "cscf": (40_000.0, 2.0), "hss": (60_000.0, 4.0),
     "slf": (60_000.0, 4.0), "enum_dns": (80_000.0, 2.0), "mgcf": (50_000.0, 4.0), "imgw": (60_000.0, 4.0),
-    "as": (40_000.0, 2.0),
+    "as": (40_000.0, 2.0), "dra": (60_000.0, 2.0),
 }
 #: shared-risk kind → (events per year, duration hours): planning defaults (docs/domain.md)
 DEFAULT_RISK_EVENTS: dict[str, tuple[float, float]] = {

@@ -24,11 +24,11 @@ if TYPE_CHECKING:
 
 #: service → the flow categories it needs, in call order (docs/availability.md "Services")
 SERVICES: dict[str, tuple[str, ...]] = {
-    "registration": ("sbc", "cscf", "scscf", "hss", "slf"),
+    "registration": ("sbc", "cscf", "scscf", "dra", "hss", "slf"),
     "originating": ("sbc", "scscf", "as", "enum_dns"),
-    "terminating": ("cscf", "hss", "slf", "scscf", "as", "sbc"),
+    "terminating": ("cscf", "dra", "hss", "slf", "scscf", "as", "sbc"),
     "pstn_breakout": ("sbc", "scscf", "as", "enum_dns", "mgcf", "imgw"),
-    "pstn_ingress": ("mgcf", "imgw", "cscf", "hss", "slf", "scscf", "as", "sbc"),
+    "pstn_ingress": ("mgcf", "imgw", "cscf", "dra", "hss", "slf", "scscf", "as", "sbc"),
     "emergency": ("sbc", "ecscf", "mgcf", "imgw"),
 }
 SERVICE_LABELS = {

@@ -12,10 +12,12 @@ The load model routes *users*; the other dimensions follow from the users an ele
   call attempts per subscriber (``busy_hour_call_attempts``) times the queries one call attempt
   causes at the servers (``dns_queries_per_call_attempt``), plus one registration refresh per
   user per refresh period times ``dns_queries_per_registration``.
-* **Diameter transactions per second** (HSS, SLF) in the background: the subscribers an HSS/SLF
-  serves × the per-subscriber rate of ``storm.background_per_user`` (re-registration UAR, + SAR
-  with restoration data, per refresh interval; LIR per terminating call), normally and with the
-  subscribers it serves in each site and region loss (the storm comes on top, ``storm.py``).
+* **Diameter transactions per second** (HSS, SLF, DRA) in the background: the subscribers an
+  HSS/SLF serves × the per-subscriber rate of ``storm.background_per_user`` (re-registration UAR,
+  + SAR with restoration data, per refresh interval; LIR per terminating call), normally and with
+  the subscribers it serves in each site and region loss (the storm comes on top, ``storm.py``).
+  A DRA relays every Cx/Sh request of its province's clients: the subscribers it serves × the
+  HSS's rate.
 
 Each is checked normally and in every site and region loss (the loads the scenarios compute).
 The registration and Diameter rates of a failure are the registration storm (``storm.py``).
@@ -51,6 +53,7 @@ NEEDED: dict[str, tuple[tuple[str, ...], ...]] = {
     "cscf": (("registered_users",), ("sessions",), REGISTRATION_RATE),
     "hss": (("subscribers", "registered_users"), ("transactions_per_second",)),
     "slf": (("subscribers", "registered_users"), ("transactions_per_second",)),
+    "dra": (("transactions_per_second",),),
     "mgcf": (("circuits", "busy_hour_erlangs"),),
     "imgw": (("circuits", "busy_hour_erlangs"),),
     "as": (("sessions",),),
@@ -96,12 +99,12 @@ def dimension_checks(
     """Sessions against Erlangs and DNS queries against the query model, normally and in each of
     ``scenarios`` (label, outcome), for every element that gives the capacity."""
     from imsdr.capacity.formulas import fmt, pct
-    from imsdr.capacity.storm import StormIndex, background_per_user, subscribers_served
+    from imsdr.capacity.storm import DIAMETER_SERVICES, StormIndex, background_per_user, subscribers_served
 
     erl = erlangs_per_user(eng)
     qpu = queries_per_user(topology)
     diameter = background_per_user(topology)
-    index = StormIndex(eng) if any(el.capacity.transactions_per_second for t in ("hss", "slf")
+    index = StormIndex(eng) if any(el.capacity.transactions_per_second for t in DIAMETER_SERVICES
                                    for el in topology.by_type.get(t, [])) else None
     cm = topology.network.capacity_model
     # each element's highest load over the scenarios, first scenario on a tie (one pass over the
@@ -121,9 +124,9 @@ def dimension_checks(
         if t in SESSION_TYPES and el.capacity.sessions:
             share = cm.as_session_share if t == "as" else 1.0  # not every call holds an AS session
             dimension, per_user, capacity, unit = "sessions", erl * share, float(el.capacity.sessions), "E"
-        elif t in ("hss", "slf") and el.capacity.transactions_per_second:
+        elif t in DIAMETER_SERVICES and el.capacity.transactions_per_second:
             dimension, unit = "transactions_per_second", "Diameter/s"
-            per_user = diameter.cx if t == "hss" else diameter.dx
+            per_user = diameter.dx if t == "slf" else diameter.cx  # a DRA relays the HSS's Cx
             capacity = float(el.capacity.transactions_per_second)
             x = eng.index[el.id]
             normal = subscribers_served(eng, index, x, lambda i: eng.normal_assign[i][0]) * per_user

@@ -15,6 +15,9 @@ users hands them to that SBC's P-CSCF list.
   tiers follow the pool's selection (static: next member; fixed: none; otherwise all peers).
 * HSS/SLF: all subscribers (HSS × (1 + restoration overhead) when restoration data is on);
   a pair's mate takes over (active-standby: one flow on the first member).
+* DRA: the subscribers of its province (its clients' Cx/Dx/Sh requests all pass through it,
+  imsdr.diameter); sized in Diameter transactions per second (``dimensions.py``, ``storm.py``),
+  so it has no capacity in users; the pair's mate takes over, losing the pair loses the province.
 * MGCF/IM-MGW: the pool's busy-hour Erlangs, shared by Erlang capacity (circuits at the grade
   of service, Erlang B); the peers take over.
 * ENUM/DNS, AS and CSCFs without the S-CSCF role: no load unit; they carry every subscriber
@@ -143,6 +146,7 @@ class LoadModel:
         self._build_scscf()
         self._build_units("hss", USERS)
         self._build_units("slf", USERS)
+        self._build_units("dra", USERS)
         self._build_units("mgcf", ERLANGS)
         self._build_units("imgw", ERLANGS)
         self._build_units("enum_dns", USERS, structural=True)

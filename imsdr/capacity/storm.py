@@ -11,6 +11,8 @@ an *initial* registration with IMS AKA (3GPP TS 24.229, TS 33.203):
   first (``DX_PER_REGISTRATION``);
 * Sh (where the network has an AS): the third-party REGISTER makes the AS read the user's data
   once (UDR, TS 29.328; ``SH_PER_REGISTRATION``), also at the HSS.
+* at a DRA (where the province has one): every Cx and Sh request of its clients passes through
+  it on the way to the HSS, so it carries the HSS's transactions (RFC 6733 §2.8 relay).
 
 Users of a failed S-CSCF keep their SBC and P-CSCF: with restoration data the new S-CSCF fetches
 their data with one SAR each (TS 23.380 §4); without it they register again (a full initial
@@ -54,6 +56,7 @@ DX_PER_REGISTRATION = 4  # each Cx request located through the SLF
 SH_PER_REGISTRATION = 1  # the AS reads the user's data after the third-party REGISTER
 CX_PER_RESTORATION = 1  # SAR fetching restoration data for a user of a failed S-CSCF
 SIP_TYPES = ("sbc", "pcscf", "cscf")
+DIAMETER_SERVICES = ("hss", "slf", "dra")  # judged in Diameter/s; a DRA relays the HSS's Cx/Sh
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,7 @@ class StormLoad:
 
     id: str
     element_type: str
-    unit: str  # "REGISTER/s" (SIP elements) or "Diameter/s" (HSS, SLF)
+    unit: str  # "REGISTER/s" (SIP elements) or "Diameter/s" (HSS, SLF, DRA)
     moved_users: float  # users that register (or are restored) through it
     peak_rate: float  # storm transactions/s in the first peak_s seconds (the immediate share on top)
     sustained_rate: float  # storm transactions/s after the immediate share (the rest over the refresh)
@@ -250,7 +253,7 @@ class StormIndex:
         self.total: dict[str, dict[str, float]] = {}  # service → ln → Σ amount × weight
         diameter: list[int] = []
         for i, service in enumerate(eng.f_service):
-            if service not in ("scscf", "hss", "slf"):
+            if service not in ("scscf", *DIAMETER_SERVICES):
                 continue
             if service != "scscf":
                 diameter.append(i)
@@ -259,7 +262,7 @@ class StormIndex:
             for ln, w in eng.weight_sets[eng.f_wkey[i]]:
                 by_ln.setdefault(ln, []).append((i, w))
                 totals[ln] = totals.get(ln, 0.0) + eng.f_amount[i] * w
-        self.diameter_set = frozenset(diameter)  # HSS and SLF flows
+        self.diameter_set = frozenset(diameter)  # HSS, SLF and DRA flows
 
 
 def registration_storm(
@@ -378,6 +381,9 @@ def registration_storm(
     hss_restored = spread("hss", dict(restored_by_ln))
     slf_access = spread("slf", dict(access_by_ln))
     slf_later = spread("slf", dict(scscf_by_ln))
+    dra_access = spread("dra", dict(access_by_ln))
+    dra_later = spread("dra", dict(scscf_by_ln))
+    dra_restored = spread("dra", dict(restored_by_ln))
     # element → (users per local network arriving with its profile, later arrivals, restored, per-user count)
     inputs: dict[int, tuple[dict[str, float], dict[str, float], dict[str, float], float]] = {}
     for x, per_ln in sip_gain.items():
@@ -398,6 +404,10 @@ def registration_storm(
     for x in set(slf_access) | set(slf_later):
         diameter.add(x)
         inputs[x] = (dict(slf_access.get(x, {})), dict(slf_later.get(x, {})), {}, DX_PER_REGISTRATION)
+    for x in set(dra_access) | set(dra_later) | set(dra_restored):  # the HSS's requests, relayed
+        diameter.add(x)
+        inputs[x] = (dict(dra_access.get(x, {})), dict(dra_later.get(x, {})), dict(dra_restored.get(x, {})),
+                     CX_PER_REGISTRATION + sh)
 
     def load_of(x: int) -> float:
         return outcome.loads.get(eng.ids[x], eng.normal[x])
@@ -416,7 +426,7 @@ def registration_storm(
             continue
         if x in diameter:
             unit = "Diameter/s"
-            per_user = per_user_diameter.cx if eng.type_of[x] == "hss" else per_user_diameter.dx
+            per_user = per_user_diameter.dx if eng.type_of[x] == "slf" else per_user_diameter.cx
             background = subscribers_served(eng, index, x, parts) * per_user
             capacity = el.capacity.transactions_per_second
             basis = "transactions_per_second" if capacity else "transactions_per_second not given"
@@ -597,8 +607,8 @@ def background_per_user(topology: Topology) -> DiameterPerUser:
 def subscribers_served(
     eng: Engine, index: StormIndex, x: int, parts: Callable[[int], list[tuple[int, float]]]
 ) -> float:
-    """The subscribers the HSS/SLF ``x`` serves under the assignment ``parts``: its part of every
-    HSS/SLF flow, added up in flow order."""
+    """The subscribers the HSS/SLF/DRA ``x`` serves under the assignment ``parts``: its part of
+    every HSS/SLF/DRA flow, added up in flow order."""
     total = 0.0
     for i in eng.flows_of[x]:  # ascending: the flows that can reach x, in flow order
         if i in index.diameter_set:

@@ -665,7 +665,7 @@ class Capacity(_Strict):
         None, description="SBC, P-CSCF, CSCF: REGISTER transactions per second it can process (unset: "
                           "2 x registrations_per_second)")
     transactions_per_second: Positive | None = Field(
-        None, description="HSS/SLF: Diameter (Cx/Sh/Dx) transactions per second")
+        None, description="HSS/SLF/DRA: Diameter (Cx/Sh/Dx) transactions per second (a DRA: those it relays)")
 
 
 _USER_PREFIX_RE = re.compile(r"[A-Za-z0-9+._@-]{1,64}")

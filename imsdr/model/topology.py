@@ -102,6 +102,16 @@ class Topology:
         el = self.elements[element] if isinstance(element, str) else element
         return el.fqdn or f"{el.id}.{self.network.primary_domain}"
 
+    def home_domain(self, element: Element | str) -> str:
+        """The home domain the element's host name is under (the longest of
+        ``network.home_domains``), else the primary one: its Diameter realm (imsdr.diameter)."""
+        name = self.fqdn(element)
+        best = ""
+        for domain in self.network.home_domains:
+            if name.endswith("." + domain) and len(domain) > len(best):
+                best = domain
+        return best or self.network.primary_domain
+
     def element_region(self, element: Element | str) -> str:
         el = self.elements[element] if isinstance(element, str) else element
         return self.sites[el.site].region

@@ -1,4 +1,5 @@
-"""HSS/SLF: 1+1 geo pair with real-time replication, or N+1 with its data-loss window (domain.md §4.6)."""
+"""HSS/SLF: 1+1 geo pair with real-time replication, or N+1 with its data-loss window (domain.md §4.6);
+several HSSs of one realm need an SLF, a DRA or subscriber ranges to be found (docs/diameter.md)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,44 @@ def check_passthrough(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
             subjects=tuple(el.id for el in hss),
             location=ctx.locate(hss[0].id, "features"),
             hint="if the S-CSCF/HSS support it, enable passthrough and add it to the HSS features",
+        )
+
+
+def _hss_holders(ctx: RuleContext) -> dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]]:
+    """(province, realm) → the HSS redundancy units there that name no subscriber range: (group id
+    or element id, members). Such a unit holds "everyone of its realm that no range names"."""
+    topo = ctx.topology
+    out: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
+    seen: set[str] = set()
+    for el in topo.by_type.get("hss", []):
+        if el.id in seen:
+            continue
+        group = next(iter(topo.groups_of.get(el.id, [])), None)
+        members = tuple(group.members) if group is not None else (el.id,)
+        seen.update(members)
+        if group is not None and getattr(group.spec, "user_ranges", None):
+            continue
+        key = (topo.scope(el), topo.home_domain(el))
+        out.setdefault(key, []).append((group.id if group is not None else el.id, members))
+    return out
+
+
+def check_unroutable_holders(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
+    topo = ctx.topology
+    locators = {t: {topo.scope(e) for e in topo.by_type.get(t, [])} for t in ("slf", "dra")}
+    for (scope, realm), units in sorted(_hss_holders(ctx).items()):
+        if len(units) < 2 or scope in locators["slf"] or scope in locators["dra"]:
+            continue
+        names = ", ".join(unit for unit, _members in units)
+        where = f"province {scope}" if scope else "the network"
+        yield rule.finding(
+            f"{where} has {len(units)} HSS pairs/elements for realm {realm} ({names}) but no SLF, no DRA "
+            "and no user_ranges: a Cx/Sh client cannot know which HSS holds a subscriber, so requests "
+            "for users the chosen HSS does not hold fail (DIAMETER_ERROR_USER_UNKNOWN, TS 29.229 §6.2.2)",
+            subjects=tuple(m for _unit, members in units for m in members),
+            location=ctx.locate(units[0][0] if topo.groups.get(units[0][0]) else units[0][1][0]),
+            hint="give each HSS pair its user_ranges (IMPI prefixes: clients route by User-Name), or add an "
+                 "SLF pair (Dx redirect) or a DRA pair in the province; docs/diameter.md",
         )
 
 
@@ -156,5 +195,37 @@ RULES: list[Rule] = [
             """,
         ),
         check_passthrough, production_only=True,
+    ),
+    Rule(
+        "HSS-005", Severity.ERROR,
+        "Several HSS pairs, but nothing tells the clients which one holds a subscriber",
+        make_doc(
+            """
+            With more than one HSS (pair) serving a realm, a Cx/Sh client must find the one
+            holding the user: through an SLF (Dx/Dh redirect, TS 29.228 §6.6, TS 29.328), a
+            DRA that routes by subscriber range, or routes by User-Name prefix in the client
+            (`user_ranges` per pair; docs/diameter.md). In a province with neither SLF nor DRA,
+            two HSS pairs (or pools, or lone HSSs) of one realm that name no `user_ranges` both
+            claim every user: a request reaches one of them at random and fails with
+            DIAMETER_ERROR_USER_UNKNOWN (5001, TS 29.229 §6.2.2) for the other's users
+            (domain.md §4.6).
+            """,
+            """
+            elements:  # no slf, no dra in the province
+              - {id: hss-a-1, type: hss, ...}
+              - {id: hss-c-1, type: hss, ...}
+            redundancy:
+              pairs:
+                - {id: hss-pair, members: [hss-a-1, hss-b-1]}
+                - {id: hss-pair-2, members: [hss-c-1, hss-d-1]}
+            """,
+            """
+            redundancy:
+              pairs:
+                - {id: hss-pair, members: [hss-a-1, hss-b-1], user_ranges: ["8610"]}
+                - {id: hss-pair-2, members: [hss-c-1, hss-d-1], user_ranges: ["8622"]}
+            """,
+        ),
+        check_unroutable_holders,
     ),
 ]

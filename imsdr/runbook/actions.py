@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 # --drain` prints instead of computing every element's drained state (one DNS plan per element).
 DETAILED_DRAIN_LIMIT = 200
 DEFAULT_OWNER = "on-call engineer"
+DIAMETER_SERVERS = ("hss", "slf", "dra")  # failures seen as a Diameter peer not OPEN on the clients
 
 
 def owner_for(topo: Topology, service: str) -> dict[str, Any]:
@@ -149,7 +150,7 @@ class ActionBuilder:
         t = el.type.value
         failure = self.failures.get(el.id) or {}
         seconds = failure.get("detection_s")
-        if t in ("hss", "slf"):
+        if t in DIAMETER_SERVERS:
             how = ("Diameter peer state not OPEN on the I-CSCF/S-CSCF/AS (watchdog 2 × Tw, or BFD/SCTP "
                    "heartbeat when configured and faster)")
         elif t == "enum_dns":
@@ -196,7 +197,7 @@ class ActionBuilder:
         if t == "sbc":
             candidates = [topo.elements[p] for p in el.pcscfs if p in topo.elements] or \
                 list(topo.by_type.get("pcscf", []))
-        elif t in ("hss", "slf"):
+        elif t in DIAMETER_SERVERS:
             candidates = [e for e in topo.by_type.get("cscf", [])
                           if any(r.value in ("icscf", "scscf") for r in e.roles)]
         elif t in ("as", "mgcf"):
@@ -215,7 +216,7 @@ class ActionBuilder:
         for peer in self.observers(el):
             plat = platform_of(self.topo, peer)
             host = f"{peer.id} ({first_address(peer)}), a peer of {el.id}"
-            if t in ("hss", "slf"):
+            if t in DIAMETER_SERVERS:
                 if plat.kind == "kamailio":
                     command = (f"{plat.control} cdp.list_peers | grep -A3 -F '{self.topo.fqdn(el)}' "
                                "| grep -o '[IR]_Open' | sort -u")
@@ -338,7 +339,7 @@ class ActionBuilder:
                         nogo=f"both report active (split brain): set {el.id} standby at once and escalate; "
                              f"{el.id} stays standby: leave {mate.id} active, escalate",
                         rollback=f"`{plat.control} set ha-role standby` on {el.id}"))
-        if el.type.value in ("hss", "slf"):
+        if el.type.value in DIAMETER_SERVERS:
             steps.append(_step(
                 f"Move the Diameter routes of {el.id}'s clients to its mate", owner,
                 "each Diameter client (I-CSCF, S-CSCF, AS) of the element",

@@ -171,7 +171,7 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
                        f"The home domain {primary} publishes its SIP transports (RFC 3263).", True))
 
     # Databases, gateways and DNS servers: address records of every element.
-    for key, types in (("hss", ("hss", "slf")), ("mgcf", ("mgcf", "imgw")), ("enum_dns", ("enum_dns",))):
+    for key, types in (("hss", ("hss", "slf", "dra")), ("mgcf", ("mgcf", "imgw")), ("enum_dns", ("enum_dns",))):
         for t in types:
             for el in sorted(topo.by_type.get(t, []), key=lambda e: e.id):
                 add(key, check(probe_view, topo.fqdn(el), "A",

@@ -440,6 +440,12 @@ def _texts(
                 f"({detection.how}), a hung application in {hung.seconds} s ({hung.how}), and fail over to {names}"
                 + (f"; {sw.formula()} with promotion and reconnection" if pair is not None else "")
             )
+        elif t == "dra":
+            impact.append(
+                f"DRA pair lost: the Diameter clients of {_province_name(topology, el)} connect to "
+                "their DRA pair only, so no Cx/Sh request reaches an HSS: registrations, re-registrations "
+                "and terminating calls (LIR) fail until a DRA is back"
+            )
         else:
             impact.append(f"{TYPE_LABELS[t]} unreachable: registrations and re-registrations fail")
         passthrough = eng.passthrough
@@ -465,10 +471,17 @@ def _texts(
                 )
             elif group.spec.sync == "none":
                 impact.append(f"{group.id} has no data sync: the backup holds no current data")
-        failback.append(
-            f"resynchronise {el.id} from {names if takers else 'backup'} before it serves again; "
-            "switch back in a maintenance window"
-        )
+        if t == "dra":  # a relay: routes, no subscriber data
+            failback.append(
+                f"install {el.id}'s rendered diameter/ files and start it; its clients reconnect within "
+                f"Tc ({topology.network.timers.diameter_reconnect} s) and share the load again (nothing to "
+                "resynchronise: a DRA holds routes, not subscribers)"
+            )
+        else:
+            failback.append(
+                f"resynchronise {el.id} from {names if takers else 'backup'} before it serves again; "
+                "switch back in a maintenance window"
+            )
         if pair is not None and not standby:
             failback.append(
                 f"swap the roles back: {el.id} returns as standby, the serving member is demoted, {el.id} "
@@ -612,3 +625,8 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
             for ln in report.local_networks
         ],
     }
+
+
+def _province_name(topology: Topology, el: Element) -> str:
+    scope = topology.scope(el)
+    return f"province {scope}" if scope else "the network"
