@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from imsdr.availability.figures import Contributor, CutSet, Importance
 from imsdr.availability.importance import fussell_vesely
 from imsdr.availability.inputs import MINUTES_PER_YEAR, BasicEvent, basic_events
-from imsdr.availability.services import REACHED_BY_REGISTRATION, SERVICES, ServiceModel
+from imsdr.availability.services import CATEGORIES, REACHED_BY_REGISTRATION, SERVICES, ServiceModel
 from imsdr.capacity.timing import ACCESS_TYPES
 
 if TYPE_CHECKING:
@@ -103,8 +103,12 @@ class AvailabilityModel:
                 self.events_of[x].append(k)
         self.q = [ev.unavailability for ev in self.events]  # read in every inner loop below
         self.block_cuts: dict[int, dict[str, dict[frozenset[int], float]]] = {}
-        #: cut set → the probability that all its events are down (recorded by the search)
-        self.probability: dict[frozenset[int], float] = {}
+        #: block → cut set → the probability that all its events are down (recorded by the search)
+        self.block_probability: dict[int, dict[frozenset[int], float]] = {}
+        #: the same for the blocks of the local network being reported (see :meth:`forget`)
+        self._row_probability: dict[frozenset[int], float] = {}
+        #: block → local networks whose rows still need it (see :meth:`release`)
+        self._pending: dict[int, int] = {b: len(block.lns) for b, block in enumerate(self.model.blocks)}
         self.block_moves: dict[tuple[int, bool, str], dict[int, dict[str, float]]] = {}
         self._seconds: dict[tuple[bool, str], dict[int, int]] = {}
         #: (category, LN, with registration, access) → event → share-weighted seconds (services share categories)
@@ -130,7 +134,7 @@ class AvailabilityModel:
         evs.sort(key=lambda k: (-len(down[k]), k))
         need = self.model.min_failures(block)
         found: dict[str, dict[frozenset[int], float]] = defaultdict(dict)
-        recorded: set[frozenset[int]] = set()  # every cut set found, for any LN
+        recorded: dict[frozenset[int], float] = self.block_probability.setdefault(b, {})  # found for any LN
         order, loss_of = self.order, self.model.loss
 
         size = [len(down[k]) for k in evs]
@@ -162,7 +166,6 @@ class AvailabilityModel:
                     loss = loss_of(block, now)
                     if loss:
                         cset = frozenset(chosen)
-                        self.probability[cset] = pk
                         subsets = [frozenset(s) for r in range(1, len(chosen))
                                    for s in combinations(chosen, r)]
                         if any(s in recorded for s in subsets):  # a subset is a cut for some LN
@@ -173,7 +176,7 @@ class AvailabilityModel:
                         else:
                             for ln, fraction in loss.items():
                                 found[ln][cset] = fraction
-                        recorded.add(cset)
+                        recorded[cset] = pk
                 if room:
                     visit(j + 1, chosen, now, pk)
 
@@ -225,7 +228,7 @@ class AvailabilityModel:
 
     def cut_set(self, events: frozenset[int], fraction: float) -> CutSet:
         """The CutSet of these event indices, for the report."""
-        p = self.probability.get(events)
+        p = self._row_probability.get(events)
         if p is None:
             p = math.prod(self.q[k] for k in events)
         return CutSet(tuple(self.events[k].id for k in sorted(events)), p, fraction, p * fraction * MINUTES_PER_YEAR)
@@ -262,6 +265,9 @@ class AvailabilityModel:
         known = self._category_cuts.get(key)
         if known is None:
             blocks = self.model.blocks_of[key]
+            for b in blocks:
+                self.cuts(b)
+                self._row_probability.update(self.block_probability[b])
             if len(blocks) == 1:
                 known = self.cuts(blocks[0]).get(ln_id, {})
             else:
@@ -277,6 +283,23 @@ class AvailabilityModel:
         """Drop the per-local-network merges (the report asks one local network at a time)."""
         self._category_cuts.clear()
         self._category_waits.clear()
+        self._row_probability.clear()
+        self._proper_subsets.clear()
+
+    def release(self, ln_id: str) -> None:
+        """The local network's rows are made: drop what only blocks no later row needs hold (their
+        cut sets, switchovers and loss memo), so that memory follows one province's blocks, not
+        the country's. A later question about a dropped block computes it again."""
+        self.forget()
+        for b in {b for cat in CATEGORIES for b in self.model.blocks_of.get((cat, ln_id), ())}:
+            self._pending[b] -= 1
+            if self._pending[b] <= 0:
+                self.block_cuts.pop(b, None)
+                self.block_probability.pop(b, None)
+                self.model.blocks[b].memo.clear()
+                for reg in (True, False):
+                    for access in ACCESS_TYPES:
+                        self.block_moves.pop((b, reg, access), None)
 
     def merged_cuts(self, service: str, ln_id: str, cats: list[str]) -> dict[frozenset[int], float]:
         """Minimal cut set → lost fraction of the service for the local network: per category the
@@ -314,7 +337,7 @@ class AvailabilityModel:
         if not cats:
             return []
         cuts = self.merged_cuts(service, ln_id, cats)
-        events, probability = self.events, self.probability
+        events, probability = self.events, self._row_probability
         scored = [(probability[c] * f * MINUTES_PER_YEAR, c, f) for c, f in cuts.items()]
         exact = len(cuts) <= EXACT_LIMIT and all(f >= 1 - 1e-12 for f in cuts.values())
         if exact:
@@ -410,7 +433,7 @@ def report_of(run: AvailabilityModel) -> AvailabilityReport:
     for ln_id in topology.local_networks:  # one local network at a time: its merges are shared by its services
         for service in SERVICES:
             by_service[service].extend(run.service(service, ln_id))
-        run.forget()
+        run.release(ln_id)
     rows = [r for service in SERVICES for r in by_service[service]]
     gain: dict[str, float] = defaultdict(float)
     fv_total = sum(r.user_minutes for r in rows)
