@@ -124,6 +124,61 @@ def test_sbc_with_dr_sbc_and_1800_s_switchover(tmp_path: Path) -> None:
     assert f"{r.availability * 100:.5f}" == "99.99898"
 
 
+def test_rows_per_access_type(tmp_path: Path) -> None:
+    """The DR-SBC network of test_sbc_with_dr_sbc_and_1800_s_switchover, lab-users now with fixed
+    and PS access (400 of its 1,000 users on PS; the lab has HSS-based P-CSCF restoration). One row
+    per access type, the same cut set (outage 0.0034 min/yr) and users split 600/400. Terminating
+    calls per SBC failure (0.175306 a year): fixed users wait 32 s detection + 1,800 s
+    re-registration = 1,832 s → 5.3527 min/yr; PS users 32 s + 5 s restoration signalling + 2 s
+    registration (TS 23.380 §5.4) = 39 s → 0.175306 × 39 / 60 = 0.1140 min/yr. Originating calls
+    wait the detection alone on both: 0.175306 × 32 / 60 = 0.0935 min/yr."""
+    fig = {"mtbf_hours": 50_000, "mttr_hours": 4}
+    data = lab(**{"lab-sbc-1": fig, "lab-sbc-2": fig})
+    data["local_networks"].append(dict(data["local_networks"][0], id="lab-users-2", name="Lab Users 2",
+                                       prefixes=["198.51.101.0/24"], resolvers=[]))
+    data["elements"].append(dict(element(data, "lab-sbc-1"), id="lab-sbc-2", addresses=["203.0.113.11"],
+                                 serves=["lab-users-2"]))
+    data["redundancy"]["sbc_dr"] = {"layout": "ring", "order": ["lab-users", "lab-users-2"]}
+    data["local_networks"][0].update(access="both", packet_gateway={"id": "lab-pgw", "kind": "smf"},
+                                     ps_subscribers=400)
+    report = Analysis(topology_from_data(data, tmp_path)).availability
+    rows = {(r.service, r.access): r for r in report.services if r.local_network == "lab-users"}
+    assert sorted(a for s, a in rows if s == "terminating") == ["fixed", "ps"]
+    fixed, ps = rows[("terminating", "fixed")], rows[("terminating", "ps")]
+    assert (fixed.users, ps.users) == (600, 400)
+    assert f"{fixed.outage_minutes:.4f}" == f"{ps.outage_minutes:.4f}" == "0.0034"
+    assert f"{fixed.switchover_minutes:.4f}" == "5.3527"
+    assert f"{ps.switchover_minutes:.4f}" == "0.1140"
+    assert {f"{rows[('originating', a)].switchover_minutes:.4f}" for a in ("fixed", "ps")} == {"0.0935"}
+    assert "ps_subscribers" not in report.defaults
+    # a fixed-only network keeps one row
+    assert [r.access for r in report.services if r.local_network == "lab-users-2" and r.service == "terminating"] \
+        == ["fixed"]
+    # without the split, half and half, named as a planning default
+    del data["local_networks"][0]["ps_subscribers"]
+    report = Analysis(topology_from_data(data, tmp_path)).availability
+    assert [r.users for r in report.services if r.local_network == "lab-users" and r.service == "terminating"] \
+        == [500, 500]
+    assert "ps_subscribers" in report.defaults
+
+
+@pytest.mark.parametrize(("fields", "reason"), [
+    ({"access": "fixed", "ps_subscribers": 10}, "'ps_subscribers' splits the users of access: both only"),
+    ({"ps_subscribers": 5000}, "ps_subscribers 5,000 exceeds the local network's subscribers (1,000)"),
+])
+def test_ps_subscribers_checked(tmp_path: Path, fields: dict[str, Any], reason: str) -> None:
+    from tests.inventory_factory import write_inventory
+
+    data = lab_data()
+    data["local_networks"][0].update(fields)
+    if fields.get("access") == "fixed":
+        data["local_networks"][0].pop("packet_gateway", None)
+    result = runner.invoke(app, ["validate", str(write_inventory(data, tmp_path))])
+    assert result.exit_code == 2, result.output
+    assert "local_networks[0].ps_subscribers: " in result.output
+    assert reason in result.output
+
+
 # --- the province sample ------------------------------------------------------------------------
 
 
@@ -145,10 +200,16 @@ def test_province_figures_documented(province) -> None:  # type: ignore[no-untyp
             assert percent(r.availability) in doc and minutes(r.downtime_minutes) in doc, r.service
             for c in r.contributors[:3]:
                 assert c.label in doc
+    coast = {r.access: r for r in province.rows("terminating") if r.local_network == "coast"}
+    assert sorted(coast) == ["fixed", "ps"] and coast["ps"].users == coast["fixed"].users == 125_000
+    assert (f"terminating calls is {minutes(coast['ps'].downtime_minutes)} min/yr against "
+            f"{minutes(coast['fixed'].downtime_minutes)} for its fixed row") in doc
+    assert coast["ps"].contributors[0].label == "route:backbone-ring-1"
 
 
 def test_shared_power_feed_moves_avail_001(tmp_path: Path) -> None:
-    """A 99.9995 % registration target (2.63 min/yr allowed) holds on the province (0.86 min/yr).
+    """A 99.9995 % registration target (2.63 min/yr allowed) holds on the province (1.197 min/yr
+    for capital, the most; docs/availability.md).
     Put site-b, home of hss-b-1, on site-a's power feed: the HSS pair's members now share one
     feed, and that feed alone is a cut set of registration: q = 4 / (87,660 + 4) = 0.0000456 →
     +24.00 min/yr of outage (predicted; the cut sets it absorbs were 0.2 min/yr), so AVAIL-001

@@ -18,6 +18,7 @@ minutes for the users it moves (the longest wait of the categories it touches).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -27,13 +28,17 @@ from typing import TYPE_CHECKING
 from imsdr.availability.figures import Contributor, CutSet, Importance
 from imsdr.availability.importance import fussell_vesely
 from imsdr.availability.inputs import MINUTES_PER_YEAR, BasicEvent, basic_events
-from imsdr.availability.services import REACHED_BY_REGISTRATION, SERVICES, ServiceModel
+from imsdr.availability.services import CATEGORIES, REACHED_BY_REGISTRATION, SERVICES, ServiceModel
+from imsdr.capacity.timing import ACCESS_TYPES
 
 if TYPE_CHECKING:
     from imsdr.availability.services import Block
     from imsdr.capacity.engine import Engine
+    from imsdr.inventory.schema import LocalNetwork
     from imsdr.model.topology import Topology
 
+#: the element types whose switchover is the re-registration window of their users' access type
+ACCESS_ELEMENTS = frozenset({"sbc", "pcscf"})
 EXACT_LIMIT = 12  # inclusion–exclusion over at most this many cut sets (2^12 terms)
 KEEP_CUTS = 20  # cut sets listed per service (all are counted)
 KEEP_IMPORTANCE = 10
@@ -43,6 +48,7 @@ KEEP_IMPORTANCE = 10
 class ServiceAvailability:
     service: str
     local_network: str
+    access: str  # fixed | ps: the access type of these users (its switchovers differ)
     users: int
     target: float | None  # percent
     availability: float  # 1 − downtime / minutes per year
@@ -95,10 +101,20 @@ class AvailabilityModel:
         for k, ev in enumerate(self.events):
             for x in ev.elements:
                 self.events_of[x].append(k)
+        self.q = [ev.unavailability for ev in self.events]  # read in every inner loop below
         self.block_cuts: dict[int, dict[str, dict[frozenset[int], float]]] = {}
-        self.block_moves: dict[tuple[int, bool], dict[int, dict[str, float]]] = {}
-        self._seconds: dict[bool, dict[int, int]] = {}
-        self._cut_sets: dict[tuple[frozenset[int], float], CutSet] = {}
+        #: block → cut set → the probability that all its events are down (recorded by the search)
+        self.block_probability: dict[int, dict[frozenset[int], float]] = {}
+        #: the same for the blocks of the local network being reported (see :meth:`forget`)
+        self._row_probability: dict[frozenset[int], float] = {}
+        #: block → local networks whose rows still need it (see :meth:`release`)
+        self._pending: dict[int, int] = {b: len(block.lns) for b, block in enumerate(self.model.blocks)}
+        self.block_moves: dict[tuple[int, bool, str], dict[int, dict[str, float]]] = {}
+        self._seconds: dict[tuple[bool, str], dict[int, int]] = {}
+        #: (category, LN, with registration, access) → event → share-weighted seconds (services share categories)
+        self._category_waits: dict[tuple[str, str, bool, str], dict[int, float]] = {}
+        self._proper_subsets: dict[frozenset[int], tuple[frozenset[int], ...]] = {}
+        self._category_cuts: dict[tuple[str, str], dict[frozenset[int], float]] = {}
 
     # --- per block ------------------------------------------------------------------------------
 
@@ -118,11 +134,12 @@ class AvailabilityModel:
         evs.sort(key=lambda k: (-len(down[k]), k))
         need = self.model.min_failures(block)
         found: dict[str, dict[frozenset[int], float]] = defaultdict(dict)
+        recorded: dict[frozenset[int], float] = self.block_probability.setdefault(b, {})  # found for any LN
         order, loss_of = self.order, self.model.loss
 
         size = [len(down[k]) for k in evs]
 
-        q = [self.events[k].unavailability for k in evs]
+        q = [self.q[k] for k in evs]
         best_q = q + [0.0]  # best_q[j]: the most probable event from position j on
         for j in range(len(q) - 1, -1, -1):
             best_q[j] = max(q[j], best_q[j + 1])
@@ -143,7 +160,7 @@ class AvailabilityModel:
                     continue  # too improbable to count (and so is every superset), or adds nothing
                 now = failed | down[k]
                 chosen = [*combo, k]
-                if any(down[c] <= frozenset().union(*(down[o] for o in chosen if o != c)) for c in combo):
+                if combo and _redundant(combo, k, down):
                     continue  # an earlier pick became redundant: never minimal
                 if len(now) >= need:
                     loss = loss_of(block, now)
@@ -151,10 +168,15 @@ class AvailabilityModel:
                         cset = frozenset(chosen)
                         subsets = [frozenset(s) for r in range(1, len(chosen))
                                    for s in combinations(chosen, r)]
-                        for ln, fraction in loss.items():
-                            mine = found[ln]
-                            if not any(s in mine for s in subsets):
-                                mine[cset] = fraction
+                        if any(s in recorded for s in subsets):  # a subset is a cut for some LN
+                            for ln, fraction in loss.items():
+                                mine = found[ln]
+                                if not any(s in mine for s in subsets):
+                                    mine[cset] = fraction
+                        else:
+                            for ln, fraction in loss.items():
+                                found[ln][cset] = fraction
+                        recorded[cset] = pk
                 if room:
                     visit(j + 1, chosen, now, pk)
 
@@ -162,30 +184,38 @@ class AvailabilityModel:
         self.block_cuts[b] = dict(found)
         return self.block_cuts[b]
 
-    def seconds(self, with_registration: bool) -> dict[int, int]:
-        """Element index → its switchover seconds for a service (the re-registration and
-        restoration parts only for services that reach registered users)."""
-        known = self._seconds.get(with_registration)
+    def seconds(self, with_registration: bool, access: str) -> dict[int, int]:
+        """Element index → its switchover seconds for a service of users of ``access`` (fixed | ps):
+        an SBC's or P-CSCF's is that access type's re-registration window; the re-registration and
+        restoration parts count only for services that reach registered users."""
+        key = (with_registration, access)
+        known = self._seconds.get(key)
         if known is None:
-            from imsdr.capacity.timing import AccessTypes, switchover
+            from imsdr.capacity.timing import AccessTypes, reregistration_window, switchover
 
-            access = AccessTypes(self.topology)
+            top = self.topology
+            types = AccessTypes(top)
             known = {}
             for x, ident in enumerate(self.engine.ids):
-                parts = switchover(self.topology, self.topology.elements[ident], access).parts
+                el = top.elements[ident]
+                parts = (reregistration_window(top, el, access) if el.type.value in ACCESS_ELEMENTS
+                         else switchover(top, el, types)).parts
                 known[x] = sum(p.seconds for p in parts
                                if with_registration or p.name not in ("re_registration", "restoration"))
-            self._seconds[with_registration] = known
+            self._seconds[key] = known
         return known
 
-    def moves(self, b: int, with_registration: bool) -> dict[int, dict[str, float]]:
-        """Event index → LN → share-weighted switchover seconds, for block ``b``."""
-        key = (b, with_registration)
+    def moves(self, b: int, with_registration: bool, access: str) -> dict[int, dict[str, float]]:
+        """Event index → LN → share-weighted switchover seconds, for block ``b`` (per access type
+        only where the block holds an SBC or P-CSCF)."""
+        block = self.model.blocks[b]
+        if not any(self.engine.type_of[x] in ACCESS_ELEMENTS for x in block.members):
+            access = ACCESS_TYPES[0]  # the same seconds for every access type
+        key = (b, with_registration, access)
         known = self.block_moves.get(key)
         if known is None:
-            block = self.model.blocks[b]
             evs, down = self.relevant(block)
-            secs = self.seconds(with_registration)
+            secs = self.seconds(with_registration, access)
             known = {}
             for k in evs:
                 moved = self.model.moved_seconds(block, down[k], secs)
@@ -197,85 +227,198 @@ class AvailabilityModel:
     # --- per service ---------------------------------------------------------------------------------
 
     def cut_set(self, events: frozenset[int], fraction: float) -> CutSet:
-        """The CutSet of these event indices (made once per run: local networks share them)."""
-        key = (events, fraction)
-        known = self._cut_sets.get(key)
+        """The CutSet of these event indices, for the report."""
+        p = self._row_probability.get(events)
+        if p is None:
+            p = math.prod(self.q[k] for k in events)
+        return CutSet(tuple(self.events[k].id for k in sorted(events)), p, fraction, p * fraction * MINUTES_PER_YEAR)
+
+    def category_waits(self, category: str, ln_id: str, with_registration: bool, access: str) -> dict[int, float]:
+        """Event index → share-weighted switchover seconds of one category for the local network."""
+        key = (category, ln_id, with_registration, access)
+        known = self._category_waits.get(key)
         if known is None:
-            p = math.prod(self.events[k].unavailability for k in events)
-            known = self._cut_sets[key] = CutSet(tuple(self.events[k].id for k in sorted(events)), p, fraction,
-                                                 p * fraction * MINUTES_PER_YEAR)
+            known = defaultdict(float)
+            for b in self.model.blocks_of[(category, ln_id)]:
+                for k, moved in self.moves(b, with_registration, access).items():
+                    secs = moved.get(ln_id)
+                    if secs:
+                        known[k] += secs
+            known = self._category_waits[key] = dict(known)
         return known
 
-    def switchover_waits(self, service: str, ln_id: str) -> dict[int, float]:
+    def switchover_waits(self, service: str, ln_id: str, access: str) -> dict[int, float]:
         """Event index → the minutes one occurrence costs the local network's users of ``service``
-        in switchovers (share-weighted; the longest of the categories it touches)."""
+        and ``access`` in switchovers (share-weighted; the longest of the categories it touches)."""
         reg = service in REACHED_BY_REGISTRATION
         waits: dict[int, float] = {}
         for cat in self.model.categories(service, ln_id):
-            per_cat: dict[int, float] = defaultdict(float)
-            for b in self.model.blocks_of[(cat, ln_id)]:
-                for k, moved in self.moves(b, reg).items():
-                    if ln_id in moved:
-                        per_cat[k] += moved[ln_id]
-            for k, secs in per_cat.items():
-                waits[k] = max(waits.get(k, 0.0), secs)
+            for k, secs in self.category_waits(cat, ln_id, reg, access).items():
+                if secs > waits.get(k, 0.0):
+                    waits[k] = secs
         return {k: secs / 60 for k, secs in waits.items() if secs > 0}
 
-    def service(self, service: str, ln_id: str) -> ServiceAvailability | None:
-        cats = self.model.categories(service, ln_id)
-        if not cats:
-            return None
+    def category_cuts(self, category: str, ln_id: str) -> dict[frozenset[int], float]:
+        """Cut set → lost fraction of one category for the local network (the sum over its
+        blocks), kept for the local network's other services until :meth:`forget` is called."""
+        key = (category, ln_id)
+        known = self._category_cuts.get(key)
+        if known is None:
+            blocks = self.model.blocks_of[key]
+            for b in blocks:
+                self.cuts(b)
+                self._row_probability.update(self.block_probability[b])
+            if len(blocks) == 1:
+                known = self.cuts(blocks[0]).get(ln_id, {})
+            else:
+                summed: dict[frozenset[int], float] = defaultdict(float)
+                for b in blocks:
+                    for cset, fraction in self.cuts(b).get(ln_id, {}).items():
+                        summed[cset] = min(1.0, summed[cset] + fraction)
+                known = dict(summed)
+            self._category_cuts[key] = known
+        return known
+
+    def forget(self) -> None:
+        """Drop the per-local-network merges (the report asks one local network at a time)."""
+        self._category_cuts.clear()
+        self._category_waits.clear()
+        self._row_probability.clear()
+        self._proper_subsets.clear()
+
+    def release(self, ln_id: str) -> None:
+        """The local network's rows are made: drop what only blocks no later row needs hold (their
+        cut sets, switchovers and loss memo), so that memory follows one province's blocks, not
+        the country's. A later question about a dropped block computes it again."""
+        self.forget()
+        for b in {b for cat in CATEGORIES for b in self.model.blocks_of.get((cat, ln_id), ())}:
+            self._pending[b] -= 1
+            if self._pending[b] <= 0:
+                self.block_cuts.pop(b, None)
+                self.block_probability.pop(b, None)
+                self.model.blocks[b].memo.clear()
+                for reg in (True, False):
+                    for access in ACCESS_TYPES:
+                        self.block_moves.pop((b, reg, access), None)
+
+    def merged_cuts(self, service: str, ln_id: str, cats: list[str]) -> dict[frozenset[int], float]:
+        """Minimal cut set → lost fraction of the service for the local network: per category the
+        sum over its blocks, the largest over categories, supersets of a cut losing as much dropped."""
         merged: dict[frozenset[int], float] = {}
         for cat in cats:
-            per_cat: dict[frozenset[int], float] = defaultdict(float)
-            for b in self.model.blocks_of[(cat, ln_id)]:
-                for cset, fraction in self.cuts(b).get(ln_id, {}).items():
-                    per_cat[cset] = min(1.0, per_cat[cset] + fraction)
-            for cset, fraction in per_cat.items():
+            for cset, fraction in self.category_cuts(cat, ln_id).items():
                 if fraction > merged.get(cset, 0.0):
                     merged[cset] = fraction
-        cuts = {c: f for c, f in merged.items() if len(c) == 1 or _minimal_in(c, f, merged)}
-        events = self.events
-        ranked = sorted((self.cut_set(c, f) for c, f in cuts.items()),
-                        key=lambda cs: (-cs.minutes, len(cs.events), cs.events))
+        # a superset of a cut losing at least as much is not minimal; most cut sets are pairs and
+        # few are single events, so the singles are looked up by event and pairs only for triples
+        single = {k: f for c, f in merged.items() if len(c) == 1 for k in c}
+        subsets = self._proper_subsets
+        out: dict[frozenset[int], float] = {}
+        for cset, fraction in merged.items():
+            size = len(cset)
+            if size > 1:
+                floor = fraction - 1e-12
+                if single and any(single.get(k, 0.0) >= floor for k in cset):
+                    continue
+                if size > 2:
+                    proper = subsets.get(cset)
+                    if proper is None:
+                        proper = subsets[cset] = tuple(frozenset(s) for r in range(2, size)
+                                                       for s in combinations(cset, r))
+                    if any(merged.get(s, 0.0) >= floor for s in proper):
+                        continue
+            out[cset] = fraction
+        return out
+
+    def service(self, service: str, ln_id: str) -> list[ServiceAvailability]:
+        """The service's rows for the local network: one per access type of its users (the cut
+        sets are the same; the switchovers of their SBC and P-CSCF differ)."""
+        cats = self.model.categories(service, ln_id)
+        if not cats:
+            return []
+        cuts = self.merged_cuts(service, ln_id, cats)
+        events, probability = self.events, self._row_probability
+        scored = [(probability[c] * f * MINUTES_PER_YEAR, c, f) for c, f in cuts.items()]
         exact = len(cuts) <= EXACT_LIMIT and all(f >= 1 - 1e-12 for f in cuts.values())
         if exact:
-            outage = _union_probability([frozenset(c) for c in cuts], events) * MINUTES_PER_YEAR
+            outage = _union_probability(list(cuts), self.q) * MINUTES_PER_YEAR
         else:
-            outage = sum(cs.minutes for cs in ranked)
-        waits = self.switchover_waits(service, ln_id)
-        switch = {k: events[k].per_year * m for k, m in waits.items()}
-        switchover = sum(switch.values())
-        contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked[:KEEP_CUTS]]
-        contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
-        contributors.sort(key=lambda c: (-c.minutes, c.kind, c.label))
+            outage = math.fsum(m for m, _c, _f in scored)
+        top = _largest(scored, KEEP_CUTS)
+        ranked = sorted((self.cut_set(c, f) for _m, c, f in top),
+                        key=lambda cs: (-cs.minutes, len(cs.events), cs.events))[:KEEP_CUTS]
+        in_cuts: dict[int, float] = defaultdict(float)
+        for m, c, _f in scored:
+            for k in c:
+                in_cuts[k] += m
         ln = self.topology.local_networks[ln_id]
-        downtime = outage + switchover
         target = self.topology.network.availability_targets.get(service)  # type: ignore[call-overload]
-        importance = fussell_vesely(ranked, {events[k].id: m for k, m in switch.items()}, downtime)
-        return ServiceAvailability(
-            service, ln_id, int(ln.subscribers), target, 1 - downtime / MINUTES_PER_YEAR, outage, switchover,
-            "exact" if exact else "rare-event", len(ranked), tuple(ranked[:KEEP_CUTS]),
-            tuple(contributors[:KEEP_CUTS]), tuple(importance[:KEEP_IMPORTANCE]))
+        rows = []
+        for access, users in access_users(ln):
+            waits = self.switchover_waits(service, ln_id, access)
+            switch = {k: events[k].per_year * m for k, m in waits.items()}
+            switchover = math.fsum(switch.values())
+            contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
+            contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
+            contributors.sort(key=lambda c: (-c.minutes, c.kind, c.label))
+            downtime = outage + switchover
+            involved = dict(in_cuts)
+            for k, m in switch.items():
+                involved[k] = involved.get(k, 0.0) + m
+            importance = fussell_vesely({events[k].id: m for k, m in _largest_items(involved, KEEP_IMPORTANCE)},
+                                        downtime, KEEP_IMPORTANCE)
+            rows.append(ServiceAvailability(
+                service, ln_id, access, users, target, 1 - downtime / MINUTES_PER_YEAR, outage, switchover,
+                "exact" if exact else "rare-event", len(cuts), tuple(ranked),
+                tuple(contributors[:KEEP_CUTS]), tuple(importance)))
+        return rows
 
 
-def _minimal_in(c: frozenset[int], f: float, merged: dict[frozenset[int], float]) -> bool:
-    """No proper subset of ``c`` is a cut set losing at least ``f``."""
-    floor = f - 1e-12
-    if len(c) == 2:
-        a, b = c
-        return merged.get(frozenset((a,)), 0.0) < floor and merged.get(frozenset((b,)), 0.0) < floor
-    return not any(merged.get(frozenset(s), 0.0) >= floor for r in range(1, len(c)) for s in combinations(c, r))
+def access_users(ln: LocalNetwork) -> list[tuple[str, int]]:
+    """(access type, users) of a local network: a ``both`` network's ``ps_subscribers`` (default
+    half) on PS, the rest on fixed access."""
+    users = int(ln.subscribers)
+    if ln.access != "both":
+        return [(ln.access, users)]
+    ps = users // 2 if ln.ps_subscribers is None else int(ln.ps_subscribers)
+    return [("fixed", users - ps), ("ps", ps)]
 
 
-def _union_probability(cuts: list[frozenset[int]], events: list[BasicEvent]) -> float:
-    """P(at least one cut set is in effect), by inclusion–exclusion (independent events)."""
+def _redundant(combo: list[int], k: int, down: dict[int, frozenset[int]]) -> bool:
+    """Whether adding event ``k`` to ``combo`` makes one of the earlier picks add nothing (all
+    its elements are down through the others)."""
+    if len(combo) == 1:
+        return down[combo[0]] <= down[k]
+    chosen = [*combo, k]
+    return any(down[c] <= frozenset().union(*(down[o] for o in chosen if o != c)) for c in combo)
+
+
+def _largest(scored: list[tuple[float, frozenset[int], float]], n: int) -> list[tuple[float, frozenset[int], float]]:
+    """The entries whose minutes are among the ``n`` largest (ties at the border all kept, so that
+    the caller's full ordering decides between them exactly as a sort of everything would)."""
+    if len(scored) <= n:
+        return scored
+    border = heapq.nlargest(n, (m for m, _c, _f in scored))[-1]
+    return [s for s in scored if s[0] >= border]
+
+
+def _largest_items(values: dict[int, float], n: int) -> list[tuple[int, float]]:
+    """The items with the ``n`` largest values (ties at the border kept, see :func:`_largest`)."""
+    if len(values) <= n:
+        return list(values.items())
+    border = heapq.nlargest(n, values.values())[-1]
+    return [(k, v) for k, v in values.items() if v >= border]
+
+
+def _union_probability(cuts: list[frozenset[int]], q: list[float]) -> float:
+    """P(at least one cut set is in effect), by inclusion–exclusion (independent events of
+    unavailability ``q``)."""
     total = 0.0
     for r in range(1, len(cuts) + 1):
         sign = 1.0 if r % 2 else -1.0
         for chosen in combinations(cuts, r):
             union = frozenset().union(*chosen)
-            total += sign * math.prod(events[k].unavailability for k in union)
+            total += sign * math.prod(q[k] for k in union)
     return total
 
 
@@ -286,12 +429,12 @@ def availability_report(topology: Topology, engine: Engine) -> AvailabilityRepor
 
 def report_of(run: AvailabilityModel) -> AvailabilityReport:
     topology = run.topology
-    rows: list[ServiceAvailability] = []
-    for service in SERVICES:
-        for ln_id in topology.local_networks:
-            row = run.service(service, ln_id)
-            if row is not None:
-                rows.append(row)
+    by_service: dict[str, list[ServiceAvailability]] = {service: [] for service in SERVICES}
+    for ln_id in topology.local_networks:  # one local network at a time: its merges are shared by its services
+        for service in SERVICES:
+            by_service[service].extend(run.service(service, ln_id))
+        run.release(ln_id)
+    rows = [r for service in SERVICES for r in by_service[service]]
     gain: dict[str, float] = defaultdict(float)
     fv_total = sum(r.user_minutes for r in rows)
     for r in rows:
@@ -310,4 +453,6 @@ def _defaults_used(topology: Topology) -> tuple[str, ...]:
     kinds = sorted({topology.elements[e].type.value for e in topology.elements
                     if element_reliability(topology, e)[2] == "default"})
     risks = [k for k in ("site", "power", "route", "region") if risk_events(topology, k)[2] == "default"]
-    return tuple(kinds + [f"risk:{k}" for k in risks])
+    split = ["ps_subscribers"] if any(ln.access == "both" and ln.ps_subscribers is None
+                                      for ln in topology.local_networks.values()) else []
+    return tuple(kinds + [f"risk:{k}" for k in risks] + split)

@@ -8,22 +8,16 @@ the risk reduction worth); "what to fix first" ranks by it.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from imsdr.availability.figures import CutSet, Importance
-
-
-def fussell_vesely(cut_sets: list[CutSet], switchover: dict[str, float], downtime: float) -> list[Importance]:
-    """Every event in a cut set or with switchover loss, ranked by the minutes it accounts for."""
     from imsdr.availability.figures import Importance
 
-    minutes: dict[str, float] = defaultdict(float)
-    for cs in cut_sets:
-        for ev in cs.events:
-            minutes[ev] += cs.minutes
-    for ev, m in switchover.items():
-        minutes[ev] += m
-    ranked = sorted(minutes.items(), key=lambda item: (-item[1], item[0]))
+
+def fussell_vesely(involved: dict[str, float], downtime: float, keep: int) -> list[Importance]:
+    """The ``keep`` events that account for the most minutes (``involved``: event → minutes of the
+    cut sets containing it plus its switchover minutes)."""
+    from imsdr.availability.figures import Importance
+
+    ranked = sorted(involved.items(), key=lambda item: (-item[1], item[0]))[:keep]
     return [Importance(ev, m / downtime if downtime else 0.0, m) for ev, m in ranked if m > 0]

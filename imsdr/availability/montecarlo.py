@@ -33,6 +33,7 @@ Z95 = 1.959964
 class EstimateRow:
     service: str
     local_network: str
+    access: str
     analytic: float  # minutes per year
     mean: float
     low: float
@@ -52,7 +53,8 @@ class SimulationEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"years": self.years, "seed": self.seed, "interval": "95 % normal, per-year replications",
-                "rows": [{"service": r.service, "local_network": r.local_network, "analytic_minutes": r.analytic,
+                "rows": [{"service": r.service, "local_network": r.local_network, "access": r.access,
+                          "analytic_minutes": r.analytic,
                           "mean_minutes": r.mean, "low_minutes": r.low, "high_minutes": r.high,
                           "outage_episodes": r.outage_episodes,
                           "contains": r.contains} for r in self.rows]}
@@ -85,8 +87,8 @@ def simulate(run: AvailabilityModel, report: AvailabilityReport, years: int, see
 
     rng = np.random.default_rng(seed)
     horizon = years * HOURS_PER_YEAR
-    rows = [(r.service, r.local_network) for r in report.services]
-    cats = {key: run.model.categories(*key) for key in rows}
+    rows = [(r.service, r.local_network, r.access) for r in report.services]
+    cats = {key: run.model.categories(key[0], key[1]) for key in rows}
     blocks = {key: [(cat, run.model.blocks_of[(cat, key[1])]) for cat in cats[key]] for key in rows}
     relevant = sorted({k for key in rows for _c, bs in blocks[key] for b in bs
                        for k in run.relevant(run.model.blocks[b])[0]})
@@ -168,7 +170,7 @@ def simulate(run: AvailabilityModel, report: AvailabilityReport, years: int, see
         o_high = high_k / years * max(per_episode, max(repairs))
         mean = sw_mean + total_outage / years
         analytic = report.services[r].downtime_minutes
-        out.append(EstimateRow(key[0], key[1], analytic, mean, max(0.0, sw_mean - half) + o_low,
+        out.append(EstimateRow(key[0], key[1], key[2], analytic, mean, max(0.0, sw_mean - half) + o_low,
                                sw_mean + half + o_high, k))
     return SimulationEstimate(years, seed, tuple(out))
 

@@ -31,6 +31,8 @@ SERVICES: dict[str, tuple[str, ...]] = {
     "pstn_ingress": ("mgcf", "imgw", "cscf", "dra", "hss", "slf", "scscf", "as", "sbc"),
     "emergency": ("sbc", "ecscf", "mgcf", "imgw"),
 }
+#: every category some service needs
+CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(c for cats in SERVICES.values() for c in cats))
 SERVICE_LABELS = {
     "registration": "registration", "originating": "originating call", "terminating": "terminating call",
     "pstn_breakout": "PSTN breakout", "pstn_ingress": "PSTN ingress", "emergency": "emergency call",

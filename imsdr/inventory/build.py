@@ -595,6 +595,14 @@ def _local_network_refs(data: dict[str, Any], refs: _References) -> Iterator[Iss
         if ln.get("packet_gateway") is not None and ln.get("access", "fixed") == "fixed":
             yield (*path, "packet_gateway"), "'packet_gateway' applies to PS access only " \
                                              "(set access: ps or both)"
+        ps = ln.get("ps_subscribers")
+        if isinstance(ps, int) and not isinstance(ps, bool):
+            if ln.get("access", "fixed") != "both":
+                yield (*path, "ps_subscribers"), "'ps_subscribers' splits the users of access: both only " \
+                                                 "(with access fixed or ps every user has that access)"
+            elif isinstance(ln.get("subscribers"), int) and ps > ln["subscribers"]:
+                yield (*path, "ps_subscribers"), f"ps_subscribers {ps:,} exceeds the local network's " \
+                                                 f"subscribers ({ln['subscribers']:,})"
 
 
 def _element_refs(data: dict[str, Any], refs: _References) -> Iterator[Issue]:

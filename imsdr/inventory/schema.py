@@ -637,6 +637,9 @@ class LocalNetwork(_Strict):
         0.0, description="busy-hour voice traffic, Erlangs")
     access: Literal["fixed", "ps", "both"] = Field(
         "fixed", description="fixed access, PS (VoLTE over EPC/5GC) or both")
+    ps_subscribers: Annotated[int, Field(ge=0, le=10**10)] | None = Field(None, description=(
+        "access both: how many of the subscribers use PS access (availability is reported per access "
+        "type); unset: half"))
     packet_gateway: PacketGateway | None = Field(
         None, description="PS access: the P-GW/SMF serving the local network (hands out the P-CSCF list)")
     registration_arrival: RegistrationArrival | None = Field(None, description=(

@@ -25,7 +25,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 
 def service_to_dict(row: ServiceAvailability) -> dict[str, Any]:
     return {
-        "service": row.service, "local_network": row.local_network, "users": row.users,
+        "service": row.service, "local_network": row.local_network, "access": row.access, "users": row.users,
         "availability": row.availability, "target_percent": row.target, "below_target": row.below_target,
         "downtime_minutes": row.downtime_minutes, "outage_minutes": row.outage_minutes,
         "switchover_minutes": row.switchover_minutes, "user_minutes": row.user_minutes, "method": row.method,
@@ -58,13 +58,13 @@ def _summary_rows(report: AvailabilityReport, top_n: int = 3) -> list[tuple[str,
         top = ", ".join(f"{c.label if c.kind == 'outage' else 'switchover ' + c.label} ({minutes(c.minutes)})"
                         for c in r.contributors[:top_n])
         target = "–" if r.target is None else f"{r.target:g} %" + (" BELOW" if r.below_target else "")
-        rows.append((SERVICE_LABELS[r.service], r.local_network, percent(r.availability), target,
+        rows.append((SERVICE_LABELS[r.service], r.local_network, r.access, percent(r.availability), target,
                      minutes(r.downtime_minutes), minutes(r.outage_minutes), minutes(r.switchover_minutes),
                      f"{r.user_minutes:,.0f}", top))
     return rows
 
 
-HEADER = ("service", "local network", "availability", "target", "downtime min/yr", "outage", "switchover",
+HEADER = ("service", "local network", "access", "availability", "target", "downtime min/yr", "outage", "switchover",
           "user-min/yr", "top contributors (min/yr)")
 
 
@@ -92,14 +92,15 @@ def availability_markdown(report: AvailabilityReport, estimate: SimulationEstima
                        [(i.event, f"{i.fussell_vesely:.3f}", f"{i.gain_minutes:,.0f}") for i in report.fix_first])
     if estimate is not None:
         lines += ["", f"{h}# Monte Carlo cross-check", ""]
-        lines += _md_table(("service", "local network", "analytic min/yr", "simulated min/yr", "95 % interval",
-                            "contains"),
-                           [(SERVICE_LABELS[e.service], e.local_network, minutes(e.analytic), minutes(e.mean),
+        lines += _md_table(("service", "local network", "access", "analytic min/yr", "simulated min/yr",
+                            "95 % interval", "contains"),
+                           [(SERVICE_LABELS[e.service], e.local_network, e.access, minutes(e.analytic),
+                             minutes(e.mean),
                              f"{minutes(e.low)} – {minutes(e.high)}", "yes" if e.contains else "no")
                             for e in estimate.rows])
     lines += ["", f"{h}# Cut sets", ""]
     for r in report.services:
-        lines += [f"{h}## {SERVICE_LABELS[r.service]}, {markdown_text(r.local_network)}", "",
+        lines += [f"{h}## {SERVICE_LABELS[r.service]}, {markdown_text(r.local_network)} ({r.access})", "",
                   f"{r.cut_set_count} minimal cut sets; outage {r.method}. The largest:", ""]
         lines += _md_table(("cut set", "probability", "users lost", "min/yr"),
                            [(" + ".join(c.events), f"{c.probability:.3e}", f"{c.fraction:.3f}", minutes(c.minutes))
@@ -122,13 +123,13 @@ def availability_tables(console: Console, report: AvailabilityReport,
                         estimate: SimulationEstimate | None = None) -> None:
     from imsdr.output.tables import styled, table
 
-    t = table(f"Availability: {report.network}", "service", "LN", "availability", "target", "down min/yr",
+    t = table(f"Availability: {report.network}", "service", "LN", "access", "availability", "target", "down min/yr",
               "outage", "switch", "user-min/yr", "largest contributor (min/yr)",
               caption=f"cut sets up to order {report.max_cut_order}; importance: Fussell–Vesely")
     for row, r in zip(_summary_rows(report, 1), report.services, strict=True):
         cells: list[Any] = list(row)
         if r.below_target:
-            cells[3] = styled(row[3], "bold red")
+            cells[4] = styled(row[4], "bold red")
         t.add_row(*cells)
     console.print(t)
     fix = table("What to fix first", "event", "Fussell–Vesely", "user-min/yr removed")
@@ -137,9 +138,9 @@ def availability_tables(console: Console, report: AvailabilityReport,
     console.print(fix)
     if estimate is not None:
         mc = table(f"Monte Carlo: {estimate.years} simulated years, seed {estimate.seed}", "service", "local network",
-                   "analytic", "simulated", "95 % interval", "contains")
+                   "access", "analytic", "simulated", "95 % interval", "contains")
         for e in estimate.rows:
-            mc.add_row(SERVICE_LABELS[e.service], e.local_network, minutes(e.analytic), minutes(e.mean),
+            mc.add_row(SERVICE_LABELS[e.service], e.local_network, e.access, minutes(e.analytic), minutes(e.mean),
                        f"{minutes(e.low)} – {minutes(e.high)}", "yes" if e.contains else styled("no", "bold red"))
         console.print(mc)
     if report.defaults:
@@ -159,11 +160,10 @@ def service_contributors(report: AvailabilityReport) -> list[tuple[str, float, l
         users = sum(r.users for r in rows)
         if not rows:
             continue
-        weight = {r.local_network: (r.users / users if users else 1 / len(rows)) for r in rows}
         parts: dict[str, float] = defaultdict(float)
         total = 0.0
         for r in rows:
-            w = weight[r.local_network]
+            w = r.users / users if users else 1 / len(rows)
             total += w * r.downtime_minutes
             for c in r.contributors:
                 name = c.label if c.kind == "outage" else f"switchover {c.label}"

@@ -26,7 +26,8 @@ def _below_target(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
                           for c in top)
         allowed = (100 - (row.target or 0)) / 100 * 525960
         yield rule.finding(
-            f"{SERVICE_LABELS[row.service]} of {row.local_network} is {percent(row.availability)} "
+            f"{SERVICE_LABELS[row.service]} of {row.local_network} ({row.access} access) is "
+            f"{percent(row.availability)} "
             f"({minutes(row.downtime_minutes)} min/yr), below its target {row.target:g} % "
             f"({minutes(allowed)} min/yr); largest contributors: {named}",
             subjects=(row.local_network, *(ev.split(":", 1)[1] for c in top for ev in c.label.split(" + "))),
