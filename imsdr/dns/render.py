@@ -188,7 +188,7 @@ def write_dns_files(
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, run.previous, directory, inventory, serial, run))
     del run
-    layout = server_layout(topology)
+    layout = server_layout(topology, exclude)
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
     rate_limit = topology.network.dns.access_rate_limit
