@@ -149,6 +149,7 @@ class DrainChanges:
     promoted: tuple[str, ...] = ()  # secondaries made primary: every primary is drained
     demoted: tuple[str, ...] = ()  # the drained primaries, rendered as secondaries of the promoted
     failback_reloads: list[Reload] = field(default_factory=list)  # with a promotion: the failback's order
+    rejoin_reloads: list[Reload] = field(default_factory=list)  # a demoted primary back as a secondary
 
     @property
     def empty(self) -> bool:
@@ -253,11 +254,14 @@ def reloading_servers(topo: Topology, excluded: frozenset[str] = frozenset()) ->
     return [topo.elements[s.id] for s in server_layout(topo, excluded).primaries]
 
 
-def promotion_reloads(topo: Topology, promoted: tuple[str, ...], demoted: tuple[str, ...]) -> list[Reload]:
+def promotion_reloads(topo: Topology, promoted: tuple[str, ...], demoted: tuple[str, ...],
+                      normal: DnsPlan | None = None) -> list[Reload]:
     """The failback after a promotion: each returning primary, running as a secondary of the
     promoted server since it came back, takes the primary role back (``rndc reconfig`` turns its
     zones ``type primary`` again, the reload reads the normal files); then each promoted server
-    steps down (``rndc reconfig``: its zones are ``type secondary`` again and transfer from it)."""
+    steps down (``rndc reconfig``: its zones are ``type secondary`` again, loaded from its older
+    copies on disk, so ``rndc retransfer`` of each of the ``normal`` plan's zones fetches the
+    current ones from the returned primary instead of waiting for the refresh timer)."""
     out: list[Reload] = []
     for ident in demoted:
         el = topo.elements[ident]
@@ -269,12 +273,46 @@ def promotion_reloads(topo: Topology, promoted: tuple[str, ...], demoted: tuple[
         el = topo.elements[ident]
         plat = platform_of(topo, el)
         out.append(Reload(ident, first_address(el), f"{plat.control} reconfig", RNDC_RECONFIG_OK, plat.placeholder))
+        if normal is not None:
+            out += retransfers(topo, normal, (ident,))
     return out
 
 
 def first_address(el: Element) -> str:
     v4 = [a for a in el.addresses if ":" not in a]
     return (v4 or list(el.addresses))[0]
+
+
+def rejoin_reloads(topo: Topology, drained: DnsPlan, demoted: tuple[str, ...]) -> list[Reload]:
+    """What a drained primary runs when it comes back as a secondary of the promoted server: a
+    fresh transfer of every zone it holds (``rndc retransfer``; the copies it may keep on disk
+    from an earlier time as a secondary are older, and a secondary loaded from disk waits for its
+    refresh timer before asking)."""
+    return retransfers(topo, drained, demoted, down=True)
+
+
+def retransfers(topo: Topology, plan: DnsPlan, ids: Iterable[str], down: bool = False) -> list[Reload]:
+    """``rndc retransfer ZONE IN VIEW`` for every zone instance the servers ``ids`` hold (a
+    zone shared with ``in-view`` once, in the view that defines it)."""
+    from imsdr.dns.views import server_layout
+
+    layout = {s.id: s for s in server_layout(topo).servers}
+    out: list[Reload] = []
+    for ident in ids:
+        el, server = topo.elements[ident], layout.get(ident)
+        plat = platform_of(topo, el)
+        seen: set[str] = set()
+        for view in plan.views:
+            if view.side == "none" or (server is not None and not server.holds(view)):
+                continue
+            for zone in plan.view_zones(view):
+                path = zone_file_path(view, zone, plan).path
+                if path in seen:
+                    continue  # a zone shared with in-view: transferred once, in the view that defines it
+                seen.add(path)
+                out.append(Reload(ident, first_address(el), f"{plat.control} retransfer {zone} IN {view.name}",
+                                  "", plat.placeholder, down=down))
+    return out
 
 
 def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[RecordChange],
@@ -382,7 +420,8 @@ def drained_state(topo: Topology, ids: Iterable[str], normal: DnsPlan | None = N
                 for r in commands]
     return DrainedState(topo, drained_ids, normal, drained,
                         DrainChanges(drained_ids, records, dispatcher, commands, layout, promoted, demoted,
-                                     promotion_reloads(topo, promoted, demoted)))
+                                     promotion_reloads(topo, promoted, demoted, normal),
+                                     rejoin_reloads(topo, drained, demoted)))
 
 
 RELOAD_DIR = "reload"
@@ -432,8 +471,16 @@ def reload_scripts(changes: DrainChanges, inventory: str, failback: bool = False
     their commands are the vendor's to fill in)."""
     title = ("Fail back from the drained state of " if failback else "Drained state of ") + \
         ", ".join(changes.drained)
-    return {reload_script_path(element): render_reload_script(element, commands, title, inventory)
-            for element, commands in changes.by_element().items() if not commands[0].placeholder}
+    scripts = {reload_script_path(element): render_reload_script(element, commands, title, inventory)
+               for element, commands in changes.by_element().items() if not commands[0].placeholder}
+    rejoin: dict[str, list[Reload]] = {}
+    for r in [] if failback else changes.rejoin_reloads:
+        rejoin.setdefault(r.element, []).append(r)
+    for element, commands in rejoin.items():  # run when the drained primary is back, as a secondary
+        if not commands[0].placeholder:
+            scripts[reload_script_path(element)] = render_reload_script(
+                element, commands, title + " (back as a secondary of the promoted server)", inventory)
+    return scripts
 
 
 def render_drain_note(changes: DrainChanges, inventory: str) -> str:
@@ -470,6 +517,10 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
             "zone (a secondary first); the failback render gives it the primary role back.",
             "",
         ]
+        for element in dict.fromkeys(r.element for r in changes.rejoin_reloads):
+            count = sum(r.element == element for r in changes.rejoin_reloads)
+            lines += [f"When {element} is back (started on this directory): `sh {reload_script_path(element)}` "
+                      f"({count} zone transfer(s)); prints `{script_ok_line(element, count)}`.", ""]
     lines += [
         "## On which servers, in which order",
         "",

@@ -514,6 +514,14 @@ class ActionBuilder:
         steps: list[dict[str, Any]] = []
         back = changes.returning()
         for ident in changes.demoted:  # back as a secondary of the promoted server first
+            mine = [r for r in changes.rejoin_reloads if r.element == ident]
+            if mine:
+                steps.append(self._load_step(
+                    f"Start {ident} as a secondary of {', '.join(changes.promoted)}", topo.elements[ident], mine,
+                    self.render_dir(), owner_dns, f"stop named on {ident}",
+                    notes=(f"First start named on {ident} with the drained directory: its `named/{ident}.conf` "
+                           f"there makes it a secondary of {', '.join(changes.promoted)}; the script transfers "
+                           "every zone afresh",)))
             steps.append(self._secondary_first_step(ids, ident, changes.promoted, owner_dns))
         printed = [f"{r.element}: {r.command}" for r in back.reloads]
         steps.append(_step(
@@ -584,9 +592,8 @@ class ActionBuilder:
                    + (f" --keys {keys}" if keys else ""))
         survivors = ", ".join(promoted)
         return _step(
-            f"Bring {ident} back as a secondary of {survivors}", owner_dns,
-            "the host holding the inventory, after starting named on "
-            f"{ident} with the drained directory (its `named/{ident}.conf` makes it a secondary of {survivors})",
+            f"Check {ident} came back as a secondary of {survivors}", owner_dns,
+            "the host holding the inventory",
             [command], "includes", [VERIFY_DRAIN_OK],
             go=f"exit status 0 and the line shown: {ident} transferred every zone from {survivors} and answers "
                "the drained state",
