@@ -67,6 +67,7 @@ def test_drained_render_makes_the_survivor_primary_and_the_old_primary_its_secon
     assert all(c.startswith("rndc retransfer ") for c in rejoin)
     assert "rndc retransfer 6.8.e164.arpa IN core-site-a" in rejoin
     assert "`sh reload/dns-a-1.sh` (22 zone transfer(s))" in note
+    assert "dns-a-1" in note[note.index("Down (drained themselves), skipped: "):].split(". They", 1)[0]
 
     back = render_dns(topo, out, path.name)  # the failback: the normal state over the drained directory
     assert back.failback is not None

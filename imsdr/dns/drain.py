@@ -540,7 +540,7 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
             lines.append(f"{n}. {element} ({commands[0].address}): `sh {reload_script_path(element)}` "
                          f"({len(commands)} command(s): {what}); prints "
                          f"`{script_ok_line(element, len(commands))}`.")
-    down = sorted({r.element for r in changes.reloads if r.down})
+    down = sorted({r.element for r in changes.reloads if r.down} | set(changes.demoted))
     if down:
         lines += ["", "Down (drained themselves), skipped: " + ", ".join(down) + ". They are loaded when they",
                   "come back: render the normal state first, then run their reload script."]
