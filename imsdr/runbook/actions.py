@@ -656,8 +656,12 @@ class ActionBuilder:
             rollback="none needed")
 
     def _registration_refresh(self, el: Element) -> int:
-        own = el.timers.registration_refresh
-        return int(own if own is not None else self.topo.network.timers.registration_refresh)
+        """The fixed-access refresh interval of the users registered through ``el``: the one the
+        simulation and the capacity model use (element timer, network timer, or TS 24.229 from the
+        registration expiry)."""
+        from imsdr.capacity.timing import registration_refresh
+
+        return registration_refresh(self.topo, el)
 
     def drain_period_s(self, el: Element, ttl_s: int) -> int:
         """How long until the users registered through ``el`` have moved: every UE refreshes its
@@ -683,6 +687,17 @@ class ActionBuilder:
         else:
             commands, expect, expected = [f"{plat.control} show registrations count"], "manual", \
                 ["(vendor output: 0 registered users)"]
+        from imsdr.capacity.timing import access_types, ps_refresh_interval
+
+        kinds = access_types(self.topo, el)
+        notes: tuple[str, ...] = ()
+        if "ps" in kinds:
+            ps = ps_refresh_interval(self.topo)
+            notes = (f"PS (VoLTE) users registered through {el.id} refresh only every {ps.seconds} s "
+                     f"({ps.how}) and keep their IPsec flow: they move within this period only by the lever "
+                     "(P-CSCF restoration, per user at the first terminating request, TS 23.380) or the "
+                     "P-GW/SMF list change above"
+                     + ("" if "fixed" in kinds else "; no fixed-access user is registered through it"),)
         return _step(
             f"Wait for the users registered through {el.id} to move (drain period {period} s)", owner,
             f"{el.id} ({first_address(el)})", commands, expect, expected,
@@ -694,7 +709,7 @@ class ActionBuilder:
                  f"at all ({el.id} has failed): its users re-register elsewhere at their refresh, wait the "
                  f"{period} s",
             rollback=f"`{back_cmd}` and the load steps again: new registrations return to {el.id}",
-            until_s=period, poll_s=poll, lever=lever)
+            until_s=period, poll_s=poll, lever=lever, notes=notes)
 
     def _pco_steps(self, el: Element, owner: Mapping[str, Any], back: bool = False) -> list[dict[str, Any]]:
         """PS users learn their P-CSCFs from the P-GW/SMF (PCO): a drain changes that list too."""
