@@ -119,3 +119,6 @@ def test_page_promotes_first_and_fails_back_as_secondary_first(make_inventory: A
     assert f"imsdr verify {path.name} --drain {drain} --server 192.0.2.53" in back_part
     assert back.index("Return the primary role to dns-a-1") < back.index("dns-b-1 steps down to secondary")
     assert "asking dns-a-1" not in drain_part  # the drained server is never the one a check asks
+    if page == "enum-dns.md":  # the type's decision rule, with its reason
+        assert "promote a surviving secondary if no primary is back within the provisioning window" in \
+            " ".join(text.split())

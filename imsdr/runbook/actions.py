@@ -789,6 +789,13 @@ DECISION_RULES: dict[str, dict[str, str]] = {
                 "by itself",
         "why": "two active members writing at once (split brain) corrupt subscriber data; a swap on one "
                "observer's word risks exactly that, a short outage of Cx/Sh does not"},
+    "enum_dns": {
+        "when": "drain a failed server once the failure is confirmed (resolvers already skip it after one query "
+                "timeout); under master-slave, when every primary is lost, promote a surviving secondary if no "
+                "primary is back within the provisioning window (`redundancy.enum_dns.provisioning_window`)",
+        "why": "the secondaries keep answering until the SOA expire, so the answers are not at risk; what stops at "
+               "once is provisioning (new and ported numbers), which only a primary takes; a promotion on a short "
+               "outage costs a failback with two role changes"},
     "slf": {
         "when": "swap or drain only when the member is down as seen by two observers (Diameter peer state "
                 "on clients at two sites)",
