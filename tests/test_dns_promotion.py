@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from named_harness import RNDC_SECRET, start_named
+from named_harness import NETNS_ENV, RNDC_SECRET, run_in_netns, start_named
 from test_dns_master_slave import keyring, signed_serial
 from test_rehearsal import _norm, _section, _steps
 
@@ -33,25 +32,14 @@ from imsdr.inventory.build import load_inventory
 from imsdr.model.topology import Topology
 
 PRIMARY, SECONDARY = "127.0.0.10", "127.0.0.11"
-IN_NETNS = os.environ.get("IMSDR_TEST_NETNS") == "1"
+IN_NETNS = os.environ.get(NETNS_ENV) == "1"
 WAIT = 30.0  # seconds: NOTIFY and transfers are immediate; the bound stops a broken setup
 
 
 def test_promotion_in_a_network_namespace() -> None:
     """Run the scenario below in a fresh network namespace (loopback only) and check it passed."""
-    unshare, ip = shutil.which("unshare"), shutil.which("ip") or "/usr/sbin/ip"
-    assert unshare, "util-linux 'unshare' is needed for the network namespace"
-    setup = (f"{ip} link set lo up && {ip} addr add {PRIMARY}/32 dev lo && {ip} addr add {SECONDARY}/32 dev lo"
-             f" && exec {sys.executable} -m pytest -q -s -p no:cacheprovider -p no:randomly -p no:xdist "
-             f"{Path(__file__).resolve()}::test_promotion_rehearsed_from_the_page")
-    env = {**os.environ, "IMSDR_TEST_NETNS": "1"}
-    result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True, env=env,
-                            timeout=400, check=False, cwd=Path(__file__).resolve().parent.parent)
-    assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-3000:]
-    assert "1 passed" in result.stdout
-    summary = re.search(r"promotion on loopback: .*", result.stdout)
-    assert summary, result.stdout[-3000:]
-    print("\n" + summary.group(0))
+    print("\n" + run_in_netns(__file__, "test_promotion_rehearsed_from_the_page", (PRIMARY, SECONDARY),
+                              "promotion on loopback: "))
 
 
 def _rndc_conf(path: Path, address: str, port: int) -> None:
