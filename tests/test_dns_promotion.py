@@ -10,7 +10,10 @@ check and ``imsdr verify --drain`` (signed with the views' keys). The survivor m
 the drained zones with serials that continued upward. The failback steps follow: dns-a-1 starts
 on the drained directory, where it is a secondary of dns-b-1 (``verify --drain --server`` passes
 on it before anything else), the normal state is rendered, dns-a-1 takes the primary role back
-and dns-b-1 steps down, and ``verify --drain --failback`` passes on both.
+and dns-b-1 steps down, and ``verify --drain --failback`` passes on both. Then the same cycle
+from the ``site-site-a.md`` page (a site drain: every element of site-a), its DNS steps run as
+written and its Kamailio dispatcher steps skipped (no Kamailio runs here; tests/test_rehearsal.py
+and tests/test_sip_drain.py execute those against real Kamailio).
 """
 
 from __future__ import annotations
@@ -51,10 +54,15 @@ def _sh(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
-def _run(steps: list[Any], cwd: Path, env: dict[str, str], on_step: Any = None, logs: Any = None) -> list[str]:
-    """Run every step's commands in order; check the output the page states. Returns the titles."""
+def _run(steps: list[Any], cwd: Path, env: dict[str, str], on_step: Any = None, logs: Any = None,
+         skip_kamailio: bool = False) -> list[str]:
+    """Run every step's commands in order; check the output the page states. Returns the titles.
+    ``skip_kamailio``: a site page's dispatcher steps (run by tests/test_rehearsal.py) are skipped."""
     done = []
     for step in steps:
+        if skip_kamailio and step.commands and all("kamcmd" in c for c in step.commands):
+            done.append(f"(skipped, no Kamailio here) {step.title}")
+            continue
         if on_step is not None:
             on_step(step)
         # a transfer completes a moment after the command that starts it: the verify steps (and only
@@ -145,41 +153,56 @@ def promotion_scenario(tmp_path: Path, make_inventory: Any) -> None:
         while any(signed_serial(SECONDARY, z, k, ring) != signed_serial(PRIMARY, z, k, ring) for k, z in watched):
             assert time.monotonic() < deadline, "the secondary never transferred the zones"
             time.sleep(0.1)
-        before = {z: signed_serial(SECONDARY, z, k, ring) for k, z in watched}
 
-        servers["a"].stop()  # the primary's site is lost
-        started = time.monotonic()
-        done = _run(drain, inventory.parent, env)
-        promoted_s = time.monotonic() - started
-        status = servers["b"].rndc("zonestatus", "ims.example.net", "in", core.name)
-        assert "type: primary" in status
-        after = {z: signed_serial(SECONDARY, z, k, ring) for k, z in watched}
-        # the serials continue upward: the changed zones (the NS of the drained server left them)
-        assert all(after[z] is not None and after[z] > before[z] for z in before), (before, after)
-        drained_conf = (out / "named/dns-a-1.conf").read_text()
-        assert "type primary" not in drained_conf and f"primaries {{ {SECONDARY} key" in drained_conf
+        logs = lambda: "".join(s.log()[-60000:] for s in servers.values())  # noqa: E731
 
-        # failback: dns-a-1 comes back on the drained directory, a secondary of dns-b-1 first
-        start_back = time.monotonic()
+        def cycle(drain: list[Any], failback: list[Any], skip: bool) -> tuple[dict[str, Any], ...]:
+            before = {z: signed_serial(SECONDARY, z, k, ring) for k, z in watched}
+            servers["a"].stop()  # the primary (or its whole site) is lost
+            started = time.monotonic()
+            done = _run(drain, inventory.parent, env, logs=logs, skip_kamailio=skip)
+            promoted_s = time.monotonic() - started
+            assert "type: primary" in servers["b"].rndc("zonestatus", "ims.example.net", "in", core.name)
+            after = {z: signed_serial(SECONDARY, z, k, ring) for k, z in watched}
+            # the serials continue upward: the changed zones (the NS of the drained server left them)
+            assert all(after[z] is not None and after[z] > before[z] for z in before), (before, after)
+            drained_conf = (out / "named/dns-a-1.conf").read_text()
+            assert "type primary" not in drained_conf and f"primaries {{ {SECONDARY} key" in drained_conf
 
-        def before_step(step: Any) -> None:
-            if step.title.startswith("Start dns-a-1 as a secondary"):
-                start("a")
+            # failback: dns-a-1 comes back on the drained directory, a secondary of dns-b-1 first
+            start_back = time.monotonic()
 
-        done += _run(failback, inventory.parent, env, on_step=before_step,
-                     logs=lambda: "".join(s.log()[-60000:] for s in servers.values()))
-        failback_s = time.monotonic() - start_back
-        assert "type: primary" in servers["a"].rndc("zonestatus", "ims.example.net", "in", core.name)
-        assert "type: secondary" in servers["b"].rndc("zonestatus", "ims.example.net", "in", core.name)
-        final = {z: signed_serial(PRIMARY, z, k, ring) for k, z in watched}
-        assert all(final[z] > after[z] for z in final), (after, final)  # upward again on the failback
-        deadline = time.monotonic() + WAIT
-        while any(signed_serial(SECONDARY, z, k, ring) != final[z] for k, z in watched):
-            assert time.monotonic() < deadline, "dns-b-1 did not transfer from the returned primary"
-            time.sleep(0.1)
-        print(f"\npromotion on loopback: {len(drain)} drain steps (promotion included) in {promoted_s:.1f} s, "
-              f"{len(failback)} failback steps in {failback_s:.1f} s; serials {before} -> {after} -> {final}; "
-              f"steps: {'; '.join(done)}")
+            def before_step(step: Any) -> None:
+                if step.title.startswith("Start dns-a-1 as a secondary"):
+                    start("a")
+
+            done += _run(failback, inventory.parent, env, on_step=before_step, logs=logs, skip_kamailio=skip)
+            failback_s = time.monotonic() - start_back
+            assert "type: primary" in servers["a"].rndc("zonestatus", "ims.example.net", "in", core.name)
+            assert "type: secondary" in servers["b"].rndc("zonestatus", "ims.example.net", "in", core.name)
+            final = {z: signed_serial(PRIMARY, z, k, ring) for k, z in watched}
+            assert all(final[z] > after[z] for z in final), (after, final)  # upward again on the failback
+            deadline = time.monotonic() + WAIT
+            while any(signed_serial(SECONDARY, z, k, ring) != final[z] for k, z in watched):
+                assert time.monotonic() < deadline, "dns-b-1 did not transfer from the returned primary"
+                time.sleep(0.1)
+            return before, after, final, {"drain_s": round(promoted_s, 1), "failback_s": round(failback_s, 1),
+                                          "steps": done}
+
+        element = cycle(drain, failback, skip=False)
+        assert not any(t.startswith("(skipped") for t in element[3]["steps"])  # every step of the DNS page ran
+        site_page = (root / "runbook" / "site-site-a.md").read_text()
+        site = cycle(_steps(_section(site_page, "#### Drain site-a")),
+                     _steps(_section(site_page, "#### Fail back site-a")), skip=True)
+        ran = [t for t in site[3]["steps"] if not t.startswith("(skipped")]
+        assert ran[:3] == ["Render the drained state of site site-a",
+                           "Promote dns-b-1 to primary (every primary is drained)",
+                           "Check dns-b-1 holds the zones as primary"], ran
+        assert "Start dns-a-1 as a secondary of dns-b-1" in ran and "Return the primary role to dns-a-1" in ran
+        print(f"\npromotion on loopback: element page {element[3]['drain_s']} s drain, {element[3]['failback_s']} s "
+              f"failback, serials {element[0]} -> {element[1]} -> {element[2]}; site page {site[3]['drain_s']} s "
+              f"drain, {site[3]['failback_s']} s failback ({len(ran)} DNS steps run, "
+              f"{len(site[3]['steps']) - len(ran)} Kamailio steps skipped), serials -> {site[1]} -> {site[2]}")
     finally:
         for server in servers.values():
             server.stop()
