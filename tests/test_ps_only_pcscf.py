@@ -69,3 +69,13 @@ def test_both_access_pcscf_describes_both_failbacks(make_inventory: Any) -> None
     (failed,) = simulate(topo, ["pcscf-b-2"]).failed
     back = " ".join(failed.failback)
     assert "Fixed-access UEs" in back and "PS (VoLTE" in back and "RFC 5626 outbound" in back
+
+
+def test_capacity_storm_of_the_ps_only_pcscf_arrives_as_ps(topo: Topology) -> None:
+    """The registration storm its failure causes (capacity model) is the PS one: every user moved
+    arrives within the P-CSCF restoration window the simulation reports, none at the fixed refresh."""
+    report = simulate(topo, ["pcscf-c-1"])
+    arrivals = report.storm.arrivals
+    assert [a.access for a in arrivals] == ["ps"] and arrivals[0].share == 1.0
+    assert arrivals[0].within == report.failed[0].switchover.seconds
+    assert "P-CSCF restoration" in arrivals[0].reason
