@@ -78,6 +78,22 @@ def test_drained_render_makes_the_survivor_primary_and_the_old_primary_its_secon
     assert "type primary" not in (out / "named/dns-b-1.conf").read_text()
 
 
+def test_render_cli_says_who_is_promoted(make_inventory: Any, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from imsdr.cli.app import app
+
+    path, _ = _master_slave(make_inventory)
+    out = tmp_path / "dns"
+    assert CliRunner().invoke(app, ["render", "dns", str(path), "--out", str(out)]).exit_code == 0
+    result = CliRunner().invoke(app, ["render", "dns", str(path), "--out", str(out), "--drain", "dns-a-1"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-2:] == ["dns-b-1: rndc reconfig", "dns-b-1: rndc reload"]
+    assert "skipped (drained, down): dns-a-1" in result.stderr
+    assert "promoted to primary (every primary is drained): dns-b-1; dns-a-1 comes back as its secondary first" \
+        in result.stderr
+
+
 def test_state_and_json_name_the_promotion(make_inventory: Any) -> None:
     _, topo = _master_slave(make_inventory)
     state = drained_state(topo, ["dns-a-1"])
