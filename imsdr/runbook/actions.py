@@ -10,6 +10,11 @@ detection times from the timers the simulation uses. A step is a dict:
 ``includes``: these lines appear; ``empty``: no output; ``same``: every command prints the same;
 ``manual``: the vendor's placeholder, check by eye), ``expected`` (lines), ``go``, ``nogo``,
 ``rollback`` and ``wait_s`` (seconds to wait before checking, or 0).
+
+One piece past 600 lines on purpose: every procedure (drain, promotion, drain period, failback,
+the secondary-first return) is built by one :class:`ActionBuilder` from one drained state and one
+index of the dispatcher sets; split, each part would take that state back as arguments and the
+steps of one procedure would be assembled in several places.
 """
 
 from __future__ import annotations
