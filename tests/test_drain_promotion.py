@@ -138,3 +138,22 @@ def test_page_promotes_first_and_fails_back_as_secondary_first(make_inventory: A
     if page == "enum-dns.md":  # the type's decision rule, with its reason
         assert "promote a surviving secondary if no primary is back within the provisioning window" in \
             " ".join(text.split())
+
+
+def test_with_service_areas_only_the_area_that_lost_its_primary_promotes(tmp_path: Path) -> None:
+    import yaml
+
+    from imsdr.example.national import NationalParams, generate_national
+
+    data = generate_national(NationalParams(provinces=2, sites_per_province=2, local_networks_per_province=2,
+                                            seed=3, enum_numbers=2000, enum_block_size=1000))
+    data["redundancy"]["enum_dns"]["sync"] = "master-slave"
+    path = tmp_path / "national.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    topo = Topology(*load_inventory(path))
+    state = drained_state(topo, ["beijing-dns-01"])
+    assert state.promoted == ("beijing-dns-02",) and state.changes.demoted == ("beijing-dns-01",)
+    roles = {s.id: s.role for s in server_layout(topo, frozenset(state.drained)).servers}
+    assert roles == {"national-dns-01": "primary", "national-dns-02": "secondary", "beijing-dns-01": "secondary",
+                     "beijing-dns-02": "primary", "tianjin-dns-01": "primary", "tianjin-dns-02": "secondary"}
+    assert drained_state(topo, ["beijing-dns-02"]).promoted == ()  # its secondary: nothing to promote

@@ -414,7 +414,8 @@ def drained_state(topo: Topology, ids: Iterable[str], normal: DnsPlan | None = N
     dispatcher = dispatcher_changes(topo, gone)
     before, after = server_layout(topo), server_layout(topo, gone)
     promoted = after.promoted
-    demoted = tuple(s.id for s in before.primaries if promoted and s.id in gone)
+    after_roles = {s.id: s.role for s in after.servers}
+    demoted = tuple(s.id for s in before.primaries if after_roles.get(s.id) == "secondary")
     commands, layout = reloads(topo, normal, drained, records, dispatcher, gone, promoted)
     commands = [Reload(r.element, r.address, r.command, r.expected, r.placeholder, r.element in gone)
                 for r in commands]
@@ -543,7 +544,9 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
     down = sorted({r.element for r in changes.reloads if r.down} | set(changes.demoted))
     if down:
         lines += ["", "Down (drained themselves), skipped: " + ", ".join(down) + ". They are loaded when they",
-                  "come back: render the normal state first, then run their reload script."]
+                  "come back: render the normal state first, then run their reload script"
+                  + (f" ({', '.join(changes.demoted)}: first as a secondary, see Promotion)." if changes.demoted
+                     else ".")]
     lines += ["", "## Record changes against the normal state", ""]
     if not changes.records:
         lines += ["No DNS record changes.", ""]
