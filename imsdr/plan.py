@@ -354,6 +354,12 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None,
     if pipe.drain:
         from imsdr.dns.drain import drain_changes, resolve_drain
         from imsdr.dns.plan import build_dns_plan
+        from imsdr.dns.render import require_previous_serials
+
+        # the plan tree's dns/ is what the servers load: a drain rendered anywhere else would
+        # restart the serials (plan has no --serial; `render dns --drain --serial N` has)
+        require_previous_serials(previous, "the plan directory's dns/",
+                                 how="use `imsdr render dns --drain --serial N` with N above the live serials")
 
         drained = resolve_drain(pipe.topology, pipe.drain)
         plan = build_dns_plan(pipe.topology, excluded=drained)

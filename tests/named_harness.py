@@ -252,3 +252,29 @@ def start_named(
             server.stop()
             raise RuntimeError(f"named did not answer within {timeout} s:\n{text[-4000:]}")
         time.sleep(0.05)
+
+
+NETNS_ENV = "IMSDR_TEST_NETNS"  # set inside the namespace: the scenario collects only there
+
+
+def run_in_netns(test_file: str, test_name: str, addresses: tuple[str, ...], summary: str,
+                 timeout: float = 400) -> str:
+    """Run ``test_file::test_name`` in a fresh network namespace (``unshare --net``: its own
+    loopback, with ``addresses`` added, so named can listen on port 53 of each), check it passed
+    and return the line of its output that starts with ``summary``. The host's network is never
+    touched."""
+    import sys
+
+    unshare, ip = shutil.which("unshare"), shutil.which("ip") or "/usr/sbin/ip"
+    assert unshare, "util-linux 'unshare' is needed for the network namespace"
+    added = "".join(f" && {ip} addr add {a}/32 dev lo" for a in addresses)
+    setup = (f"{ip} link set lo up{added} && exec {sys.executable} -m pytest -q -s -p no:cacheprovider "
+             f"-p no:randomly -p no:xdist {Path(test_file).resolve()}::{test_name}")
+    result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True,
+                            env={**os.environ, NETNS_ENV: "1"}, timeout=timeout, check=False,
+                            cwd=Path(test_file).resolve().parent.parent)
+    assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-3000:]
+    assert "1 passed" in result.stdout
+    found = re.search(rf"{re.escape(summary)}.*", result.stdout)
+    assert found, result.stdout[-3000:]
+    return found.group(0)

@@ -150,9 +150,57 @@ def test_json_output_carries_the_diff_and_reload_commands(tmp_path: Path) -> Non
 
 
 def test_plan_drain_renders_dns_drained_and_says_so(tmp_path: Path) -> None:
+    first = CliRunner().invoke(app, ["plan", str(PROVINCE), "--out", str(tmp_path / "p")])
+    assert first.exit_code == 0, first.output
     result = CliRunner().invoke(app, ["plan", str(PROVINCE), "--out", str(tmp_path / "p"), "--drain",
                                       "cscf-b-1", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["dns"]["drained"] == ["cscf-b-1"]
     icscf = (tmp_path / "p/dns/kamailio/pcscf-a-1/dispatcher.list").read_text()
     assert "duid=cscf-b-1" not in icscf and "duid=cscf-a-1" in icscf
+
+
+NO_PREVIOUS = "it holds no previous render, so every changed zone's SOA serial would start again"
+
+
+def test_render_drain_into_a_fresh_directory_is_refused_unless_serial_is_given(tmp_path: Path) -> None:
+    out = tmp_path / "fresh"
+    result = _render("--out", str(out), "--drain", "site-a")
+    assert result.exit_code == 2 and NO_PREVIOUS in " ".join(result.stderr.split())
+    assert "--serial N" in result.stderr and "Traceback" not in result.output and not out.exists()
+    given = _render("--out", str(out), "--drain", "site-a", "--serial", "2030010100")
+    assert given.exit_code == 0, given.output
+    assert set(_serials(out).values()) == {2030010100}
+
+
+def test_plan_drain_refuses_without_a_previous_plan_and_moves_serials_forward_over_one(tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    refused = CliRunner().invoke(app, ["plan", str(PROVINCE), "--out", str(out), "--drain", "site-a"])
+    assert refused.exit_code == 2 and NO_PREVIOUS in " ".join(refused.stderr.split())
+    assert "render dns --drain --serial N" in " ".join(refused.stderr.split()) and not out.exists()
+    assert CliRunner().invoke(app, ["plan", str(PROVINCE), "--out", str(out)]).exit_code == 0
+    before = _serials(out / "dns")
+    drained = CliRunner().invoke(app, ["plan", str(PROVINCE), "--out", str(out), "--drain", "site-a"])
+    assert drained.exit_code == 0, drained.output
+    after = _serials(out / "dns")
+    changed = [p for p in before if after[p] != before[p]]
+    assert changed and all(after[p] > before[p] for p in changed)
+    assert any("enum/" in p for p in changed)  # the ENUM zones lose the drained server's NS: re-serialled
+
+
+def test_site_drain_note_lists_and_reloads_every_changed_zone_and_skips_the_site(tmp_path: Path) -> None:
+    out = tmp_path / "dns"
+    assert _render("--out", str(out)).exit_code == 0
+    assert _render("--out", str(out), "--drain", "site-a").exit_code == 0
+    note = (out / "DRAIN.md").read_text()
+    enum_zones = sorted(p.name.removesuffix(".zone") for p in (out / "zones/enum").glob("*.zone"))
+    assert len(enum_zones) == 4
+    what = note[note.index("## What changes"):note.index("## On which servers")]
+    assert all(f"`{z}`" in what for z in enum_zones)
+    script = (out / "reload/dns-b-1.sh").read_text()
+    for zone in enum_zones:  # every ENUM zone reloaded on the surviving server, in its defining view
+        assert f"out=$(rndc reload {zone} IN core-site-a 2>&1)" in script
+    assert not (out / "reload/dns-a-1.sh").exists()  # the drained server is down: no script
+    down = note[note.index("Down (drained themselves), skipped: "):].split(". They", 1)[0]
+    assert {"dns-a-1", "sbc-capital", "sbc-river", "pcscf-a-1"} <= set(re.findall(r"[a-z]+-[a-z0-9-]+", down))
+    assert "dns-a-1:" not in _render("--out", str(out), "--drain", "site-a").stdout  # nothing asked of it

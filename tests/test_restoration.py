@@ -75,7 +75,8 @@ def test_simulate_names_the_ps_window(tmp_path: Path) -> None:
     topo = _ps_topology(tmp_path, "hss")
     report = simulate(topo, ["sbc-coast"])
     lines = report.failed[0].impact
-    assert any("HSS-based P-CSCF restoration (TS 23.380)" in line and line.endswith("= 24 s") for line in lines)
+    assert any("restored per user, at the first terminating request that fails, by HSS-based P-CSCF restoration "
+               "(TS 23.380 §5.4): " in line and "= 24 s for that user" in line for line in lines)
 
 
 def _periodic_hss(tmp_path: Path, **timers: Any) -> Any:

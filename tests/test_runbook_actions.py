@@ -228,8 +228,9 @@ def test_decision_rules_drain_period_pco_and_restoration_answer(rendered: Any) -
            "observers" in pages["hss-slf.md"]
     assert "Why: a fixed-access UE or IAD sends every new request to its first proxy address" in pages["sbc.md"]
     drain = _between(pages["pcscf.md"], "#### Drain pcscf-a-1\n", r"\n#### ")
-    assert "Wait for the users registered through pcscf-a-1 to move (drain period 1860 s)" in drain  # 1800 + 60
-    assert "Repeat every 30 s until the output is as expected, at most 1860 s (the drain period):" in drain
+    # the model's refresh interval (1,200 s, as the simulation and capacity use) + the 60 s TTL
+    assert "Wait for the users registered through pcscf-a-1 to move (drain period 1260 s)" in drain
+    assert "Repeat every 30 s until the output is as expected, at most 1260 s (the drain period):" in drain
     assert "\nkamcmd stats.get_statistics registered_users\n" in drain and "usrloc:registered_users = 0" in drain
     assert "- Lever (optional, shortens the wait): PS users: P-CSCF restoration (TS 23.380 §5)" in drain
     assert "Take pcscf-a-1 out of the P-CSCF list PGW pgw-coast hands to coast's UEs" in drain

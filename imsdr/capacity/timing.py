@@ -197,10 +197,17 @@ class AccessTypes:
         self.pcscf_lns: dict[str, set[str]] = {}  # P-CSCF → local networks of the SBCs listing it
         if self.all_fixed:
             return
+        from imsdr.model.selection import sbc_pcscf_targets
+
+        memo: dict[str, list[Element]] = {}
         for sbc in topology.by_type.get("sbc", []):
             self.sbc_lns.setdefault(sbc.id, set()).update(sbc.serves)
-            for pcscf in sbc.pcscfs:
-                self.pcscf_lns.setdefault(pcscf, set()).update(sbc.serves)
+            # users register through the SBC's first tier only: a P-CSCF listed as a backup holds
+            # none of its users while the first is up (a fixed SBC's backup listing adds no fixed users)
+            targets, tiers = sbc_pcscf_targets(topology, sbc, memo=memo)
+            for pcscf, tier in zip(targets, tiers, strict=True):
+                if tier == min(tiers):
+                    self.pcscf_lns.setdefault(pcscf.id, set()).update(sbc.serves)
         for ln, dr in topology.dr_sbc.items():
             self.sbc_lns.setdefault(dr.id, set()).add(ln)
 

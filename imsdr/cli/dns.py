@@ -112,9 +112,12 @@ def render_dns(
                              "reload with these commands\n")
         for r in changes.live_reloads():
             write_stdout(f"{r.element}: {r.command}\n")
-        down = sorted({r.element for r in changes.reloads if r.down})
+        down = sorted({r.element for r in changes.reloads if r.down} | set(changes.demoted))
         if down:
             sys.stderr.write(f"skipped (drained, down): {', '.join(down)}\n")
+        if report.drain is not None and changes.promoted:
+            sys.stderr.write(f"promoted to primary (every primary is drained): {', '.join(changes.promoted)}; "
+                             f"{', '.join(changes.demoted)} comes back as its secondary first (see DRAIN.md)\n")
 
 
 def _files_table(report: RenderReport, out: Path, show_all: bool) -> Table:

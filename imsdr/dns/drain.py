@@ -55,6 +55,14 @@ class PlatformInfo:
         return self.kind == "vendor"
 
 
+def dig_port(dig: str) -> int:
+    """The port of a platform's ``dig`` command (``dig -p 5353``), 53 without one."""
+    import re
+
+    found = re.search(r"(?:^|\s)-p\s*(\d{1,5})(?:\s|$)", dig)
+    return int(found.group(1)) if found else 53
+
+
 def platform_of(topo: Topology, el: Element) -> PlatformInfo:
     """The element's platform: its ``platform`` field, else the default of its type."""
     name = el.platform or DEFAULT_PLATFORM_OF_TYPE.get(el.type.value, "vendor")
@@ -138,6 +146,10 @@ class DrainChanges:
     dispatcher: list[DispatcherChange] = field(default_factory=list)
     reloads: list[Reload] = field(default_factory=list)
     layout_changed: bool = False
+    promoted: tuple[str, ...] = ()  # secondaries made primary: every primary is drained
+    demoted: tuple[str, ...] = ()  # the drained primaries, rendered as secondaries of the promoted
+    failback_reloads: list[Reload] = field(default_factory=list)  # with a promotion: the failback's order
+    rejoin_reloads: list[Reload] = field(default_factory=list)  # a demoted primary back as a secondary
 
     @property
     def empty(self) -> bool:
@@ -147,7 +159,11 @@ class DrainChanges:
         """The same changes seen from the failback: the drained elements come back and load the
         normal files too, so none of their reloads is skipped."""
         back = [Reload(r.element, r.address, r.command, r.expected, r.placeholder) for r in self.reloads]
-        return DrainChanges(self.drained, self.records, self.dispatcher, back, self.layout_changed)
+        if self.promoted:  # the old primaries take the role back first, then the promoted step down
+            dns = {r.element for r in self.failback_reloads}
+            back = [*self.failback_reloads, *(r for r in back if r.element not in dns)]
+        return DrainChanges(self.drained, self.records, self.dispatcher, back, self.layout_changed,
+                            self.promoted, self.demoted)
 
     def live_reloads(self) -> list[Reload]:
         """The commands to run now: every reload but those of drained (down) elements."""
@@ -171,6 +187,8 @@ class DrainChanges:
                         "expected": r.expected, "placeholder": r.placeholder, "down": r.down}
                        for r in self.reloads],
             "layout_changed": self.layout_changed,
+            "promoted": list(self.promoted),
+            "demoted": list(self.demoted),
         }
 
 
@@ -227,12 +245,37 @@ def dns_server_elements(topo: Topology) -> list[Element]:
     return [topo.elements[i] for i in ids if i in topo.elements]
 
 
-def reloading_servers(topo: Topology) -> list[Element]:
+def reloading_servers(topo: Topology, excluded: frozenset[str] = frozenset()) -> list[Element]:
     """The servers that load zone files: every primary (secondaries follow by NOTIFY and transfer,
-    as the serials move forward)."""
+    as the serials move forward); with ``excluded`` (drained), the primaries of the drained layout,
+    a promoted survivor among them."""
     from imsdr.dns.views import server_layout
 
-    return [topo.elements[s.id] for s in server_layout(topo).primaries]
+    return [topo.elements[s.id] for s in server_layout(topo, excluded).primaries]
+
+
+def promotion_reloads(topo: Topology, promoted: tuple[str, ...], demoted: tuple[str, ...],
+                      normal: DnsPlan | None = None) -> list[Reload]:
+    """The failback after a promotion: each returning primary, running as a secondary of the
+    promoted server since it came back, takes the primary role back (``rndc reconfig`` turns its
+    zones ``type primary`` again, the reload reads the normal files); then each promoted server
+    steps down (``rndc reconfig``: its zones are ``type secondary`` again, loaded from its older
+    copies on disk, so ``rndc retransfer`` of each of the ``normal`` plan's zones fetches the
+    current ones from the returned primary instead of waiting for the refresh timer)."""
+    out: list[Reload] = []
+    for ident in demoted:
+        el = topo.elements[ident]
+        plat = platform_of(topo, el)
+        out.append(Reload(ident, first_address(el), f"{plat.control} reconfig", RNDC_RECONFIG_OK, plat.placeholder))
+        out.append(Reload(ident, first_address(el), f"{plat.control} reload", "server reload successful",
+                          plat.placeholder))
+    for ident in promoted:
+        el = topo.elements[ident]
+        plat = platform_of(topo, el)
+        out.append(Reload(ident, first_address(el), f"{plat.control} reconfig", RNDC_RECONFIG_OK, plat.placeholder))
+        if normal is not None:
+            out += retransfers(topo, normal, (ident,))
+    return out
 
 
 def first_address(el: Element) -> str:
@@ -240,15 +283,50 @@ def first_address(el: Element) -> str:
     return (v4 or list(el.addresses))[0]
 
 
+def rejoin_reloads(topo: Topology, drained: DnsPlan, demoted: tuple[str, ...]) -> list[Reload]:
+    """What a drained primary runs when it comes back as a secondary of the promoted server: a
+    fresh transfer of every zone it holds (``rndc retransfer``; the copies it may keep on disk
+    from an earlier time as a secondary are older, and a secondary loaded from disk waits for its
+    refresh timer before asking)."""
+    return retransfers(topo, drained, demoted, down=True)
+
+
+def retransfers(topo: Topology, plan: DnsPlan, ids: Iterable[str], down: bool = False) -> list[Reload]:
+    """``rndc retransfer ZONE IN VIEW`` for every zone instance the servers ``ids`` hold (a
+    zone shared with ``in-view`` once, in the view that defines it)."""
+    from imsdr.dns.views import server_layout
+
+    layout = {s.id: s for s in server_layout(topo).servers}
+    out: list[Reload] = []
+    for ident in ids:
+        el, server = topo.elements[ident], layout.get(ident)
+        plat = platform_of(topo, el)
+        seen: set[str] = set()
+        for view in plan.views:
+            if view.side == "none" or (server is not None and not server.holds(view)):
+                continue
+            for zone in plan.view_zones(view):
+                path = zone_file_path(view, zone, plan).path
+                if path in seen:
+                    continue  # a zone shared with in-view: transferred once, in the view that defines it
+                seen.add(path)
+                out.append(Reload(ident, first_address(el), f"{plat.control} retransfer {zone} IN {view.name}",
+                                  "", plat.placeholder, down=down))
+    return out
+
+
 def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[RecordChange],
-            dispatcher: list[DispatcherChange]) -> tuple[list[Reload], bool]:
+            dispatcher: list[DispatcherChange], excluded: frozenset[str] = frozenset(),
+            promoted: tuple[str, ...] = ()) -> tuple[list[Reload], bool]:
     """The commands that load the drained files: per DNS server, per changed zone of a view (the
     view that defines the zone file; views sharing it with ``in-view`` follow), and per Kamailio
     whose dispatcher set changed. Layout changes (a view's zone file appears or disappears) need
     ``rndc reconfig`` and a full ``rndc reload``. ``rndc reconfig`` always comes first: the render
     replaces the directory, and named reads relative zone file names from the directory it changed
-    to when it last read its configuration."""
-    layout_changed = zone_files(normal) != zone_files(drained)
+    to when it last read its configuration. A promoted server (``promoted``) reads its new
+    ``named.conf`` (every zone ``type primary``) with ``rndc reconfig``, then loads every zone file
+    with a full ``rndc reload``."""
+    layout_changed = zone_files(normal) != zone_files(drained) or bool(promoted)
     zone_views: list[tuple[str, str]] = []
     if records:
         defining: dict[str, str] = {}
@@ -262,8 +340,8 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
                 if pair not in zone_views:
                     zone_views.append(pair)
     out: list[Reload] = []
-    if records:
-        for server in reloading_servers(topo):
+    if records or promoted:
+        for server in reloading_servers(topo, excluded):
             plat = platform_of(topo, server)
             addr = first_address(server)
             if layout_changed:
@@ -313,6 +391,11 @@ class DrainedState:
         """The DNS servers that answer in the drained state (the drained ones are down)."""
         return [s for s in dns_server_elements(self.topo) if s.id not in self.drained_set]
 
+    @property
+    def promoted(self) -> tuple[str, ...]:
+        """The secondaries this drained state makes primary (every primary is drained)."""
+        return self.changes.promoted
+
     def answers(self) -> list[tuple[str, str, str, str]]:
         """(view, zone, name, type) of every answer that differs from the normal state."""
         return [(view, c.zone, c.name, c.rdtype) for c in self.changes.records for view in c.views]
@@ -324,14 +407,22 @@ def drained_state(topo: Topology, ids: Iterable[str], normal: DnsPlan | None = N
     drained_ids = resolve_drain(topo, ids)
     normal = normal or build_dns_plan(topo)
     drained = drained or build_dns_plan(topo, excluded=drained_ids)
+    from imsdr.dns.views import server_layout
+
     records = record_changes(normal, drained)
-    dispatcher = dispatcher_changes(topo, frozenset(drained_ids))
-    commands, layout = reloads(topo, normal, drained, records, dispatcher)
     gone = frozenset(drained_ids)
+    dispatcher = dispatcher_changes(topo, gone)
+    before, after = server_layout(topo), server_layout(topo, gone)
+    promoted = after.promoted
+    after_roles = {s.id: s.role for s in after.servers}
+    demoted = tuple(s.id for s in before.primaries if after_roles.get(s.id) == "secondary")
+    commands, layout = reloads(topo, normal, drained, records, dispatcher, gone, promoted)
     commands = [Reload(r.element, r.address, r.command, r.expected, r.placeholder, r.element in gone)
                 for r in commands]
     return DrainedState(topo, drained_ids, normal, drained,
-                        DrainChanges(drained_ids, records, dispatcher, commands, layout))
+                        DrainChanges(drained_ids, records, dispatcher, commands, layout, promoted, demoted,
+                                     promotion_reloads(topo, promoted, demoted, normal),
+                                     rejoin_reloads(topo, drained, demoted)))
 
 
 RELOAD_DIR = "reload"
@@ -381,8 +472,16 @@ def reload_scripts(changes: DrainChanges, inventory: str, failback: bool = False
     their commands are the vendor's to fill in)."""
     title = ("Fail back from the drained state of " if failback else "Drained state of ") + \
         ", ".join(changes.drained)
-    return {reload_script_path(element): render_reload_script(element, commands, title, inventory)
-            for element, commands in changes.by_element().items() if not commands[0].placeholder}
+    scripts = {reload_script_path(element): render_reload_script(element, commands, title, inventory)
+               for element, commands in changes.by_element().items() if not commands[0].placeholder}
+    rejoin: dict[str, list[Reload]] = {}
+    for r in [] if failback else changes.rejoin_reloads:
+        rejoin.setdefault(r.element, []).append(r)
+    for element, commands in rejoin.items():  # run when the drained primary is back, as a secondary
+        if not commands[0].placeholder:
+            scripts[reload_script_path(element)] = render_reload_script(
+                element, commands, title + " (back as a secondary of the promoted server)", inventory)
+    return scripts
 
 
 def render_drain_note(changes: DrainChanges, inventory: str) -> str:
@@ -405,6 +504,25 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
         f"- {len(changes.dispatcher)} dispatcher set change(s)"
         + (": " + ", ".join(f"`{d.file}`" for d in changes.dispatcher) if changes.dispatcher else "") + ".",
         "",
+    ]
+    if changes.promoted:
+        demoted = ", ".join(changes.demoted)
+        lines += [
+            "## Promotion",
+            "",
+            f"Every primary ({demoted}) is drained: {', '.join(changes.promoted)} is promoted. Its",
+            "`named/<server>.conf` in this directory holds every zone as `type primary` (it loads the zone",
+            "files of this directory and NOTIFYs the other servers); its reload script runs first. The serials",
+            "continue upward from the directory this render replaced. The drained primaries are rendered as",
+            f"its secondaries: when {demoted} comes back, it loads this directory first and transfers every",
+            "zone (a secondary first); the failback render gives it the primary role back.",
+            "",
+        ]
+        for element in dict.fromkeys(r.element for r in changes.rejoin_reloads):
+            count = sum(r.element == element for r in changes.rejoin_reloads)
+            lines += [f"When {element} is back (started on this directory): `sh {reload_script_path(element)}` "
+                      f"({count} zone transfer(s)); prints `{script_ok_line(element, count)}`.", ""]
+    lines += [
         "## On which servers, in which order",
         "",
     ]
@@ -423,10 +541,12 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
             lines.append(f"{n}. {element} ({commands[0].address}): `sh {reload_script_path(element)}` "
                          f"({len(commands)} command(s): {what}); prints "
                          f"`{script_ok_line(element, len(commands))}`.")
-    down = sorted({r.element for r in changes.reloads if r.down})
+    down = sorted({r.element for r in changes.reloads if r.down} | set(changes.demoted))
     if down:
         lines += ["", "Down (drained themselves), skipped: " + ", ".join(down) + ". They are loaded when they",
-                  "come back: render the normal state first, then run their reload script."]
+                  "come back: render the normal state first, then run their reload script"
+                  + (f" ({', '.join(changes.demoted)}: first as a secondary, see Promotion)." if changes.demoted
+                     else ".")]
     lines += ["", "## Record changes against the normal state", ""]
     if not changes.records:
         lines += ["No DNS record changes.", ""]

@@ -116,6 +116,20 @@ def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
     return plan
 
 
+def require_previous_serials(previous: Path | None, label: str, how: str = "give --serial N above the live "
+                             "serials (`dig @SERVER ZONE SOA +short`)") -> None:
+    """A drained state changes zones on live servers: its serials must continue from the ones they
+    serve. They are read from the directory the render replaces; without one, refuse (the serials
+    would restart at today's YYYYMMDD00, possibly below the live ones)."""
+    if previous is not None and previous.is_dir() and any(previous.glob("zones/*/*.zone")):
+        return
+    raise RenderError(
+        f"refusing to render a drained state into {label}: it holds no previous render, so every "
+        "changed zone's SOA serial would start again at today's YYYYMMDD00 and may be lower than "
+        "what the live servers serve (they would ignore the change, and secondaries would not "
+        f"transfer it). Render over the directory the servers load, or {how}.")
+
+
 def render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, serial: int | None = None,
                keys: Path | None = None, drain: tuple[str, ...] = ()) -> RenderReport:
     """Render every DNS/dispatcher file of ``topology`` into ``out``, atomically (lint first).
@@ -136,13 +150,8 @@ def _render_dns(topology: Topology, out: Path | OutputTarget, inventory: str, se
     out = target.path
     if drain:
         drained = resolve_drain(topology, drain)  # an unknown id first: the likelier mistake
-        if serial is None and not any(out.glob("zones/*/*.zone")):
-            raise RenderError(
-                f"refusing to render a drained state into {out}: it holds no previous render, so every "
-                "changed zone's SOA serial would start again at today's YYYYMMDD00 and may be lower than "
-                "what the live servers serve (they would ignore the change, and secondaries would not "
-                "transfer it). Render over the directory the servers load, or give --serial N above the "
-                "live serials (`dig @SERVER ZONE SOA +short`).")
+        if serial is None:
+            require_previous_serials(out, str(out))
         plan = check_plan(topology, build_dns_plan(topology, excluded=drained))
         changes = drained_state(topology, drained, drained=plan).changes
     else:
@@ -188,7 +197,7 @@ def write_dns_files(
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, run.previous, directory, inventory, serial, run))
     del run
-    layout = server_layout(topology)
+    layout = server_layout(topology, exclude)
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
     rate_limit = topology.network.dns.access_rate_limit
@@ -369,13 +378,20 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
             f"in `network.dns.secondary_directory` ({topology.network.dns.secondary_directory}), which",
             "must exist and be writable by named.",
             "",
-            "Promotion (a primary is lost for longer than the zones' SOA expire):",
+            "Promotion (every primary lost for longer than the provisioning window, "
+            f"{topology.inventory.redundancy.enum_dns.provisioning_window} s, `redundancy.enum_dns."
+            "provisioning_window`; the secondaries answer until the SOA expire, but no provisioning",
+            "change reaches them meanwhile):",
             "",
-            "1. On a surviving secondary, replace its `named/<id>.conf` include with the primary's",
-            "   rendering (render again with `redundancy.enum_dns.primaries` naming it), copy the",
-            "   output directory there, and `rndc reconfig`.",
-            "2. Check it answers the expected serial: `dig @<new primary> <zone> SOA`.",
-            "3. Point provisioning (or the back-end database export) at the new primary.",
+            "1. `imsdr render dns --drain <primary or its site>` over this directory: the first surviving",
+            "   secondary is rendered as primary (every zone `type primary`, serials continuing upward",
+            "   from this directory) and the drained primary as its secondary.",
+            "2. On the new primary run `sh reload/<id>.sh` (`rndc reconfig`, `rndc reload`), check",
+            "   `rndc zonestatus <zone> in <view>` says `type: primary`, and point provisioning (or the",
+            "   back-end database export) at it.",
+            "3. When the old primary returns, start it on the drained directory (a secondary first) and",
+            "   run its `sh reload/<id>.sh` (`rndc retransfer` of every zone); then render the normal",
+            "   state: it takes the primary role back, the promoted server steps down.",
         ]
     lines += [
         "",

@@ -25,7 +25,7 @@ are defined once, in the first view that serves them, and shared by later views 
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.plan import DnsPlan, Side, ViewPlan
@@ -101,6 +101,11 @@ class ServerLayout:
     sync: str  # provisioning | master-slave | backend-db
     servers: tuple[Server, ...]
     notes: tuple[str, ...] = ()
+    promoted: tuple[str, ...] = ()  # secondaries made primary because every primary is drained
+
+    @property
+    def promotion(self) -> bool:
+        return bool(self.promoted)
 
     @property
     def primaries(self) -> list[Server]:
@@ -117,15 +122,49 @@ def _address(el: Element, access: bool = False) -> str:
     return (v4 or list(addresses))[0]
 
 
-def server_layout(topology: Topology) -> ServerLayout:
-    """Which ENUM/DNS element loads what: the name servers, plus a hidden back-end if any."""
+def server_layout(topology: Topology, excluded: frozenset[str] | tuple[str, ...] = frozenset()) -> ServerLayout:
+    """Which ENUM/DNS element loads what: the name servers, plus a hidden back-end if any.
+
+    ``excluded``: the drained elements. Under master-slave or backend-db, when they contain every
+    primary (of an area), the first surviving server (in name server order) is promoted to primary
+    and the drained primaries are rendered as its secondaries: when one comes back it loads that
+    configuration first and transfers the zones at the survivor's serials (a secondary first)."""
     topo = topology
-    design = topo.inventory.redundancy.enum_dns
     from imsdr.model.areas import service_areas
 
     areas = service_areas(topo)
-    if areas:
-        return _area_layout(topo, areas)
+    layout = _area_layout(topo, areas) if areas else _plain_layout(topo)
+    return _promoted(layout, frozenset(excluded)) if excluded else layout
+
+
+def _promoted(layout: ServerLayout, excluded: frozenset[str]) -> ServerLayout:
+    """``layout`` with a survivor promoted wherever every primary (per area) is excluded."""
+    if layout.sync == "provisioning":
+        return layout
+    servers = list(layout.servers)
+    promoted: list[str] = []
+    for area in dict.fromkeys(s.area for s in servers):
+        group = [s for s in servers if s.area == area]
+        primaries = [s for s in group if s.role == "primary"]
+        survivors = [s for s in group if s.id not in excluded and not s.hidden]
+        if not primaries or not all(s.id in excluded for s in primaries) or not survivors:
+            continue
+        new = survivors[0]
+        promoted.append(new.id)
+        for i, s in enumerate(servers):
+            if s.id == new.id:
+                servers[i] = replace(s, role="primary")
+            elif s in primaries:
+                servers[i] = replace(s, role="secondary")
+    if not promoted:
+        return layout
+    note = (f"every {layout.sync} primary is drained: {', '.join(promoted)} promoted to primary; the drained "
+            "primaries are rendered as its secondaries (they come back as secondaries first)")
+    return ServerLayout(layout.sync, tuple(servers), (*layout.notes, note), tuple(promoted))
+
+
+def _plain_layout(topo: Topology) -> ServerLayout:
+    design = topo.inventory.redundancy.enum_dns
     ns_ids = list(topo.network.dns.nameservers) or [e.id for e in topo.by_type["enum_dns"]]
     sync = design.sync or "provisioning"
     notes: list[str] = []

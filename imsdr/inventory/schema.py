@@ -833,6 +833,9 @@ class EnumDnsDesign(_Strict):
     primaries: list[Id] = Field(
         default_factory=list, description="master-slave: the master set; backend-db: the back-end server(s) "
                                           "the front-ends transfer from (default: the first name server)")
+    provisioning_window: Seconds = Field(3600, description=(
+            "master-slave/backend-db: how long provisioning may wait for a lost primary; a drain or site failure "
+            "that contains every primary promotes a surviving secondary when the primary is not back within it"))
 
 
 class Redundancy(_Strict):

@@ -29,6 +29,7 @@ import dns.exception
 import dns.rdatatype
 import dns.rrset
 
+from imsdr.dns.drain import dig_port as dig_port  # the one reading of a platform's dig port
 from imsdr.errors import ImsdrError
 from imsdr.resolve.verify import Drift, Expectation, LiveAnswer, LiveQuerier, compare
 
@@ -160,7 +161,3 @@ def check_drained(questions: Sequence[DrainQuestion], keys: dict[str, tuple[str,
         return [d for found in pool.map(one, questions) for d in found]
 
 
-def dig_port(dig: str) -> int:
-    """The port of a platform's ``dig`` command (``dig -p 5353``), 53 without one."""
-    found = re.search(r"(?:^|\s)-p\s*(\d{1,5})(?:\s|$)", dig)
-    return int(found.group(1)) if found else 53

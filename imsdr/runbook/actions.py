@@ -10,6 +10,11 @@ detection times from the timers the simulation uses. A step is a dict:
 ``includes``: these lines appear; ``empty``: no output; ``same``: every command prints the same;
 ``manual``: the vendor's placeholder, check by eye), ``expected`` (lines), ``go``, ``nogo``,
 ``rollback`` and ``wait_s`` (seconds to wait before checking, or 0).
+
+One piece past 600 lines on purpose: every procedure (drain, promotion, drain period, failback,
+the secondary-first return) is built by one :class:`ActionBuilder` from one drained state and one
+index of the dispatcher sets; split, each part would take that state back as arguments and the
+steps of one procedure would be assembled in several places.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.dns.dispatcher import dispatcher_list_path, dispatcher_sets, sip_uri
 from imsdr.dns.drain import (
     DrainChanges,
+    dig_port,
     dns_server_elements,
     drained_state,
     first_address,
@@ -87,6 +93,8 @@ def _step(title: str, owner: Mapping[str, Any], host: str, commands: Sequence[st
 
 VERIFY_DRAIN_OK = "no drift: every server answers the drained state"
 VERIFY_FAILBACK_OK = "no drift: every server answers the normal state"
+PRIMARY_STATUS = "type: primary"  # rndc zonestatus, BIND 9.18
+SECONDARY_STATUS = "type: secondary"
 REGISTERED_OK = "usrloc:registered_users = 0"  # kamcmd stats.get_statistics registered_users, Kamailio 5.6
 
 
@@ -282,9 +290,13 @@ class ActionBuilder:
             rollback=f"`{back_cmd}` renders the normal state again"))
         dns_reloads = [r for r in reloads if r.element in {s.id for s in self.servers}]
         kam_reloads = [r for r in reloads if r.element not in {s.id for s in self.servers}]
+        promotion = self.promotion(changes)
+        for ident in changes.promoted:  # the first load: the survivor becomes the primary
+            steps += self._promote_steps(ident, [r for r in dns_reloads if r.element == ident], directory,
+                                         owner_dns, back_cmd, promotion)
         for server in self.servers:
             mine = [r for r in dns_reloads if r.element == server.id]
-            if not mine:
+            if not mine or server.id in changes.promoted:
                 continue
             steps.append(self._load_step(f"Load the changed zones on {server.id}", server, mine, directory,
                                          owner_dns, f"`{back_cmd}`, then the same command"))
@@ -305,8 +317,56 @@ class ActionBuilder:
         failback = self._failback(ids, label, service, changes, drained_plan, back_cmd, drain_cmd, skip_site,
                                   subject)
         return {"detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
-                "changes": changes.to_dict(), "record_changes": len(changes.records),
+                "promotion": promotion, "changes": changes.to_dict(), "record_changes": len(changes.records),
                 "dispatcher_changes": len(changes.dispatcher), "ttl_s": ttl, **failback}
+
+    def promotion(self, changes: DrainChanges) -> dict[str, Any] | None:
+        """When the drain contains every master-slave (or backend-db) primary: who is promoted, who
+        comes back as a secondary, and when to decide (the provisioning window, not the SOA
+        expire: the secondaries keep answering until the expire, what stops at once is
+        provisioning, which only a primary takes)."""
+        if not changes.promoted:
+            return None
+        from imsdr.dns.records import SOA
+
+        design = self.topo.inventory.redundancy.enum_dns
+        return {"promoted": list(changes.promoted), "demoted": list(changes.demoted),
+                "window_s": design.provisioning_window, "expire_s": SOA("", "", 0).expire,
+                "sync": design.sync}
+
+    def _zone_view(self) -> tuple[str, str]:
+        """A zone every server holds as primary or secondary, and a view that serves it: the home
+        domain in the first site (core) view."""
+        view = next((v for v in self.normal.views if v.kind == "site"), self.normal.views[0])
+        return self.topo.network.primary_domain, view.name
+
+    def _promote_steps(self, ident: str, mine: list[Any], directory: str, owner_dns: Mapping[str, Any],
+                       back_cmd: str, promotion: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        """Promote ``ident``: its reload script reads its new named.conf (every zone ``type primary``)
+        and loads the rendered files; then its zone status says it is the primary."""
+        server = self.topo.elements[ident]
+        plat = platform_of(self.topo, server)
+        window = promotion["window_s"] if promotion else 0
+        demoted = ", ".join(promotion["demoted"]) if promotion else ""
+        notes = (f"Decide at the provisioning window ({window} s, `redundancy.enum_dns.provisioning_window`): "
+                 f"promote when {demoted} is not back within it. Until then the secondaries keep answering "
+                 f"(for the SOA expire, {(promotion['expire_s'] if promotion else 0) // 86400} days), but no "
+                 "provisioning "
+                 "change reaches any server",
+                 f"The serials continue upward: the render reads the directory {demoted} loaded, so every "
+                 f"zone {ident} transferred keeps its serial and every changed zone gets a higher one")
+        steps = [self._load_step(f"Promote {ident} to primary (every primary is drained)", server, mine, directory,
+                                 owner_dns, f"`{back_cmd}`, then the same command (it is a secondary again)",
+                                 notes=notes)]
+        if mine and not mine[0].placeholder:
+            zone, view = self._zone_view()
+            steps.append(_step(
+                f"Check {ident} holds the zones as primary", owner_dns, f"{ident} ({first_address(server)})",
+                [f"{plat.control} zonestatus {zone} in {view}"], "includes", [PRIMARY_STATUS],
+                go=f"`{PRIMARY_STATUS}`: {ident} loads the zone files itself and takes provisioning",
+                nogo="`type: secondary`: the old named.conf is still loaded; run the promote step again",
+                rollback="none needed"))
+        return steps
 
     def _vendor_procedure(self, el: Element, owner: Mapping[str, Any]) -> dict[str, Any]:
         """An element no DNS answer or dispatcher list of imsdr names (HSS, SLF, IM-MGW, ...): it is
@@ -415,7 +475,7 @@ class ActionBuilder:
                         [count_command(plat.control, uri)], "exact", ["0"],
                         go="0: no set sends to it", nogo="a number above 0: the old list is loaded; reload again",
                         rollback="none needed"))
-        servers = [s for s in self.servers if not (skip_site and s.site == skip_site)]
+        servers = [s for s in self.servers if s.id not in gone and not (skip_site and s.site == skip_site)]
         if changes.records and servers:
             steps.append(self._verify_drain_step(ids, owner_dns, failback=False))
         keys = {(c.name, c.rdtype) for c in changes.records}
@@ -458,14 +518,25 @@ class ActionBuilder:
                           "placeholder": False,
                           "expected": "the same line from every server"})
         steps: list[dict[str, Any]] = []
-        printed = [f"{r.element}: {r.command}" for r in changes.reloads]
+        back = changes.returning()
+        for ident in changes.demoted:  # back as a secondary of the promoted server first
+            mine = [r for r in changes.rejoin_reloads if r.element == ident]
+            if mine:
+                steps.append(self._load_step(
+                    f"Start {ident} as a secondary of {', '.join(changes.promoted)}", topo.elements[ident], mine,
+                    self.render_dir(), owner_dns, f"stop named on {ident}",
+                    notes=(f"First start named on {ident} with the drained directory: its `named/{ident}.conf` "
+                           f"there makes it a secondary of {', '.join(changes.promoted)}; the script transfers "
+                           "every zone afresh",)))
+            steps.append(self._secondary_first_step(ids, ident, changes.promoted, owner_dns))
+        printed = [f"{r.element}: {r.command}" for r in back.reloads]
         steps.append(_step(
             f"Render the normal state (fail back {label})", owner_dns, "the host holding the inventory",
             [back_cmd], "includes" if printed else "empty", printed,
             go="exit status 0; the reload commands printed are the ones of the drain",
             nogo="exit status 2: nothing was written; stay drained and escalate",
             rollback=f"`{drain_cmd}` renders the drained state again"))
-        kam = [r for r in changes.reloads if r.element not in {s.id for s in self.servers}
+        kam = [r for r in back.reloads if r.element not in {s.id for s in self.servers}
                and not (skip_site and topo.elements[r.element].site == skip_site)]
         returning = [e for e in sorted(gone) if topo.elements[e].type.value in ("pcscf", "cscf")]
         wait = max((self._detection_seconds(topo.elements[r.element]) for r in kam), default=0)
@@ -493,12 +564,17 @@ class ActionBuilder:
                              "traffic goes to it",
                         rollback=f"`{drain_cmd}`, then `{r.command}` on {el.id}",
                         wait_s=self._detection_seconds(el) + self._interval(el)))
-        for server in self.servers:  # the drained servers are back: they load the normal files too
-            mine = [r for r in changes.reloads if r.element == server.id]
-            if not mine:
-                continue
-            steps.append(self._load_step(f"Load the normal zones on {server.id}", server, mine,
-                                         self.render_dir(), owner_dns, f"`{drain_cmd}`, then the same command"))
+        dns_ids = {s.id for s in self.servers} | set(changes.demoted)
+        for ident in dict.fromkeys(r.element for r in back.reloads if r.element in dns_ids):
+            # the drained servers are back: they load the normal files too (after a promotion the
+            # old primary takes the role back first, then the promoted server steps down)
+            server = topo.elements[ident]
+            mine = [r for r in back.reloads if r.element == ident]
+            title = (f"Return the primary role to {ident}" if ident in changes.demoted else
+                     f"{ident} steps down to secondary" if ident in changes.promoted else
+                     f"Load the normal zones on {ident}")
+            steps.append(self._load_step(title, server, mine, self.render_dir(), owner_dns,
+                                         f"`{drain_cmd}`, then the same command"))
         if changes.records and self.servers:
             steps.append(self._verify_drain_step(ids, owner_dns, failback=True))
         for check in self._normal_checks(changes)[:1]:  # one answer a human sees; verify checks the rest
@@ -507,6 +583,32 @@ class ActionBuilder:
             steps += self._pco_steps(subject, owner, back=True)
         canary = any(s["expected"] == ["FLAGS: AP"] for s in steps)
         return {"checklist": checklist, "failback_steps": steps, "failback_wait_s": wait, "canary": canary}
+
+    def _secondary_first_step(self, ids: Sequence[str], ident: str, promoted: Sequence[str],
+                              owner_dns: Mapping[str, Any]) -> dict[str, Any]:
+        """The returning old primary starts on the drained directory, where it is a secondary of
+        the promoted server: it transfers every zone at the promoted server's serials, so it never
+        serves its own older copy as a primary next to the new one."""
+        server = self.topo.elements[ident]
+        plat = platform_of(self.topo, server)
+        port = dig_port(plat.dig)
+        target = first_address(server) + (f":{port}" if port != 53 else "")
+        keys = next((platform_of(self.topo, s).keys for s in self.servers if platform_of(self.topo, s).keys), None)
+        command = (f"imsdr verify {self.inventory} --drain {' --drain '.join(ids)} --server {target}"
+                   + (f" --keys {keys}" if keys else ""))
+        survivors = ", ".join(promoted)
+        return _step(
+            f"Check {ident} came back as a secondary of {survivors}", owner_dns,
+            "the host holding the inventory",
+            [command], "includes", [VERIFY_DRAIN_OK],
+            go=f"exit status 0 and the line shown: {ident} transferred every zone from {survivors} and answers "
+               "the drained state",
+            nogo=f"exit status 1: the transfer has not completed (check `rndc zonestatus` on {ident}, the TSIG "
+                 f"keys and that {survivors} allows the transfer); never start {ident} on the normal files "
+                 "before this passes",
+            rollback=f"stop named on {ident}",
+            notes=(f"Do not render the normal state yet: {ident} must first serve the zones {survivors} served "
+                   "while it was away (a secondary first), then it takes the primary role back",))
 
     def _normal_checks(self, changes: DrainChanges) -> list[dict[str, Any]]:
         keys = {(c.name, c.rdtype) for c in changes.records}
@@ -525,13 +627,13 @@ class ActionBuilder:
         return out
 
     def _load_step(self, title: str, server: Element, mine: list[Any], directory: str,
-                   owner: Mapping[str, Any], rollback: str) -> dict[str, Any]:
+                   owner: Mapping[str, Any], rollback: str, notes: Sequence[str] = ()) -> dict[str, Any]:
         """Run the server's reload script (its commands and the output each must print are in it)."""
         host = f"{server.id} ({first_address(server)})"
         if mine[0].placeholder:
             return _step(title, owner, host, [r.command for r in mine], "manual",
                          [r.expected for r in mine if r.expected], go="the vendor's success output",
-                         nogo="an error names the zone: stop and escalate", rollback=rollback)
+                         nogo="an error names the zone: stop and escalate", rollback=rollback, notes=tuple(notes))
         return _step(
             title, owner, host, [f"sh {directory}/{reload_script_path(server.id)}"], "exact",
             [script_ok_line(server.id, len(mine))],
@@ -539,7 +641,7 @@ class ActionBuilder:
                "only means queued: the verify step below confirms the new answers)",
             nogo="`FAILED on ...` names the command and its output; the commands after it were not run: "
                  "fix the cause and run the script again (a reload already done prints `zone reload up-to-date`)",
-            rollback=rollback)
+            rollback=rollback, notes=tuple(notes))
 
     def _verify_drain_step(self, ids: Sequence[str], owner: Mapping[str, Any], failback: bool) -> dict[str, Any]:
         """``imsdr verify --drain``: every changed answer, every view, every live server."""
@@ -560,8 +662,12 @@ class ActionBuilder:
             rollback="none needed")
 
     def _registration_refresh(self, el: Element) -> int:
-        own = el.timers.registration_refresh
-        return int(own if own is not None else self.topo.network.timers.registration_refresh)
+        """The fixed-access refresh interval of the users registered through ``el``: the one the
+        simulation and the capacity model use (element timer, network timer, or TS 24.229 from the
+        registration expiry)."""
+        from imsdr.capacity.timing import registration_refresh
+
+        return registration_refresh(self.topo, el)
 
     def drain_period_s(self, el: Element, ttl_s: int) -> int:
         """How long until the users registered through ``el`` have moved: every UE refreshes its
@@ -587,6 +693,17 @@ class ActionBuilder:
         else:
             commands, expect, expected = [f"{plat.control} show registrations count"], "manual", \
                 ["(vendor output: 0 registered users)"]
+        from imsdr.capacity.timing import access_types, ps_refresh_interval
+
+        kinds = access_types(self.topo, el)
+        notes: tuple[str, ...] = ()
+        if "ps" in kinds:
+            ps = ps_refresh_interval(self.topo)
+            notes = (f"PS (VoLTE) users registered through {el.id} refresh only every {ps.seconds} s "
+                     f"({ps.how}) and keep their IPsec flow: they move within this period only by the lever "
+                     "(P-CSCF restoration, per user at the first terminating request, TS 23.380) or the "
+                     "P-GW/SMF list change above"
+                     + ("" if "fixed" in kinds else "; no fixed-access user is registered through it"),)
         return _step(
             f"Wait for the users registered through {el.id} to move (drain period {period} s)", owner,
             f"{el.id} ({first_address(el)})", commands, expect, expected,
@@ -598,7 +715,7 @@ class ActionBuilder:
                  f"at all ({el.id} has failed): its users re-register elsewhere at their refresh, wait the "
                  f"{period} s",
             rollback=f"`{back_cmd}` and the load steps again: new registrations return to {el.id}",
-            until_s=period, poll_s=poll, lever=lever)
+            until_s=period, poll_s=poll, lever=lever, notes=notes)
 
     def _pco_steps(self, el: Element, owner: Mapping[str, Any], back: bool = False) -> list[dict[str, Any]]:
         """PS users learn their P-CSCFs from the P-GW/SMF (PCO): a drain changes that list too."""
@@ -678,6 +795,13 @@ DECISION_RULES: dict[str, dict[str, str]] = {
                 "by itself",
         "why": "two active members writing at once (split brain) corrupt subscriber data; a swap on one "
                "observer's word risks exactly that, a short outage of Cx/Sh does not"},
+    "enum_dns": {
+        "when": "drain a failed server once the failure is confirmed (resolvers already skip it after one query "
+                "timeout); under master-slave, when every primary is lost, promote a surviving secondary if no "
+                "primary is back within the provisioning window (`redundancy.enum_dns.provisioning_window`)",
+        "why": "the secondaries keep answering until the SOA expire, so the answers are not at risk; what stops at "
+               "once is provisioning (new and ported numbers), which only a primary takes; a promotion on a short "
+               "outage costs a failback with two role changes"},
     "slf": {
         "when": "swap or drain only when the member is down as seen by two observers (Diameter peer state "
                 "on clients at two sites)",

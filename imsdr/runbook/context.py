@@ -430,6 +430,7 @@ def _enum_design(topo: Topology) -> dict[str, Any]:
         "primaries": [s.id for s in layout.primaries],
         "secondaries": [s.id for s in layout.secondaries],
         "soa_expire_s": SOA("", "", 0).expire,  # the SOA expire every rendered zone carries
+        "provisioning_window_s": design.provisioning_window,
     }
 
 

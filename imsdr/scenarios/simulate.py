@@ -1,4 +1,9 @@
-"""`simulate`: fail sites and/or elements, and report what the design does about it."""
+"""`simulate`: fail sites and/or elements, and report what the design does about it.
+
+One piece past 600 lines: the report of a failure (takeover, loads, switchover, impact and
+failback texts per element type and access type) is computed from one engine outcome; the texts
+read the same takeover and timing figures the tables print, so they stay next to them.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from imsdr.capacity.load import is_scscf
 from imsdr.capacity.storm import Storm, StormIndex, registration_storm, storm_to_dict
 from imsdr.capacity.timing import (
     Switchover,
+    access_types,
     access_windows,
     active_standby_pair,
     diameter_detection,
@@ -358,13 +364,16 @@ def _texts(
     charging = "charging: open records are closed by the CCF's long-call protection"
     impact: list[str] = []
     failback: list[str] = []
+    # the access types of the users registered through it (a backup listing adds none): the fixed
+    # refresh applies to fixed users only, PS users are restored by P-CSCF restoration (TS 23.380)
+    kinds = access_types(topology, el) if t in ("sbc", "pcscf") else ()
     if t == "sbc":
         impact += [
             lost_calls,
-            f"registered users cannot receive calls until they re-register via {names} "
-            f"(up to the {refresh} s refresh)",
-            f"new calls and registrations: the UE gets no answer and retries the next address in its DNS "
-            f"answer ({names})",
+            *([f"registered fixed-access users cannot receive calls until they re-register via {names} "
+               f"(up to the {refresh} s refresh)"] if "fixed" in kinds else []),
+            f"new calls and registrations: the UE gets no answer and retries the next address in its "
+            f"{'DNS answer' if 'fixed' in kinds else 'P-CSCF list'} ({names})",
             charging,
         ]
         for s in takers:
@@ -374,24 +383,33 @@ def _texts(
                     f"{s} lacks virtual SBC support: P-Access-Network-Info and phone-context of "
                     f"{', '.join(el.serves)} are wrong (charging, emergency calls)"
                 )
-        failback.append(
-            f"when {el.id} is back, UEs try it first for a new call or registration; the recovered "
-            f"{el.id} answers {_answer(topology)} to a UE not registered on it, the UE re-registers and lands "
-            f"on {el.id}"
-        )
+        if "fixed" in kinds:
+            failback.append(
+                f"Fixed-access UEs that resolve their proxy per request try {el.id} first again for a new call "
+                f"or registration; the recovered {el.id} answers {_answer(topology)} to a UE not registered on "
+                f"it, the UE re-registers and lands on {el.id}; RFC 5626 outbound UEs keep their flow and come "
+                "back only at their next registration"
+            )
+        if "ps" in kinds:
+            failback.append(_ps_failback(topology, el))
     elif t == "pcscf":
         impact += [
             lost_calls,
-            f"terminating calls to users still bound to {el.id} fail until they re-register "
-            f"(up to the {refresh} s refresh)",
+            *([f"terminating calls to fixed-access users still bound to {el.id} fail until they re-register "
+               f"(up to the {refresh} s refresh)"] if "fixed" in kinds else []),
             f"new originating calls: the SBC sees {el.id} down, answers {_answer(topology)}, the UE "
             f"re-registers via {names}",
             charging,
         ]
-        failback.append(
-            f"the SBC marks {el.id} available again (OPTIONS); it answers {_answer(topology)} to users not registered "
-            "there and the UE re-registers onto it"
-        )
+        if "fixed" in kinds:
+            failback.append(
+                f"Fixed-access UEs that resolve their proxy per request: the SBC marks {el.id} available again "
+                f"(OPTIONS); it answers {_answer(topology)} to users not registered there and the UE "
+                f"re-registers onto it; RFC 5626 outbound UEs keep their flow and come back only at their "
+                "next registration"
+            )
+        if "ps" in kinds:
+            failback.append(_ps_failback(topology, el))
     elif t == "cscf" and is_scscf(el):
         if el.has(_feature("restoration_data")):
             impact.append(
@@ -538,14 +556,26 @@ def _texts(
         windows = access_windows(topology, el)
         if "ps" in windows:
             mode = topology.network.restoration.pcscf_restoration
-            impact.append(
-                ("PS (VoLTE) users are restored by " + ("HSS-based" if mode == "hss" else "PCRF/PCF-based")
-                 + " P-CSCF restoration (TS 23.380): " if mode != "none" else
-                 "PS (VoLTE) users have no P-CSCF restoration and stay unreachable for terminating calls "
-                 "until their registration expires: ")
-                + windows["ps"].formula()
-            )
+            if mode != "none":
+                clause = ("HSS-based P-CSCF restoration (TS 23.380 §5.4)" if mode == "hss" else
+                          "PCRF/PCF-based P-CSCF restoration (TS 23.380 §5.5)")
+                impact.append(
+                    f"PS (VoLTE) users are restored per user, at the first terminating request that fails, by "
+                    f"{clause}: {windows['ps'].formula()} for that user; a user no terminating request reaches "
+                    "moves at its own next registration")
+            else:
+                impact.append(
+                    "PS (VoLTE) users have no P-CSCF restoration and stay unreachable for terminating calls "
+                    f"until their registration expires: {windows['ps'].formula()}")
     return tuple(impact), tuple(failback)
+
+
+def _ps_failback(topology: Topology, el: Element) -> str:
+    """How PS users come back to a recovered SBC/P-CSCF: not by the restoration answer (their
+    IPsec security associations, or RFC 5626 flow, stay with the element they registered through)."""
+    return (f"PS (VoLTE) UEs keep their flow (IPsec security associations to the P-CSCF they registered "
+            f"through): {_answer(topology)} does not move them; they come back to {el.id} at their next "
+            "registration (the P-GW/SMF P-CSCF list puts it first again) or by P-CSCF restoration")
 
 
 def _answer(topology: Topology) -> str:
