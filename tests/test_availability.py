@@ -103,12 +103,9 @@ def test_pair_sharing_a_power_feed(tmp_path: Path) -> None:
     assert r.importance[0].event == "power:lab-ups"
 
 
-def test_sbc_with_dr_sbc_and_1800_s_switchover(tmp_path: Path) -> None:
-    """lab-users' SBC with a DR SBC (a ring of two local networks), MTBF 50,000 h, MTTR 4 h:
-    q = 4 / 50,004 = 0.0000799936; outage q² = 0.0000000063990 → 0.0034 min/yr. Switchover of
-    terminating calls per SBC failure: 32 s detection + 1,800 s re-registration = 1,832 s;
-    8766 / 50,004 = 0.175306 failures/yr × 1,832 / 60 = 5.3527 min/yr (the DR SBC carries none of
-    lab-users normally: its failures cost them nothing). Total 5.3560 min/yr, 99.99898 %."""
+def dr_sbc_network() -> dict[str, Any]:
+    """The lab with a second local network whose SBC lab-sbc-2 is lab-users' DR SBC (a ring),
+    both SBCs MTBF 50,000 h, MTTR 4 h."""
     fig = {"mtbf_hours": 50_000, "mttr_hours": 4}
     data = lab(**{"lab-sbc-1": fig, "lab-sbc-2": fig})
     data["local_networks"].append(dict(data["local_networks"][0], id="lab-users-2", name="Lab Users 2",
@@ -116,6 +113,16 @@ def test_sbc_with_dr_sbc_and_1800_s_switchover(tmp_path: Path) -> None:
     data["elements"].append(dict(element(data, "lab-sbc-1"), id="lab-sbc-2", addresses=["203.0.113.11"],
                                  serves=["lab-users-2"]))
     data["redundancy"]["sbc_dr"] = {"layout": "ring", "order": ["lab-users", "lab-users-2"]}
+    return data
+
+
+def test_sbc_with_dr_sbc_and_1800_s_switchover(tmp_path: Path) -> None:
+    """lab-users' SBC with a DR SBC (a ring of two local networks), MTBF 50,000 h, MTTR 4 h:
+    q = 4 / 50,004 = 0.0000799936; outage q² = 0.0000000063990 → 0.0034 min/yr. Switchover of
+    terminating calls per SBC failure: 32 s detection + 1,800 s re-registration = 1,832 s;
+    8766 / 50,004 = 0.175306 failures/yr × 1,832 / 60 = 5.3527 min/yr (the DR SBC carries none of
+    lab-users normally: its failures cost them nothing). Total 5.3560 min/yr, 99.99898 %."""
+    data = dr_sbc_network()
     r = row(data, tmp_path, "terminating")
     assert [c.events for c in r.cut_sets] == [("element:lab-sbc-1", "element:lab-sbc-2")]
     assert f"{r.outage_minutes:.4f}" == "0.0034"
@@ -132,13 +139,7 @@ def test_rows_per_access_type(tmp_path: Path) -> None:
     re-registration = 1,832 s → 5.3527 min/yr; PS users 32 s + 5 s restoration signalling + 2 s
     registration (TS 23.380 §5.4) = 39 s → 0.175306 × 39 / 60 = 0.1140 min/yr. Originating calls
     wait the detection alone on both: 0.175306 × 32 / 60 = 0.0935 min/yr."""
-    fig = {"mtbf_hours": 50_000, "mttr_hours": 4}
-    data = lab(**{"lab-sbc-1": fig, "lab-sbc-2": fig})
-    data["local_networks"].append(dict(data["local_networks"][0], id="lab-users-2", name="Lab Users 2",
-                                       prefixes=["198.51.101.0/24"], resolvers=[]))
-    data["elements"].append(dict(element(data, "lab-sbc-1"), id="lab-sbc-2", addresses=["203.0.113.11"],
-                                 serves=["lab-users-2"]))
-    data["redundancy"]["sbc_dr"] = {"layout": "ring", "order": ["lab-users", "lab-users-2"]}
+    data = dr_sbc_network()
     data["local_networks"][0].update(access="both", packet_gateway={"id": "lab-pgw", "kind": "smf"},
                                      ps_subscribers=400)
     report = Analysis(topology_from_data(data, tmp_path)).availability
