@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from imsdr.importers.draft import Draft
-from imsdr.importers.enumzone import EnumRun, scan_enum_zone, zone_digits
+from imsdr.importers.enumzone import EnumEntry, EnumRun, scan_enum_zone, zone_digits
 from imsdr.importers.errors import ImportProblems
 from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_confs
 from imsdr.importers.zonedata import LineMemo, Srv, ZoneData, load_home_zone
+from imsdr.importers.zoneinclude import IncludeScope
 from imsdr.inventory.placeholders import placeholder
 
 SERVICE_TRANSPORTS = {"SIP+D2U": "udp", "SIP+D2T": "tcp", "SIPS+D2T": "tls"}
@@ -57,14 +58,24 @@ def _is_enum(zone: str, suffix: str) -> bool:
     return all(len(label) == 1 and label.isdigit() for label in labels)
 
 
+def _zones_base(conf: NamedConf, zones_dir: Path | None) -> Path:
+    """Where relative zone file names (and ``$INCLUDE`` names) are read from: BIND's working directory."""
+    return zones_dir or (conf.directory if conf.directory.is_absolute() else conf.path.parent / conf.directory)
+
+
 def _zone_path(conf: NamedConf, zone: ZoneStatement, zones_dir: Path | None) -> Path | None:
     if zone.file is None:
         return None
     file = Path(zone.file)
-    if file.is_absolute():
-        return file
-    base = zones_dir or (conf.directory if conf.directory.is_absolute() else conf.path.parent / conf.directory)
-    return base / file
+    return file if file.is_absolute() else _zones_base(conf, zones_dir) / file
+
+
+def _include_scope(conf: NamedConf, zones_dir: Path | None) -> IncludeScope:
+    """``$INCLUDE`` reads inside the configuration's tree (and the zones directory given for it)."""
+    roots = [conf.path.parent.resolve()]
+    if zones_dir is not None:
+        roots.append(zones_dir.resolve())
+    return IncludeScope(_zones_base(conf, zones_dir), tuple(roots))
 
 
 @dataclass
@@ -75,6 +86,7 @@ class _Seen:
     home: dict[str, dict[str, ZoneData]] = field(default_factory=dict)  # view -> zone -> data
     enum_runs: list[EnumRun] = field(default_factory=list)
     enum_parents: list[str] = field(default_factory=list)  # digits of ENUM zones that hold no numbers
+    enum_kept: dict[str, list[str]] = field(default_factory=dict)  # ENUM zone -> records imsdr cannot express
 
 
 def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: ImportProblems) -> _Seen:
@@ -85,6 +97,7 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
     paths: dict[str | None, Path | None] = {}
     enum_names: dict[str, bool] = {}  # zone name -> an ENUM zone (the views name the same zones again and again)
     by_view = {v.name: {z.name: z for z in v.zones} for v in conf.views}
+    scope = _include_scope(conf, zones_dir)
     for view in conf.views:
         zones = seen.home.setdefault(view.name, {})
         for zone in view.zones:
@@ -109,13 +122,17 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
             if is_enum:
                 if zone.name not in enum_done:
                     enum_done.add(zone.name)
-                    runs = scan_enum_zone(path, zone.name, enum_suffix, problems)
+                    runs = scan_enum_zone(path, zone.name, enum_suffix, problems, scope)
+                    for run in runs:
+                        if run.style == "kept":
+                            seen.enum_kept.setdefault(zone.name, []).extend(e.text for e in run.entries)
+                    runs = [run for run in runs if run.style != "kept"]
                     seen.enum_runs.extend(runs)
                     if not runs:
                         seen.enum_parents.append(zone_digits(zone.name, enum_suffix))
                 continue
             if path not in loaded:
-                loaded[path] = load_home_zone(path, zone.name, problems, source.where, memo)
+                loaded[path] = load_home_zone(path, zone.name, problems, source.where, memo, scope)
             if loaded[path] is not None:
                 zones[zone.name] = loaded[path]  # type: ignore[assignment]
     return seen
@@ -191,16 +208,38 @@ def _fallback_id(label: str, taken: set[str]) -> str:
     return f"{base}-{n}"
 
 
-def _site_id(view: str) -> str:
-    """A core view's site: imsdr names them core-<site>; operators often <site>-core."""
-    return view.removeprefix("core-") if view.startswith("core-") else view.removesuffix("-core")
+def _view_id(view: str, side: str, taken: set[str]) -> str:
+    """The id a view's site or local network gets: imsdr's own ``core-<site>`` / ``users-<id>``
+    give the id back; any other name (``INTERNAL-DC1``) in lower case, other characters as '-'.
+    The name only names the entity: what the view is was decided by what it matches and serves."""
+    name = view.lower()
+    for prefix, suffix in (("core-", "-core"),) if side == "core" else (("users-", "-users"), ("", "-access")):
+        if prefix and name.startswith(prefix):
+            name = name.removeprefix(prefix)
+            break
+        if name.endswith(suffix):
+            name = name.removesuffix(suffix)
+            break
+    ident = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "-", name)).strip("-")[:63].strip("-")
+    if not _ID.fullmatch(ident) or ident in taken:
+        ident = _fallback_id(ident or f"{side}-view", taken)
+    taken.add(ident)
+    return ident
 
 
-def _local_id(view: str) -> str:
-    """A user view's local network: imsdr's users-<id>, or <id>-users / <id>-access."""
-    if view.startswith("users-"):
-        return view.removeprefix("users-")
-    return view.removesuffix("-users").removesuffix("-access")
+def _view_services(zones: dict[str, ZoneData]) -> tuple[set[str], set[str]]:
+    """(service names whose SRV sets list hosts the home domain's own do not, the hosts the home
+    domains' SRV sets list) of one view's home zones."""
+    apex: set[str] = set()
+    others: dict[str, set[str]] = {}
+    for data in zones.values():
+        for owner, naptrs in data.naptr.items():
+            targets = {srv.target for _o, _p, _s, replacement in naptrs for srv in data.srv.get(replacement, ())}
+            if owner == data.name:
+                apex |= targets
+            else:
+                others.setdefault(owner, set()).update(targets)
+    return {owner for owner, targets in others.items() if not targets <= apex}, apex
 
 
 def _relative(name: str, zone: str) -> str:
@@ -216,6 +255,8 @@ class _Deriver:
         self.conflicts: list[Any] = []
         self.hosts: dict[str, dict[str, list[str]]] = {}  # fqdn -> side (access/core/other) -> addresses
         self.side: dict[str, str] = {}  # view -> access | core
+        self.why: dict[str, str] = {}  # view -> what made it access or core
+        self.view_id: dict[str, str] = {}  # view -> the id of its site or local network
         self.ident: dict[str, str] = {}  # fqdn -> element id
 
     def state(self, where: str, target: dict[str, Any], key: str, value: Any) -> None:
@@ -239,6 +280,7 @@ class _Deriver:
         self.find_hosts()
         self.views_to_sites_and_networks()
         self.services()
+        self.attach_core_sides()
         self.inventory_order()
         self.enum_blocks()
         return self.draft
@@ -304,8 +346,15 @@ class _Deriver:
         return out
 
     def classify_views(self) -> None:
-        """A view whose own zones name hosts inside its match list serves a site's core; the
-        other views with a match list serve local networks (their users or access resolvers)."""
+        """What each view is, from what it matches and what it serves, never from its name:
+
+        * core (a site's view): it serves service names beyond the home domain and the SBCs
+          (S-CSCF, P-CSCF, HSS pools...), its match list holds addresses of hosts it publishes,
+          or it names HSS/CSCF hosts;
+        * access (a local network's view): its home domain answers with hosts no core view's home
+          domain lists (the SBCs), and it serves nothing else;
+        * a view matching ``any`` with no list of its own is the default view;
+        * anything else is reported with its reason and kept as a placeholder."""
         conf = self.seen.conf
         every: dict[str, list[str]] = {}
         added: set[tuple[str, int]] = set()  # address sets by identity: the index takes each pair once anyway
@@ -315,15 +364,62 @@ class _Deriver:
                     added.add((owner, id(addresses)))
                     every.setdefault(owner, []).extend(addresses)
         index = _AddressIndex(every)
+        apex_targets: dict[str, set[str]] = {}  # view -> the hosts its home domains' SRV sets list
+        pending: list[tuple[View, list[str]]] = []
         for view in conf.views:
             prefixes = _networks(view, conf.acls)
-            if not prefixes:
-                if "any" in view.match_clients and self.seen.home.get(view.name):
+            zones = self.seen.home.get(view.name, {})
+            if not prefixes and "any" in view.match_clients:
+                if zones:
                     self.draft.network.setdefault("dns", {})["default_view"] = "access"
                 continue
-            own = {owner for data in self.seen.home.get(view.name, {}).values() for owner in data.a}
-            side = "core" if any(fqdn in own for fqdn in index.inside(prefixes)) else "access"
-            self.side[view.name] = side
+            services, apex = _view_services(zones)
+            apex_targets[view.name] = apex
+            own = {owner for data in zones.values() for owner in data.a}
+            inside = [fqdn for fqdn in index.inside(prefixes) if fqdn in own]
+            named = sorted(o for o in own if _type_from_name(o.split(".", 1)[0]) in ("hss", "cscf", "slf"))
+            if services:
+                self.side[view.name] = "core"
+                self.why[view.name] = f"it serves {', '.join(sorted(services)[:3])} beyond the SBCs"
+            elif inside:
+                self.side[view.name] = "core"
+                self.why[view.name] = f"its match list holds {inside[0]}, a host it publishes"
+            elif named:
+                self.side[view.name] = "core"
+                self.why[view.name] = f"it publishes {named[0]}"
+            else:
+                pending.append((view, prefixes))
+        core_apex = set().union(*(apex_targets[v] for v, side in self.side.items() if side == "core"))
+        for view, prefixes in pending:
+            apex = apex_targets[view.name]
+            if not self.seen.home.get(view.name):
+                why = "it serves no home zone"
+            elif not apex:
+                why = "its home domain has no SIP NAPTR/SRV records"
+            elif apex & core_apex:
+                why = f"its home domain lists {sorted(apex & core_apex)[0]}, as a core view does, but it serves " \
+                      "no pool and its match list holds no host it publishes"
+            else:
+                self.side[view.name] = "access"
+                self.why[view.name] = "its home domain answers with the SBCs only"
+                continue
+            self.unclassified(view, prefixes, why)
+        taken: set[str] = set()
+        for view in conf.views:
+            if view.name in self.side:
+                self.view_id[view.name] = _view_id(view.name, self.side[view.name], taken)
+
+    def unclassified(self, view: View, prefixes: list[str], why: str) -> None:
+        """A view imsdr cannot tell: reported, and kept as a local network to confirm or move."""
+        taken = set(self.draft.local_networks) | set(self.draft.sites)
+        ident = _view_id(view.name, "access", taken)
+        self.draft.warnings.append(f"view {view.name!r} ({view.where}) is neither a site's core view nor a "
+                                   f"local network's: {why}; kept as local network {ident!r} to confirm")
+        entity = self.draft.entity("local_networks", ident)
+        entity["name"] = placeholder(f"view {view.name!r} could not be classified ({why}): confirm it is a local "
+                                     "network, or move its match list to a site's core_subnets")
+        if prefixes:
+            entity["prefixes"] = prefixes
 
     def find_hosts(self) -> None:
         """Element host names: A/AAAA owners without NAPTR or SRV of their own, with the addresses
@@ -416,17 +512,13 @@ class _Deriver:
             side = self.side.get(view.name)
             prefixes = _networks(view, conf.acls)
             if side == "core":
-                site = _site_id(view.name)
-                if not _ID.fullmatch(site):
-                    continue
+                site = self.view_id[view.name]
                 subnets = [p for p in prefixes if p not in own_hosts]  # an SBC's core side is matched alone
                 self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", subnets)
                 for fqdn in index.inside(prefixes):
                     self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
             elif side == "access":
-                local = _local_id(view.name)
-                if not _ID.fullmatch(local):
-                    continue
+                local = self.view_id[view.name]
                 hosts = 0  # the access resolvers come first, as single addresses
                 while hosts < len(prefixes) - 1 and prefixes[hosts].endswith(("/32", "/128")):
                     hosts += 1
@@ -511,7 +603,9 @@ class _Deriver:
                 kinds: dict[tuple[str, str], None] = {}  # (element, type), each once, in view order
                 said: set[tuple[int, str]] = set()  # (part, type): a part said again adds nothing
                 for view, view_parts in parts[label].items():
-                    kind = "sbc" if self.side.get(view) == "access" else "cscf"
+                    kind = {"access": "sbc", "core": "cscf"}.get(self.side.get(view, ""))
+                    if kind is None:
+                        continue  # a view imsdr could not classify says nothing about its hosts
                     for part in view_parts:
                         if (id(part), kind) not in said:
                             said.add((id(part), kind))
@@ -520,6 +614,9 @@ class _Deriver:
                     self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
                     if kind == "cscf":
                         self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
+                if sbc_label is None:  # the access views list their SBCs at the home domain itself
+                    self.sbc_ring({view: [srv for _t, srv in per_view] for view, per_view in views.items()
+                                   if self.side.get(view) == "access"})
             elif label == sbc_label:
                 for ident in members:
                     self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc")
@@ -531,6 +628,37 @@ class _Deriver:
             if accepted and sorted(accepted) != ["tcp", "udp"]:
                 order = [t for t in ("udp", "tcp", "tls") if t in accepted]
                 self.state(f"elements[{ident}].transports", el, "transports", order)
+
+    def attach_core_sides(self) -> None:
+        """An SBC's core-side name (``north1-core.sbc...`` beside ``north1.sbc...``: a host no SRV or
+        NS names, its type untold, its first label the SBC's and a suffix, in the same domain) is
+        that SBC's core interface, not an element; only SBCs have two sides in the inventory, so
+        another element seen at two addresses keeps them both as its addresses."""
+        fqdn_of = {ident: fqdn for fqdn, ident in self.ident.items()}
+        sbcs = {(fqdn.split(".", 1)[0], fqdn.partition(".")[2]): ident for fqdn, ident in self.ident.items()
+                if self.draft.elements[ident].get("type") == "sbc"}
+        for fqdn, ident in sorted(self.ident.items()):
+            el = self.draft.elements.get(ident)
+            if el is None or "type" in el:
+                continue
+            label, _, parent = fqdn.partition(".")
+            owners = [sbc for (sbc_label, sbc_parent), sbc in sbcs.items()
+                      if parent == sbc_parent and label.startswith(sbc_label + "-")]
+            if len(owners) != 1:
+                continue
+            sbc = self.draft.elements[owners[0]]
+            known = sbc.setdefault("core_addresses", [])
+            known.extend(a for a in el.get("addresses", []) if a not in known)
+            del self.draft.elements[ident]
+            self.draft.derived_ids.discard(ident)
+            self.draft.notes.append(f"{fqdn} is the core side of SBC {owners[0]} ({fqdn_of[owners[0]]}): its "
+                                    "core_addresses")
+        for ident, el in self.draft.elements.items():
+            if el.get("type") == "enum_dns" and "core_addresses" in el:  # its user-view glue: access_addresses
+                el["access_addresses"], el["addresses"] = el.get("addresses", []), el.pop("core_addresses")
+            elif el.get("type") != "sbc" and "core_addresses" in el:  # the schema gives two sides to SBCs only
+                el["addresses"] = list(dict.fromkeys([*el.get("addresses", []), *el.pop("core_addresses")]))
+        self.ident = {fqdn: ident for fqdn, ident in self.ident.items() if ident in self.draft.elements}
 
     def _srv_part(self, found: tuple[tuple[Srv, ...] | None, ...],
                   known: dict[tuple[int, str], tuple[tuple[str, Srv], ...]]) -> tuple[tuple[str, Srv], ...]:
@@ -611,7 +739,7 @@ class _Deriver:
         local_of: dict[str, str] = {}  # local network -> its SBC
         backup_of: dict[str, str] = {}  # local network -> DR SBC
         for view, srvs in sbc_views.items():
-            local = _local_id(view)
+            local = self.view_id.get(view, "")
             if local not in self.draft.local_networks:
                 continue
             tiers = sorted({s.priority for s in srvs})
@@ -653,6 +781,41 @@ class _Deriver:
                     block["last"] = "+" + run.last
             self.draft.enum_blocks[ident] = block
             self.draft.origin[f"enum_blocks[{ident}]"] = self.source
+            for entry in run.entries:
+                self.enum_exception(run, entry)
+        for zone, lines in self.seen.enum_kept.items():
+            self.draft.kept_records.setdefault(zone, []).extend(lines)
+        if self.draft.enum_exceptions:
+            self.draft.warnings.append(
+                f"{len(self.draft.enum_exceptions)} ENUM number(s) answer otherwise than their block (ported, "
+                "another domain, URI parameters): kept as ENUM exceptions (the --enum-exceptions file beside "
+                "the draft)")
+        kept = sum(map(len, self.seen.enum_kept.values()))
+        if kept:
+            self.draft.warnings.append(
+                f"{kept} ENUM record(s) imsdr cannot express (another service, a fixed URI, a rewrite of "
+                "another number): kept unchanged in the draft's dns.kept_records")
+
+    def enum_exception(self, run: EnumRun, entry: EnumEntry) -> None:
+        """One number the block's NAPTR does not say, as a row of an ENUM exceptions file."""
+        from imsdr.dns.enum_exceptions import PARAMS
+
+        number = "+" + entry.number if entry.number != "\\1" else "+" + run.first
+        if entry.kind == "tel":
+            self.draft.enum_exceptions.append((number, "ported-tel", entry.domain, ""))
+            return
+        if entry.params not in PARAMS:
+            zone = ".".join(reversed(run.prefix)) + "." + self.enum_suffix
+            self.draft.kept_records.setdefault(zone, []).append(
+                f"; {number}: sip URI parameters {entry.params!r} (imsdr publishes user=phone only)")
+            return
+        if entry.domain == run.domain:
+            kind, target = "uri", ""
+        elif entry.domain in (self.draft.network.get("home_domains") or []):
+            kind, target = "routed", entry.domain
+        else:
+            kind, target = "ported", entry.domain
+        self.draft.enum_exceptions.append((number, kind, target, entry.params))
 
 
 def _servers(confs: list[NamedConf], draft: Draft, source: str) -> None:

@@ -90,6 +90,7 @@ def _render_draft(draft: Draft) -> tuple[str, int]:
         # a source's file name may hold a line break: escaped, it can never start a line of YAML
         *(f"#   {one_line(line)}" for line in draft.sources),
         *(f"# note: {one_line(line)}" for line in draft.notes),
+        *(f"# warning: {one_line(line)}" for line in draft.warnings),
         f"# {remaining} value(s) read 'FILL IN: ...': no source could tell them. `imsdr validate` lists each",
         "# with its line; replace them with the real values.",
     ]
@@ -141,6 +142,7 @@ def summary(draft: Draft, remaining: int) -> list[str]:
     return [
         *(f"imported {one_line(line)}" for line in draft.sources),
         *(f"note: {line}" for line in draft.notes),
+        *(f"warning: {line}" for line in draft.warnings),
         "draft: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items()),
         f"{remaining} placeholder(s) to fill in: `imsdr validate` lists them with their lines",
     ]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from imsdr.importers.errors import ImportProblems
+from imsdr.importers.zoneinclude import IncludeRefused, IncludeScope, expand_includes, has_include
 
 MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
 MAX_GENERATED = 65_536  # records all $GENERATE lines of one zone file may make, in all
@@ -126,7 +127,7 @@ def zone_data(origin: str, rrsets: list[RRset], memo: LineMemo | None = None) ->
 
 
 def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str,
-                   memo: LineMemo) -> ZoneData | None:
+                   memo: LineMemo, scope: IncludeScope | None = None) -> ZoneData | None:
     """The zone file at ``path`` for zone ``origin`` (``where``: the zone statement, for a missing
     file); None, with the reason in ``problems``, when it cannot be read."""
     from imsdr.untrusted import UntrustedFile, read_untrusted
@@ -143,7 +144,7 @@ def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str
         return None
     rrsets = imsdr_form_rrsets(raw, origin, memo)
     if rrsets is None:
-        rrsets = _dnspython_rrsets(raw, path, origin, problems)
+        rrsets = _dnspython_rrsets(raw, path, origin, problems, scope)
     return None if rrsets is None else zone_data(origin, rrsets, memo)
 
 
@@ -385,7 +386,8 @@ def _rdata(kind: str, fields: tuple[str, ...]) -> Rdata | None:
     return (rname, timers[3])
 
 
-def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProblems) -> list[RRset] | None:
+def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProblems,
+                      scope: IncludeScope | None = None) -> list[RRset] | None:
     import dns.exception
     import dns.rdatatype
     import dns.zone
@@ -399,12 +401,24 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
     except UnicodeDecodeError as exc:
         problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
         return None
+    expanded = None
+    if scope is not None and has_include(raw):
+        try:
+            expanded = expand_includes(text, str(path), origin, scope)
+        except IncludeRefused as exc:
+            problems.add(exc.file, exc.line, 1, exc.reason)
+            return None
+        text = expanded.text
     try:
         zone = dns.zone.from_text(text, origin=origin, relativize=False, check_origin=True, filename=str(path),
-                                  allow_include=False)  # never read files the import was not given
+                                  allow_include=False)  # includes are expanded above, inside the tree
     except dns.exception.SyntaxError as exc:
         match = re.search(r":(\d+): ", str(exc))
-        problems.add(str(path), int(match[1]) if match else 1, 1, f"zone does not parse: {exc}")
+        file, line = str(path), int(match[1]) if match else 1
+        if expanded is not None and match:
+            file, line = expanded.where(line)
+        reason = str(exc)[match.end():] if match else str(exc)
+        problems.add(file, line, 1, f"zone does not parse: {reason}")
         return None
     except (dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
