@@ -38,7 +38,15 @@ def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | No
 
     from imsdr.importers.draft import complete, merge
     from imsdr.importers.errors import ImportProblems
-    from imsdr.importers.write import read_draft, render_draft, summary, write_draft
+    from imsdr.importers.write import (
+        EXCEPTIONS_MARKER,
+        exceptions_path,
+        exceptions_text,
+        read_draft,
+        render_draft,
+        summary,
+        write_draft,
+    )
 
     problems = ImportProblems()
     draft = read_draft(into) if into else None
@@ -52,9 +60,15 @@ def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | No
         problems.raise_if_any("import refused")
     complete(draft)
     text, remaining = render_draft(draft)
+    exceptions = exceptions_path(out) if draft.enum_exceptions else None
+    if exceptions is not None:
+        write_draft(exceptions, exceptions_text(draft), EXCEPTIONS_MARKER)
     write_draft(out, text)
     for line in summary(draft, remaining):
         sys.stderr.write(f"{line}\n")
+    if exceptions is not None:
+        sys.stderr.write(f"wrote {exceptions} ({len(set(draft.enum_exceptions))} ENUM exceptions: give it to "
+                         "render dns --enum-exceptions)\n")
     sys.stderr.write(f"wrote {out}\n")
 
 

@@ -281,6 +281,7 @@ class _Deriver:
         self.views_to_sites_and_networks()
         self.services()
         self.attach_core_sides()
+        self.kept_home_records()
         self.inventory_order()
         self.enum_blocks()
         return self.draft
@@ -344,6 +345,21 @@ class _Deriver:
             if defaults[kind] != ttl:
                 out[kind] = ttl
         return out
+
+    def kept_home_records(self) -> None:
+        """Records of kinds imsdr does not model (TXT, CNAME...): kept unchanged, one warning per kind."""
+        kinds: dict[str, int] = {}
+        for data in self.distinct_zones():
+            kept = self.draft.kept_records.setdefault(data.name, [])
+            for line in data.other:
+                if line not in kept:
+                    kept.append(line)
+                    kind = line.split(" ", 4)[3]
+                    kinds[kind] = kinds.get(kind, 0) + 1
+        self.draft.kept_records = {zone: lines for zone, lines in self.draft.kept_records.items() if lines}
+        for kind, count in sorted(kinds.items()):
+            self.draft.warnings.append(f"{count} {kind} record(s) imsdr does not model: kept unchanged in "
+                                       "network.dns.kept_records (render dns writes them back)")
 
     def classify_views(self) -> None:
         """What each view is, from what it matches and what it serves, never from its name:
@@ -783,13 +799,15 @@ class _Deriver:
             self.draft.origin[f"enum_blocks[{ident}]"] = self.source
             for entry in run.entries:
                 self.enum_exception(run, entry)
-        for zone, lines in self.seen.enum_kept.items():
-            self.draft.kept_records.setdefault(zone, []).extend(lines)
+        for zone, lines in self.seen.enum_kept.items():  # owners relative to the zone, as the readers give them
+            self.draft.kept_records.setdefault(zone, []).extend(
+                f"{zone}. {rest}" if owner == "@" else f"{owner}.{zone}. {rest}"
+                for owner, rest in (line.split(" ", 1) for line in lines))
         if self.draft.enum_exceptions:
             self.draft.warnings.append(
                 f"{len(self.draft.enum_exceptions)} ENUM number(s) answer otherwise than their block (ported, "
-                "another domain, URI parameters): kept as ENUM exceptions (the --enum-exceptions file beside "
-                "the draft)")
+                "another domain, URI parameters): kept as ENUM exceptions (the .enum-exceptions.csv file "
+                "beside the draft)")
         kept = sum(map(len, self.seen.enum_kept.values()))
         if kept:
             self.draft.warnings.append(
@@ -806,8 +824,9 @@ class _Deriver:
             return
         if entry.params not in PARAMS:
             zone = ".".join(reversed(run.prefix)) + "." + self.enum_suffix
+            owner = ".".join(reversed(number[1 + len(run.prefix):])) + f".{zone}."
             self.draft.kept_records.setdefault(zone, []).append(
-                f"; {number}: sip URI parameters {entry.params!r} (imsdr publishes user=phone only)")
+                f'{owner} {run.ttl} IN NAPTR 100 10 "u" "E2U+sip" "!^.*$!sip:{number}@{entry.domain};{entry.params}!" .')
             return
         if entry.domain == run.domain:
             kind, target = "uri", ""
@@ -881,6 +900,9 @@ def _import_bind(named_confs: list[Path], problems: ImportProblems, zones_dir: P
     deriver = _Deriver(seen, source, enum_suffix)
     draft = deriver.run()
     _servers(confs, draft, source)
+    if draft.kept_records:
+        draft.network.setdefault("dns", {})["kept_records"] = [
+            {"zone": zone, "records": lines} for zone, lines in draft.kept_records.items()]
     _country_code(seen, draft)
     for conflict in deriver.conflicts:
         problems.add(source, 1, 1, str(conflict))

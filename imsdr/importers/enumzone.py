@@ -25,8 +25,8 @@ from imsdr.importers.errors import ImportProblems
 from imsdr.importers.zoneinclude import IncludeRefused, IncludeScope, expand_includes, has_include
 
 _RECORD = re.compile(
-    r'(?P<owner>\*(?:\.[0-9])*|[0-9](?:\.[0-9])*)(?:\s+(?P<ttl>[0-9]+))?(?:\s+IN)?\s+NAPTR\s+[0-9]+\s+[0-9]+\s+'
-    r'"[uU]"\s+"(?P<service>[^"]*)"\s+"(?P<regexp>[^"]*)"\s+\.\s*(?:;.*)?')
+    r'(?P<owner>\*(?:\.[0-9])*|[0-9](?:\.[0-9])*)(?:\s+(?P<ttl>[0-9]+))?(?:\s+IN)?\s+NAPTR\s+(?P<rdata>[0-9]+\s+[0-9]+\s+'
+    r'"[uU]"\s+"(?P<service>[^"]*)"\s+"(?P<regexp>[^"]*)"\s+\.)\s*(?:;.*)?')
 # the regexp of an E2U+sip record imsdr understands: the number's own URI at a domain, with URI
 # parameters (RFC 3261 §19.1.1) after it. '\1' is the whole AUS (the number itself, RFC 6116 §3.2)
 # only where the pattern captures it: '^(.*)$'
@@ -87,6 +87,7 @@ class _Record:
     service: str
     regexp: str  # as the NAPTR holds it (master-file escapes removed)
     kept: str = ""  # a record imsdr cannot express, as master-file text (kept as it is)
+    as_written: str = ""  # the record's master-file text, owner relative (the line reader's)
 
 
 def _no_record(text: str, zone: str, ttl: int) -> int | None:
@@ -116,8 +117,10 @@ def _regex_records(path: Path, zone: str, problems: ImportProblems) -> Iterator[
                 yield None
                 return
             continue
-        yield _Record(lineno, _owner_digits(match["owner"]), int(match["ttl"]) if match["ttl"] else default_ttl,
-                      match["service"], match["regexp"].replace("\\\\", "\\"))  # the master-file escape of '\\'
+        ttl = int(match["ttl"]) if match["ttl"] else default_ttl
+        yield _Record(lineno, _owner_digits(match["owner"]), ttl, match["service"],
+                      match["regexp"].replace("\\\\", "\\"),  # the master-file escape of a backslash
+                      as_written=f"{match['owner']} {ttl} IN NAPTR {match['rdata']}")
 
 
 def _owner_digits(owner: str) -> str:
@@ -176,7 +179,8 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems,
             regexp = rdata.regexp.decode("ascii", "replace")
             plain = (rdata.flags.lower(), rdata.replacement.to_text()) == (b"u", ".")  # as the line reader reads
             records.append(_Record(1, _owner_digits(owner) if owner != "@" else "", rdataset.ttl, service, regexp,
-                                   kept="" if plain else f"{owner} {rdataset.ttl} IN NAPTR {rdata.to_text()}"))
+                                   kept="" if plain else f"{owner} {rdataset.ttl} IN NAPTR {rdata.to_text()}",
+                                   as_written=f"{owner} {rdataset.ttl} IN NAPTR {rdata.to_text()}"))
     yield from sorted(records, key=lambda r: (r.owner != "*", r.owner))
 
 
@@ -338,9 +342,7 @@ def _meaning(record: _Record) -> EnumEntry | None:
 
 
 def _kept(record: _Record, prefix: str) -> EnumEntry:
-    text = record.kept or (f'{record.owner} {record.ttl} IN NAPTR 100 10 "u" "{record.service}" '
-                           f'"{record.regexp}" .')
-    return EnumEntry(prefix + record.owner.lstrip("*"), "kept", text=text)
+    return EnumEntry(prefix + record.owner.lstrip("*"), "kept", text=record.kept or record.as_written)
 
 
 def _add(prefix: str, record: _Record, runs: list[EnumRun], current: EnumRun | None, previous: int,

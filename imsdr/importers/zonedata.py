@@ -51,6 +51,9 @@ _NOT_IN_FORM = object()  # a memo entry: the line reader cannot read this line
 _NOTHING = object()  # a memo entry: a comment or blank line
 
 
+_MODELLED = frozenset({"A", "AAAA", "NAPTR", "SRV", "NS", "SOA"})
+
+
 class Srv(NamedTuple):  # a tuple: hashed and compared in C (a national network has 10^5 of them)
     priority: int
     weight: int
@@ -85,6 +88,8 @@ class ZoneData:
     ns: tuple[str, ...] = ()
     soa_rname: str | None = None
     ttls: dict[str, list[int]] = field(default_factory=dict)  # record kind -> TTL of each rrset
+    # records of kinds imsdr does not model (TXT, CNAME, MX...): 'OWNER. TTL IN TYPE DATA' lines
+    other: list[str] = field(default_factory=list)
 
 
 # one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker;
@@ -123,6 +128,8 @@ def zone_data(origin: str, rrsets: list[RRset], memo: LineMemo | None = None) ->
             rname, minimum = rrset.rdatas[0]
             data.soa_rname = rname
             data.ttls["negative"] = [minimum]
+        elif kind not in _MODELLED:
+            data.other.extend(f"{owner}. {rrset.ttl} IN {kind} {text}" for text in rrset.rdatas)
     return data
 
 
@@ -443,5 +450,7 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
             rdatas = tuple(r.target.to_text(omit_final_dot=True).lower() for r in rdataset)
         elif kind == "SOA":
             rdatas = tuple((r.rname.to_text(omit_final_dot=True).lower(), r.minimum) for r in rdataset)
+        else:  # kept as master-file text (names absolute: relativize=False)
+            rdatas = tuple(r.to_text() for r in rdataset)
         out.append(RRset(owner, kind, rdataset.ttl, rdatas))
     return out
