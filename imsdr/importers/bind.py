@@ -257,10 +257,23 @@ class _Deriver:
         self.side: dict[str, str] = {}  # view -> access | core
         self.why: dict[str, str] = {}  # view -> what made it access or core
         self.view_id: dict[str, str] = {}  # view -> the id of its site or local network
+        self.view_where = {view.name: view.where for view in seen.conf.views}
+        self.conflict_at: dict[int, str] = {}  # conflict (by identity) -> FILE:LINE of the fact that contradicts
         self.ident: dict[str, str] = {}  # fqdn -> element id
 
-    def state(self, where: str, target: dict[str, Any], key: str, value: Any) -> None:
-        self.draft.state(self.source, where, target, key, value, self.conflicts)
+    def state(self, where: str, target: dict[str, Any], key: str, value: Any, by: str | None = None,
+              at: str | None = None) -> None:
+        """``by``: what in the source says it (a view, a host's name), so that two facts of one
+        source that disagree name two different things; ``at``: its FILE:LINE, where a
+        disagreement is reported."""
+        before = len(self.conflicts)
+        self.draft.state(by or self.source, where, target, key, value, self.conflicts)
+        if len(self.conflicts) > before and at:
+            self.conflict_at[id(self.conflicts[-1])] = at
+
+    def said_by_view(self, view: str) -> tuple[str, str]:
+        where = self.view_where.get(view, self.source)
+        return f"view {view!r} ({where})", where
 
     def element(self, fqdn: str) -> dict[str, Any]:
         return self.draft.entity("elements", self.ident[fqdn])
@@ -505,12 +518,13 @@ class _Deriver:
                 self.state(f"elements[{ident}].fqdn", el, "fqdn", fqdn)
             by_name = _type_from_name(ident)
             if by_name:
-                self.state(f"elements[{ident}].type", el, "type", by_name)
+                self.state(f"elements[{ident}].type", el, "type", by_name, f"its name {fqdn}")
         servers: list[str] = []
         for _view, data in self.zones():
             for ns in data.ns:
                 if ns in self.ident:
-                    self.state(f"elements[{self.ident[ns]}].type", self.element(ns), "type", "enum_dns")
+                    self.state(f"elements[{self.ident[ns]}].type", self.element(ns), "type", "enum_dns",
+                               f"the NS records of {data.name}")
                     if self.ident[ns] not in servers:
                         servers.append(self.ident[ns])
         every = [i for i, el in self.draft.elements.items() if el.get("type") == "enum_dns"]
@@ -616,7 +630,7 @@ class _Deriver:
                         self.ports(ident, transport, srv.port)
                     members[ident] = None
             if label == "@":  # the home domain: I-CSCFs for the core; for access clients, their SBCs
-                kinds: dict[tuple[str, str], None] = {}  # (element, type), each once, in view order
+                kinds: dict[tuple[str, str], str] = {}  # (element, type) -> the first view saying it, in view order
                 said: set[tuple[int, str]] = set()  # (part, type): a part said again adds nothing
                 for view, view_parts in parts[label].items():
                     kind = {"access": "sbc", "core": "cscf"}.get(self.side.get(view, ""))
@@ -625,9 +639,11 @@ class _Deriver:
                     for part in view_parts:
                         if (id(part), kind) not in said:
                             said.add((id(part), kind))
-                            kinds.update(((self.ident[srv.target], kind), None) for _t, srv in part)
-                for ident, kind in kinds:
-                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
+                            for _t, srv in part:
+                                kinds.setdefault((self.ident[srv.target], kind), view)
+                for (ident, kind), view in kinds.items():
+                    by, at = self.said_by_view(view)
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind, by, at)
                     if kind == "cscf":
                         self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
                 if sbc_label is None:  # the access views list their SBCs at the home domain itself
@@ -635,7 +651,8 @@ class _Deriver:
                                    if self.side.get(view) == "access"})
             elif label == sbc_label:
                 for ident in members:
-                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc")
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc",
+                               f"the SBC discovery name {label}")
                 self.sbc_ring({view: [srv for _t, srv in per_view] for view, per_view in views.items()})
             else:
                 self.group(label, list(members))
@@ -905,7 +922,8 @@ def _import_bind(named_confs: list[Path], problems: ImportProblems, zones_dir: P
             {"zone": zone, "records": lines} for zone, lines in draft.kept_records.items()]
     _country_code(seen, draft)
     for conflict in deriver.conflicts:
-        problems.add(source, 1, 1, str(conflict))
+        file, _, line = deriver.conflict_at.get(id(conflict), f"{source}:1").rpartition(":")
+        problems.add(file, int(line) if line.isdigit() else 1, 1, str(conflict))
     numbers = sum(r.count for r in seen.enum_runs)
     draft.sources.append(
         f"{source}: {len(main.views)} views, {sum(len(z) for z in seen.home.values())} home zone(s), "

@@ -44,9 +44,14 @@ class Expanded:
     text: str
     # (first line in ``text``, file, its line there): each run of lines copied from one file
     segments: list[tuple[int, str, int]] = field(default_factory=list)
+    synthetic: set[int] = field(default_factory=set)  # the $ORIGIN lines the expansion added
 
     def where(self, line: int) -> tuple[str, int]:
-        """The file and line a line of the expanded text came from."""
+        """The file and line a line of the expanded text came from. dnspython reports a bad record
+        at the line after it when it read the record's end of line: on a line the expansion
+        added, that is the line before it."""
+        while line in self.synthetic and line > 1:
+            line -= 1
         found = self.segments[0]
         for segment in self.segments:
             if segment[0] > line:
@@ -92,15 +97,16 @@ def expand_includes(text: str, file: str, origin: str, scope: IncludeScope) -> E
     out = Expanded("")
     lines: list[str] = []
     state = {"files": 0, "bytes": len(text.encode("utf-8"))}
-    _expand(text, file, origin.rstrip(".") + ".", scope, lines, out.segments, state, ())
+    _expand(text, file, origin.rstrip(".") + ".", scope, lines, out, state, ())
     out.text = "\n".join(lines) + "\n"
     return out
 
 
-def _expand(text: str, file: str, origin: str, scope: IncludeScope, lines: list[str],
-            segments: list[tuple[int, str, int]], state: dict[str, int], stack: tuple[Path, ...]) -> None:
+def _expand(text: str, file: str, origin: str, scope: IncludeScope, lines: list[str], out: Expanded,
+            state: dict[str, int], stack: tuple[Path, ...]) -> None:
     from imsdr.untrusted import UntrustedFile, read_untrusted_text
 
+    segments = out.segments
     segments.append((len(lines) + 1, file, 1))
     depth = 0
     for number, line in enumerate(text.split("\n"), 1):
@@ -138,7 +144,8 @@ def _expand(text: str, file: str, origin: str, scope: IncludeScope, lines: list[
         inner = _absolute(directive[3], origin) if directive[3] else origin
         segments.append((len(lines) + 1, file, number))
         lines.append(f"$ORIGIN {inner}")
-        _expand(included.removesuffix("\n"), str(target), inner, scope, lines, segments, state, (*stack, real))
+        _expand(included.removesuffix("\n"), str(target), inner, scope, lines, out, state, (*stack, real))
         segments.append((len(lines) + 1, file, number))
         lines.append(f"$ORIGIN {origin}")
+        out.synthetic.add(len(lines))
         segments.append((len(lines) + 1, file, number + 1))
