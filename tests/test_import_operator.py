@@ -218,7 +218,7 @@ def test_a_view_imsdr_cannot_classify_is_reported_and_kept(tmp_path: Path) -> No
                     '    zone "ims.example.net" { type master; file "zones/db.ims.lab"; };\n};\n')
     doc, stderr = import_tree(tree, "named-ns1.conf")
     assert "warning: view 'LAB' (named-ns1.conf:" in stderr
-    assert "its home domain has no SIP NAPTR/SRV records; kept as local network 'lab' to confirm" in stderr
+    assert "its home zones have no SIP NAPTR/SRV records; kept as local network 'lab' to confirm" in stderr
     lab = by_id(doc["local_networks"])["lab"]
     assert is_placeholder(lab["name"]) and lab["prefixes"] == ["192.0.2.0/24"]
 

@@ -227,19 +227,20 @@ def _view_id(view: str, side: str, taken: set[str]) -> str:
     return ident
 
 
-def _view_services(zones: dict[str, ZoneData]) -> tuple[set[str], set[str]]:
-    """(service names whose SRV sets list hosts the home domain's own do not, the hosts the home
-    domains' SRV sets list) of one view's home zones."""
-    apex: set[str] = set()
-    others: dict[str, set[str]] = {}
+def _view_services(zones: dict[str, ZoneData]) -> tuple[list[str], set[str]]:
+    """(the service names of one view's home zones when they answer with more than one set of
+    hosts, else none; every host its services list). An access view answers everything with
+    its SBCs (one set, in whatever order); a core view has I-CSCFs, S-CSCFs, P-CSCFs, pools."""
+    answers: dict[frozenset[str], str] = {}  # a set of hosts -> the first service name answering with it
+    every: set[str] = set()
     for data in zones.values():
         for owner, naptrs in data.naptr.items():
-            targets = {srv.target for _o, _p, _s, replacement in naptrs for srv in data.srv.get(replacement, ())}
-            if owner == data.name:
-                apex |= targets
-            else:
-                others.setdefault(owner, set()).update(targets)
-    return {owner for owner, targets in others.items() if not targets <= apex}, apex
+            targets = frozenset(srv.target for _o, _p, _s, replacement in naptrs
+                                for srv in data.srv.get(replacement, ()))
+            if targets:
+                answers.setdefault(targets, owner)
+                every |= targets
+    return (sorted(answers.values()) if len(answers) > 1 else []), every
 
 
 def _relative(name: str, zone: str) -> str:
@@ -393,7 +394,7 @@ class _Deriver:
                     added.add((owner, id(addresses)))
                     every.setdefault(owner, []).extend(addresses)
         index = _AddressIndex(every)
-        apex_targets: dict[str, set[str]] = {}  # view -> the hosts its home domains' SRV sets list
+        apex_targets: dict[str, set[str]] = {}  # view -> the hosts its services' SRV sets list
         pending: list[tuple[View, list[str]]] = []
         for view in conf.views:
             prefixes = _networks(view, conf.acls)
@@ -409,7 +410,7 @@ class _Deriver:
             named = sorted(o for o in own if _type_from_name(o.split(".", 1)[0]) in ("hss", "cscf", "slf"))
             if services:
                 self.side[view.name] = "core"
-                self.why[view.name] = f"it serves {', '.join(sorted(services)[:3])} beyond the SBCs"
+                self.why[view.name] = f"its services {', '.join(services[:3])} answer with different hosts"
             elif inside:
                 self.side[view.name] = "core"
                 self.why[view.name] = f"its match list holds {inside[0]}, a host it publishes"
@@ -424,13 +425,13 @@ class _Deriver:
             if not self.seen.home.get(view.name):
                 why = "it serves no home zone"
             elif not apex:
-                why = "its home domain has no SIP NAPTR/SRV records"
+                why = "its home zones have no SIP NAPTR/SRV records"
             elif apex & core_apex:
-                why = f"its home domain lists {sorted(apex & core_apex)[0]}, as a core view does, but it serves " \
+                why = f"its services list {sorted(apex & core_apex)[0]}, as a core view does, but it serves " \
                       "no pool and its match list holds no host it publishes"
             else:
                 self.side[view.name] = "access"
-                self.why[view.name] = "its home domain answers with the SBCs only"
+                self.why[view.name] = "its services all answer with the same hosts, which no core view lists"
                 continue
             self.unclassified(view, prefixes, why)
         taken: set[str] = set()
@@ -829,7 +830,7 @@ class _Deriver:
         if kept:
             self.draft.warnings.append(
                 f"{kept} ENUM record(s) imsdr cannot express (another service, a fixed URI, a rewrite of "
-                "another number): kept unchanged in the draft's dns.kept_records")
+                "another number): kept unchanged in network.dns.kept_records")
 
     def enum_exception(self, run: EnumRun, entry: EnumEntry) -> None:
         """One number the block's NAPTR does not say, as a row of an ENUM exceptions file."""

@@ -169,7 +169,9 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems,
     for name, rdataset in loaded.iterate_rdatasets():
         owner = name.to_text()
         if rdataset.rdtype != dns.rdatatype.NAPTR:
-            if owner != "@" or rdataset.rdtype not in (dns.rdatatype.SOA, dns.rdatatype.NS):
+            # the apex's SOA and NS, delegations to the block zones and their glue: the zone's structure,
+            # which imsdr renders itself; anything else is kept
+            if rdataset.rdtype not in (dns.rdatatype.SOA, dns.rdatatype.NS, dns.rdatatype.A, dns.rdatatype.AAAA):
                 records.extend(_Record(1, _owner_digits(owner), rdataset.ttl, "", "", kept=f"{owner} {rdataset.ttl} "
                                        f"IN {dns.rdatatype.to_text(rdataset.rdtype)} {rdata.to_text()}")
                                for rdata in rdataset)
