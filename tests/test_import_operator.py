@@ -237,3 +237,34 @@ def test_a_real_contradiction_names_what_says_what_where(tmp_path: Path) -> None
     assert (f"named-ns1.conf:{line}:1: elements[sbc-edge1].type: its name sbc-edge1.ims.example.net says 'sbc', "
             f"view 'INTERNAL-DC1' (named-ns1.conf:{line}) says 'cscf'") in result.stderr
     assert ":1:1:" not in result.stderr
+
+
+def test_kamailio_lists_without_duid_match_the_draft(imported: tuple[Path, dict[str, Any], str],
+                                                      tmp_path: Path) -> None:
+    """No duid=, an FQDN destination, no --hop, no --set: the draft names the destinations (by
+    address or FQDN), tells the hop (they are P-CSCFs) and the owner (the list's directory names SBC north1)."""
+    tree, _doc, _ = imported
+    draft = tmp_path / "draft.yaml"
+    shutil.copy(tree / "draft.yaml", draft)
+    lst = tmp_path / "north1" / "dispatcher.list"
+    lst.parent.mkdir()
+    lst.write_text("# hand-made list of sbc north1\n1 sip:10.1.10.31:5060;transport=udp 8 20\n"
+                   "1 sip:pcscf2.ims.example.net 8 10\n")
+    result = imsdr("import", "kamailio", lst, "--into", draft, "--out", draft, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    elements = by_id(yaml.safe_load(draft.read_text())["elements"])
+    assert elements["north1"]["pcscfs"] == ["pcscf1", "pcscf2"]
+    assert elements["north1"]["options_probing"] == "active"
+    assert len([e for e in elements.values() if e["type"] == "pcscf"]) == 2  # no new elements made up
+
+
+def test_kamailio_line_without_duid_and_no_element_there(imported: tuple[Path, dict[str, Any], str],
+                                                          tmp_path: Path) -> None:
+    tree, _doc, _ = imported
+    draft = tmp_path / "draft.yaml"
+    shutil.copy(tree / "draft.yaml", draft)
+    lst = tmp_path / "north1.list"
+    lst.write_text("1 sip:10.9.9.9:5060 8 20\n")
+    result = imsdr("import", "kamailio", lst, "--hop", "sbc-pcscf", "--into", draft, "--out", draft, cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{lst}:1:3: no duid= and no element of the draft at 10.9.9.9: add duid=<element id>" in result.stderr
