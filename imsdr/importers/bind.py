@@ -1,22 +1,36 @@
 """Import a BIND configuration and its zone files: what DNS can tell about the IMS core.
 
 From the views, ACLs and zones (``namedconf``) and the zone data (``zonedata``: imsdr's own form
-line by line, anything else by dnspython; ENUM zones are streamed), it derives:
+line by line, anything else by dnspython, ``$INCLUDE`` expanded inside the configuration's tree
+by ``zoneinclude``; ENUM zones are streamed), it derives:
 
 * home domains: zones whose apex has SIP NAPTR records; the SIP transports they publish;
   the operator domain and hostmaster label from the SOA contact; the TTLs the records carry;
+* what each view is, from what it matches and serves, never from its name: a site's core view
+  (its services answer with several sets of hosts, its match list holds hosts it publishes, or
+  it names HSS/CSCF hosts), a local network's view (every service answers with the same hosts,
+  which no core view lists: the SBCs), the default view; a view it cannot tell is reported with
+  the reason and kept as a local network to confirm. The view's name only names the entity;
 * elements: every host name with A/AAAA and no NAPTR/SRV of its own (addresses, name),
   its SIP and SIPS ports from the SRV records that target it, its type where the records or its
-  name say it (name servers are ENUM/DNS servers; the home domain's own SRV set lists I-CSCFs;
-  the SBC discovery name lists SBCs; otherwise a name like ``hss-a-1``), its site where one of
-  its addresses lies in exactly one core view's match list;
+  name say it (name servers are ENUM/DNS servers; the home domain's own SRV set lists I-CSCFs in
+  core views and SBCs in access views; the SBC discovery name lists SBCs; otherwise a name like
+  ``hss-a-1``), its site where one of its addresses lies in exactly one core view's match list;
+  an SBC's core-side name (``north1-core`` beside ``north1``) is that SBC's ``core_addresses``;
 * services: the other NAPTR/SRV names become pairs (two members) or pools, with their SRV name;
-* local networks and sites from the views: a view whose clients include element addresses is a
-  site's core view, the others serve local networks (their match list: the user prefixes);
-* the SBC DR order from the per-view SRV priorities of the SBC discovery name;
-* ENUM blocks from the ``e164.arpa`` zones: a wildcard, or runs of consecutive numbers.
+* the SBC DR order from the per-view SRV priorities of the SBC discovery name (or of the home
+  domain itself where the access views list their SBCs there);
+* ENUM blocks from the ``e164.arpa`` zones: a wildcard (also one below the zone's apex), or runs
+  of consecutive numbers; numbers that answer otherwise (ported, another domain, ``user=phone``)
+  become ENUM exceptions (the ``--enum-exceptions`` file), records imsdr cannot express are kept;
+* records of kinds imsdr does not model (TXT, CNAME...): ``network.dns.kept_records``, which
+  ``render dns`` writes back unchanged; one warning per kind.
 
 Nothing else is guessed: what these do not tell becomes a placeholder in ``draft.complete``.
+Two facts of one configuration that disagree name what says each (a view and its line, a host's
+name), reported at the view's line. One module past 600 lines: every derivation reads the same
+per-view facts (``_Deriver``'s host index, view sides and ids), and splitting it would pass that
+state between modules for no reader's benefit.
 """
 
 from __future__ import annotations
@@ -687,7 +701,7 @@ class _Deriver:
             self.draft.derived_ids.discard(ident)
             self.draft.notes.append(f"{fqdn} is the core side of SBC {owners[0]} ({fqdn_of[owners[0]]}): its "
                                     "core_addresses")
-        for ident, el in self.draft.elements.items():
+        for el in self.draft.elements.values():
             if el.get("type") == "enum_dns" and "core_addresses" in el:  # its user-view glue: access_addresses
                 el["access_addresses"], el["addresses"] = el.get("addresses", []), el.pop("core_addresses")
             elif el.get("type") != "sbc" and "core_addresses" in el:  # the schema gives two sides to SBCs only
@@ -843,8 +857,9 @@ class _Deriver:
         if entry.params not in PARAMS:
             zone = ".".join(reversed(run.prefix)) + "." + self.enum_suffix
             owner = ".".join(reversed(number[1 + len(run.prefix):])) + f".{zone}."
+            uri = f"sip:{number}@{entry.domain};{entry.params}"
             self.draft.kept_records.setdefault(zone, []).append(
-                f'{owner} {run.ttl} IN NAPTR 100 10 "u" "E2U+sip" "!^.*$!sip:{number}@{entry.domain};{entry.params}!" .')
+                f'{owner} {run.ttl} IN NAPTR 100 10 "u" "E2U+sip" "!^.*$!{uri}!" .')
             return
         if entry.domain == run.domain:
             kind, target = "uri", ""

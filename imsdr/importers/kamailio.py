@@ -90,10 +90,11 @@ class DraftIndex:
         if len(found) == 1:
             return next(iter(found)), ""
         if found:
-            return None, f"{what} is the address of several elements of the draft ({', '.join(sorted(found))}): add duid="
+            several = ", ".join(sorted(found))
+            return None, f"{what} is the address of several elements of the draft ({several}): add duid="
         if not self.types:
-            return None, "the destination has no duid=<element id> attribute naming its element (or give --into DRAFT " \
-                         "with an element at that address)"
+            return None, ("the destination has no duid=<element id> attribute naming its element (or give --into "
+                          "DRAFT with an element at that address)")
         return None, f"no duid= and no element of the draft at {what}: add duid=<element id>"
 
 
