@@ -136,19 +136,24 @@ def test_sbc_dr_order_and_core_sides(imported: tuple[Path, dict[str, Any], str])
 def test_enum_entries_outside_the_model_become_exceptions(imported: tuple[Path, dict[str, Any], str]) -> None:
     tree, doc, stderr = imported
     blocks = sorted((b["prefix"], b["style"], b.get("first"), b.get("last")) for b in doc["enum_blocks"])
-    assert blocks == [("+447700900", "numbers", "+447700900001", "+447700900005"),
+    assert blocks == [("+447700900", "numbers", "+447700900001", "+447700900006"),
                       ("+4477009009", "wildcard", None, None)]
     rows = (tree / "draft.enum-exceptions.csv").read_text().splitlines()
     assert rows[2:] == ["number,kind,target,params", "+447700900004,uri,,user=phone",
-                        "+447700900005,ported,ims.other-operator.example,"]
-    assert "warning: 2 ENUM number(s) answer otherwise than their block" in stderr
+                        "+447700900005,ported,ims.other-operator.example,", "+447700900006,ported-tel,+447700111,"]
+    assert "warning: 3 ENUM number(s) answer otherwise than their block" in stderr
 
 
 def test_unknown_records_are_kept_with_a_warning_per_kind(imported: tuple[Path, dict[str, Any], str]) -> None:
     _tree, doc, stderr = imported
-    assert doc["network"]["dns"]["kept_records"] == [{"zone": "ims.example.net", "records": [
-        'ims.example.net. 3600 IN TXT "v=spf1 -all"', "p-cscf.ims.example.net. 3600 IN CNAME pcscf1.ims.example.net."]}]
+    assert doc["network"]["dns"]["kept_records"] == [
+        {"zone": "ims.example.net", "records": [
+            'ims.example.net. 3600 IN TXT "v=spf1 -all"', "p-cscf.ims.example.net. 3600 IN CNAME pcscf1.ims.example.net."]},
+        {"zone": "0.0.9.0.0.7.7.4.4.e164.arpa", "records": [
+            '7.0.0.0.0.9.0.0.7.7.4.4.e164.arpa. 3600 IN NAPTR 100 10 "u" "E2U+email:mailto" '
+            '"!^.*$!mailto:info@example.net!" .']}]
     assert stderr.count("warning: 1 TXT record(s)") == 1 and stderr.count("warning: 1 CNAME record(s)") == 1
+    assert stderr.count("warning: 1 ENUM record(s) imsdr cannot express") == 1
 
 
 def test_two_servers_tell_the_synchronisation(imported: tuple[Path, dict[str, Any], str]) -> None:
@@ -206,6 +211,8 @@ def test_the_draft_validates_and_renders_what_it_kept(imported: tuple[Path, dict
     enum = (out / "zones/enum/0.0.9.0.0.7.7.4.4.e164.arpa.zone").read_text()
     assert '"!^.*$!sip:+447700900004@ims.example.net;user=phone!"' in enum
     assert '"!^.*$!sip:+447700900005@ims.other-operator.example!"' in enum
+    assert '"!^.*$!tel:+447700900006;npdi;rn=+447700111!"' in enum
+    assert '7.0.0.0.0.9.0.0.7.7.4.4.e164.arpa. 3600 IN NAPTR 100 10 "u" "E2U+email:mailto" ' in enum
 
 
 def test_a_view_imsdr_cannot_classify_is_reported_and_kept(tmp_path: Path) -> None:
@@ -268,3 +275,23 @@ def test_kamailio_line_without_duid_and_no_element_there(imported: tuple[Path, d
     result = imsdr("import", "kamailio", lst, "--hop", "sbc-pcscf", "--into", draft, "--out", draft, cwd=tmp_path)
     assert result.returncode == 2
     assert f"{lst}:1:3: no duid= and no element of the draft at 10.9.9.9: add duid=<element id>" in result.stderr
+
+
+@pytest.mark.parametrize(("record", "why"), [
+    ("ims.example.net. 3600 IN NS dns9.ims.example.net.", "NS records are imsdr's own"),
+    ("www.example.org. 3600 IN TXT \"x\"", "the owner is outside zone ims.example.net"),
+    ("www.ims.example.net. 3600 IN MX not-a-number mail.example.net.", "www.ims.example.net. 3600 IN MX"),
+    ("www 3600 IN TXT \"x\"", "expected 'OWNER. TTL IN TYPE DATA'"),
+])
+def test_kept_records_are_checked_before_render_writes_them(record: str, why: str, tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "inventories" / "lab.yaml").read_text())
+    zone = data["network"]["home_domains"][0]
+    data["network"].setdefault("dns", {})["kept_records"] = [{"zone": zone, "records": [record.replace(
+        "ims.example.net", zone)]}]
+    inventory = tmp_path / "lab.yaml"
+    inventory.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = imsdr("render", "dns", inventory, "--out", tmp_path / "out", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{inventory.name}:" in result.stderr and "kept_records[0]" in result.stderr
+    assert why.replace("ims.example.net", zone) in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()

@@ -852,7 +852,7 @@ class _Deriver:
 
         number = "+" + entry.number if entry.number != "\\1" else "+" + run.first
         if entry.kind == "tel":
-            self.draft.enum_exceptions.append((number, "ported-tel", entry.domain, ""))
+            self.draft.enum_exceptions.append((number, "ported-tel", "+" + entry.domain, ""))  # rn, with its +
             return
         if entry.params not in PARAMS:
             zone = ".".join(reversed(run.prefix)) + "." + self.enum_suffix

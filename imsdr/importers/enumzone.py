@@ -386,8 +386,9 @@ def _absorb_strays(runs: list[EnumRun]) -> list[EnumRun]:
         if last is not None and last.style == "numbers" and run.style == "numbers" and run.domain != last.domain \
                 and run.count < last.count and len(run.first) == len(last.first) \
                 and int(run.first) == int(last.last) + 1:
-            last.entries.extend(EnumEntry(str(n).zfill(len(run.first)), "sip", run.domain)
-                                for n in range(int(run.first), int(run.last) + 1))
+            said = {entry.number for entry in run.entries}  # numbers that already answer otherwise
+            last.entries.extend(EnumEntry(number, "sip", run.domain)
+                                for number in map(str, range(int(run.first), int(run.last) + 1)) if number not in said)
             last.entries.extend(run.entries)
             last.last, last.count = run.last, last.count + run.count
             continue
