@@ -295,3 +295,20 @@ def test_kept_records_are_checked_before_render_writes_them(record: str, why: st
     assert f"{inventory.name}:" in result.stderr and "kept_records[0]" in result.stderr
     assert why.replace("ims.example.net", zone) in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_include_loops_and_links_are_refused(tmp_path: Path) -> None:
+    tree = copy_fixture(tmp_path)
+    inc = tree / "zones" / "hosts" / "core.inc"
+    inc.write_text(inc.read_text() + "$INCLUDE zones/hosts/core.inc\n")
+    result = imsdr("import", "bind", "named-ns1.conf", "--out", "draft.yaml", cwd=tree)
+    assert result.returncode == 2
+    assert f"zones/hosts/core.inc:{len(inc.read_text().splitlines())}:1: $INCLUDE zones/hosts/core.inc includes " \
+           "itself (a loop): not followed" in result.stderr
+    tree = copy_fixture(tmp_path / "link")
+    (tree / "zones" / "hosts" / "core.inc").rename(tree / "zones" / "hosts" / "real.inc")
+    (tree / "zones" / "hosts" / "core.inc").symlink_to("real.inc")
+    result = imsdr("import", "bind", "named-ns1.conf", "--out", "draft.yaml", cwd=tree)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "zones/db.ims.dc1:23:1: $INCLUDE zones/hosts/core.inc: " in result.stderr
+    assert "link" in result.stderr

@@ -402,7 +402,8 @@ def _absorb_strays(runs: list[EnumRun]) -> list[EnumRun]:
 
 
 def _finish(prefix: str, runs: list[EnumRun]) -> list[EnumRun]:
-    runs = _absorb_strays(runs)
+    # the wildcards first, whichever reader read them (dnspython gives a zone's names sorted)
+    runs = sorted(_absorb_strays(runs), key=lambda run: run.style != "wildcard")
     for run in runs:
         if run.style == "numbers":
             span = len(run.first) - len(prefix)
