@@ -173,7 +173,8 @@ def test_hand_written_enum_records_read_alike_by_both_readers() -> None:
     service, a wildcard one label below the apex: the line reader and dnspython (parentheses in the
     SOA send the zone to it) give the same blocks, exceptions and kept records."""
     head = "$TTL 3600\n@ IN SOA dns1.ims.example.net. hostmaster.example.net. {soa}\n@ IN NS dns1.ims.example.net.\n"
-    body = "".join(f'{owner} IN NAPTR 100 10 "u" "{service}" "{regexp}" .\n' for owner, service, regexp in _HAND_WRITTEN)
+    body = "".join(f'{owner} IN NAPTR 100 10 "u" "{service}" "{regexp}" .\n'
+                   for owner, service, regexp in _HAND_WRITTEN)
     plain = _runs_of(head.format(soa="1 3600 600 1209600 300") + body)
     parsed = _runs_of(head.format(soa="( 1 3600 600\n 1209600 300 )") + body)
     assert plain == parsed
