@@ -315,3 +315,12 @@ def test_include_loops_and_links_are_refused(tmp_path: Path) -> None:
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "zones/db.ims.dc1:23:1: $INCLUDE zones/hosts/core.inc: " in result.stderr
     assert "link" in result.stderr
+
+
+def test_a_bad_enum_record_is_reported_at_its_line(tmp_path: Path) -> None:
+    tree = copy_fixture(tmp_path)
+    enum = tree / "zones" / "db.enum.447700900"
+    enum.write_text(enum.read_text() + "8.0.0   IN NAPTR 100 10 \"u\"\n")
+    result = imsdr("import", "bind", "named-ns1.conf", "--out", "draft.yaml", cwd=tree)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"zones/db.enum.447700900:{len(enum.read_text().splitlines())}:1: ENUM zone " in result.stderr

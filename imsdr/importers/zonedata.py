@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from imsdr.importers.errors import ImportProblems
-from imsdr.importers.zoneinclude import IncludeRefused, IncludeScope, expand_includes, has_include
+from imsdr.importers.zoneinclude import IncludeRefused, IncludeScope, error_line, expand_includes, has_include
 
 MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
 MAX_GENERATED = 65_536  # records all $GENERATE lines of one zone file may make, in all
@@ -421,7 +421,7 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
                                   allow_include=False)  # includes are expanded above, inside the tree
     except dns.exception.SyntaxError as exc:
         match = re.search(r":(\d+): ", str(exc))
-        file, line = str(path), int(match[1]) if match else 1
+        file, line = str(path), error_line(text, origin, int(match[1])) if match else 1
         if expanded is not None and match:
             file, line = expanded.where(line)
         reason = str(exc)[match.end():] if match else str(exc)

@@ -44,14 +44,9 @@ class Expanded:
     text: str
     # (first line in ``text``, file, its line there): each run of lines copied from one file
     segments: list[tuple[int, str, int]] = field(default_factory=list)
-    synthetic: set[int] = field(default_factory=set)  # the $ORIGIN lines the expansion added
 
     def where(self, line: int) -> tuple[str, int]:
-        """The file and line a line of the expanded text came from. dnspython reports a bad record
-        at the line after it when it read the record's end of line: on a line the expansion
-        added, that is the line before it."""
-        while line in self.synthetic and line > 1:
-            line -= 1
+        """The file and line a line of the expanded text came from."""
         found = self.segments[0]
         for segment in self.segments:
             if segment[0] > line:
@@ -147,5 +142,24 @@ def _expand(text: str, file: str, origin: str, scope: IncludeScope, lines: list[
         _expand(included.removesuffix("\n"), str(target), inner, scope, lines, out, state, (*stack, real))
         segments.append((len(lines) + 1, file, number))
         lines.append(f"$ORIGIN {origin}")
-        out.synthetic.add(len(lines))
         segments.append((len(lines) + 1, file, number + 1))
+
+
+def error_line(text: str, origin: str, reported: int) -> int:
+    """The line a dnspython syntax error at ``reported`` is about. dnspython reads a record's line
+    to its end before parsing its data, so an error in the data is reported at the line after it;
+    an error in the owner, type or a directive at its own line. The text up to the line before
+    the reported one tells them apart: it fails to load only if that line is the bad one."""
+    import dns.exception
+    import dns.zone
+
+    if reported <= 1:
+        return reported
+    head = "\n".join(text.split("\n")[: reported - 1]) + "\n"
+    try:
+        dns.zone.from_text(head, origin=origin, relativize=True, check_origin=False, allow_include=False)
+    except dns.exception.SyntaxError:
+        return reported - 1
+    except (dns.exception.DNSException, ValueError):
+        return reported
+    return reported
