@@ -241,16 +241,21 @@ def _view_id(view: str, side: str, taken: set[str]) -> str:
     return ident
 
 
-def _view_services(zones: dict[str, ZoneData]) -> tuple[list[str], set[str]]:
+def _view_services(zones: dict[str, ZoneData], memo: dict[tuple[int, ...], frozenset[str]]
+                   ) -> tuple[list[str], set[str]]:
     """(the service names of one view's home zones when they answer with more than one set of
     hosts, else none; every host its services list). An access view answers everything with
-    its SBCs (one set, in whatever order); a core view has I-CSCFs, S-CSCFs, P-CSCFs, pools."""
+    its SBCs (one set, in whatever order); a core view has I-CSCFs, S-CSCFs, P-CSCFs, pools.
+    ``memo``: the hosts of a NAPTR set and its SRV sets, by identity (the views' copies share them)."""
     answers: dict[frozenset[str], str] = {}  # a set of hosts -> the first service name answering with it
     every: set[str] = set()
     for data in zones.values():
         for owner, naptrs in data.naptr.items():
-            targets = frozenset(srv.target for _o, _p, _s, replacement in naptrs
-                                for srv in data.srv.get(replacement, ()))
+            srvs = [data.srv.get(replacement, ()) for _o, _p, _s, replacement in naptrs]
+            key = (id(naptrs), *map(id, srvs))
+            targets = memo.get(key)
+            if targets is None:
+                targets = memo[key] = frozenset(srv.target for found in srvs for srv in found)
             if targets:
                 answers.setdefault(targets, owner)
                 every |= targets
@@ -409,6 +414,7 @@ class _Deriver:
                     every.setdefault(owner, []).extend(addresses)
         index = _AddressIndex(every)
         apex_targets: dict[str, set[str]] = {}  # view -> the hosts its services' SRV sets list
+        memo: dict[tuple[int, ...], frozenset[str]] = {}
         pending: list[tuple[View, list[str]]] = []
         for view in conf.views:
             prefixes = _networks(view, conf.acls)
@@ -417,7 +423,7 @@ class _Deriver:
                 if zones:
                     self.draft.network.setdefault("dns", {})["default_view"] = "access"
                 continue
-            services, apex = _view_services(zones)
+            services, apex = _view_services(zones, memo)
             apex_targets[view.name] = apex
             own = {owner for data in zones.values() for owner in data.a}
             inside = [fqdn for fqdn in index.inside(prefixes) if fqdn in own]
