@@ -324,3 +324,15 @@ def test_a_bad_enum_record_is_reported_at_its_line(tmp_path: Path) -> None:
     result = imsdr("import", "bind", "named-ns1.conf", "--out", "draft.yaml", cwd=tree)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"zones/db.enum.447700900:{len(enum.read_text().splitlines())}:1: ENUM zone " in result.stderr
+
+
+def test_a_peers_view_is_told_apart_from_a_site(tmp_path: Path) -> None:
+    """Core data served to single addresses that are none of its hosts (another service area's
+    name servers): a peers view, said in a note, not made a site."""
+    tree = copy_fixture(tmp_path)
+    conf = tree / "named-ns1.conf"
+    conf.write_text(conf.read_text() + 'view "FROM-OTHER-REGIONS" {\n    match-clients { 198.18.0.10; 198.18.1.10; };\n'
+                    '    zone "ims.example.net" { in-view "INTERNAL-DC1"; };\n};\n')
+    doc, stderr = import_tree(tree, "named-ns1.conf")
+    assert set(by_id(doc["sites"])) == {"internal-dc1", "internal-dc2"}
+    assert "note: view 'FROM-OTHER-REGIONS' (named-ns1.conf:" in stderr and "(a peers view), not a site" in stderr

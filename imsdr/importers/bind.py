@@ -428,7 +428,13 @@ class _Deriver:
             own = {owner for data in zones.values() for owner in data.a}
             inside = [fqdn for fqdn in index.inside(prefixes) if fqdn in own]
             named = sorted(o for o in own if _type_from_name(o.split(".", 1)[0]) in ("hss", "cscf", "slf"))
-            if services:
+            single = bool(prefixes) and all(p.endswith(("/32", "/128")) for p in prefixes)
+            if services and single and not inside:  # other areas' name servers, recursing for their clients
+                self.draft.notes.append(
+                    f"view {view.name!r} ({view.where}) serves the core data to {len(prefixes)} single addresses, "
+                    "none of them a host it publishes: another service area's name servers (a peers view), not "
+                    "a site; service areas (network.dns.areas) are not imported")
+            elif services:
                 self.side[view.name] = "core"
                 self.why[view.name] = f"its services {', '.join(services[:3])} answer with different hosts"
             elif inside:
