@@ -336,3 +336,19 @@ def test_a_peers_view_is_told_apart_from_a_site(tmp_path: Path) -> None:
     doc, stderr = import_tree(tree, "named-ns1.conf")
     assert set(by_id(doc["sites"])) == {"internal-dc1", "internal-dc2"}
     assert "note: view 'FROM-OTHER-REGIONS' (named-ns1.conf:" in stderr and "(a peers view), not a site" in stderr
+
+
+def test_a_name_server_seen_at_another_address_by_the_access_views(tmp_path: Path) -> None:
+    """The access views' glue gives dns1 another address: access_addresses (a field ENUM/DNS
+    elements have), never core_addresses (an SBC's only): the draft validates but for placeholders."""
+    tree = copy_fixture(tmp_path)
+    for region in ("north", "south"):
+        zone = tree / "zones" / f"db.ims.{region}"
+        zone.write_text(zone.read_text().replace("dns1    IN A    10.1.0.53", "dns1    IN A    172.16.0.53"))
+    doc, _ = import_tree(tree)
+    dns1 = by_id(doc["elements"])["dns1"]
+    assert (dns1["addresses"], dns1["access_addresses"]) == (["10.1.0.53"], ["172.16.0.53"])
+    assert "core_addresses" not in dns1
+    check = imsdr("validate", "draft.yaml", cwd=tree)
+    problems = [line for line in check.stdout.splitlines() + check.stderr.splitlines() if "draft.yaml:" in line]
+    assert problems and all("placeholder to fill in" in line for line in problems), problems
