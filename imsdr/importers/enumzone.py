@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imsdr.importers.errors import ImportProblems
-from imsdr.importers.zoneinclude import IncludeRefused, IncludeScope, error_line, expand_includes, has_include
+from imsdr.importers.zoneinclude import IncludeScope, syntax_error_at, zone_text
 
 _RECORD = re.compile(
     r'(?P<owner>\*(?:\.[0-9])*|[0-9](?:\.[0-9])*)(?:\s+(?P<ttl>[0-9]+))?(?:\s+IN)?\s+NAPTR\s+(?P<rdata>[0-9]+\s+[0-9]+\s+'
@@ -148,28 +148,19 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems,
     if generate is not None:
         problems.add(str(path), generate[0], 1, generate[1])
         return
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+    read = zone_text(raw, path, zone, scope, problems)
+    if read is None:
         return
-    expanded = None
-    if scope is not None and has_include(raw):
-        try:
-            expanded = expand_includes(text, str(path), zone, scope)
-        except IncludeRefused as exc:
-            problems.add(exc.file, exc.line, 1, exc.reason)
-            return
-        text = expanded.text
+    text, expanded = read
     try:
         loaded = dns.zone.from_text(text, origin=zone, relativize=True, check_origin=False, filename=str(path),
                                     allow_include=False)  # includes are expanded above, inside the tree
+    except dns.exception.SyntaxError as exc:
+        file, line, reason = syntax_error_at(str(exc), text, zone, path, expanded)
+        problems.add(file, line, 1, f"ENUM zone {zone} does not parse: {reason}")
+        return
     except (dns.exception.DNSException, ValueError) as exc:
-        at = re.search(r":(\d+): ", str(exc)) if isinstance(exc, dns.exception.SyntaxError) else None
-        file, line = str(path), error_line(text, zone, int(at[1])) if at else 1
-        if expanded is not None and at:
-            file, line = expanded.where(line)
-        problems.add(file, line, 1, f"ENUM zone {zone} does not parse: {str(exc)[at.end():] if at else exc}")
+        problems.add(str(path), 1, 1, f"ENUM zone {zone} does not parse: {exc}")
         return
     records = []
     for name, rdataset in loaded.iterate_rdatasets():

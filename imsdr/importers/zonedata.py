@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from imsdr.importers.errors import ImportProblems
-from imsdr.importers.zoneinclude import IncludeRefused, IncludeScope, error_line, expand_includes, has_include
+from imsdr.importers.zoneinclude import IncludeScope, syntax_error_at, zone_text
 
 MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
 MAX_GENERATED = 65_536  # records all $GENERATE lines of one zone file may make, in all
@@ -403,28 +403,15 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
     if generate is not None:
         problems.add(str(path), generate[0], 1, generate[1])
         return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+    read = zone_text(raw, path, origin, scope, problems)
+    if read is None:
         return None
-    expanded = None
-    if scope is not None and has_include(raw):
-        try:
-            expanded = expand_includes(text, str(path), origin, scope)
-        except IncludeRefused as exc:
-            problems.add(exc.file, exc.line, 1, exc.reason)
-            return None
-        text = expanded.text
+    text, expanded = read
     try:
         zone = dns.zone.from_text(text, origin=origin, relativize=False, check_origin=True, filename=str(path),
                                   allow_include=False)  # includes are expanded above, inside the tree
     except dns.exception.SyntaxError as exc:
-        match = re.search(r":(\d+): ", str(exc))
-        file, line = str(path), error_line(text, origin, int(match[1])) if match else 1
-        if expanded is not None and match:
-            file, line = expanded.where(line)
-        reason = str(exc)[match.end():] if match else str(exc)
+        file, line, reason = syntax_error_at(str(exc), text, origin, path, expanded)
         problems.add(file, line, 1, f"zone does not parse: {reason}")
         return None
     except (dns.exception.DNSException, ValueError) as exc:

@@ -17,6 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from imsdr.importers.errors import ImportProblems
 
 MAX_INCLUDE_DEPTH = 8
 MAX_INCLUDED_FILES = 256  # per zone file
@@ -163,3 +167,33 @@ def error_line(text: str, origin: str, reported: int) -> int:
     except (dns.exception.DNSException, ValueError):
         return reported
     return reported
+
+
+def zone_text(raw: bytes, path: Path, origin: str, scope: IncludeScope | None,
+              problems: ImportProblems) -> tuple[str, Expanded | None] | None:
+    """A zone file's text for dnspython, its ``$INCLUDE``s expanded (with ``scope``); None, the
+    reason in ``problems``, when it is not UTF-8 or an include may not be read."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+        return None
+    if scope is None or not has_include(raw):
+        return text, None
+    try:
+        expanded = expand_includes(text, str(path), origin, scope)
+    except IncludeRefused as exc:
+        problems.add(exc.file, exc.line, 1, exc.reason)
+        return None
+    return expanded.text, expanded
+
+
+def syntax_error_at(message: str, text: str, origin: str, path: Path,
+                    expanded: Expanded | None) -> tuple[str, int, str]:
+    """(file, line, reason) of a dnspython syntax error ``message`` ('FILE:LINE: reason') on ``text``."""
+    at = re.search(r":(\d+): ", message)
+    if at is None:
+        return str(path), 1, message
+    line = error_line(text, origin, int(at[1]))
+    file, line = expanded.where(line) if expanded is not None else (str(path), line)
+    return file, line, message[at.end():]
