@@ -352,3 +352,14 @@ def test_a_name_server_seen_at_another_address_by_the_access_views(tmp_path: Pat
     check = imsdr("validate", "draft.yaml", cwd=tree)
     problems = [line for line in check.stdout.splitlines() + check.stderr.splitlines() if "draft.yaml:" in line]
     assert problems and all("placeholder to fill in" in line for line in problems), problems
+
+
+def test_a_view_matched_by_a_key_alone_is_classified_by_its_records(tmp_path: Path) -> None:
+    tree = copy_fixture(tmp_path)
+    conf = tree / "named-ns1.conf"
+    conf.write_text(conf.read_text().replace('match-clients { 172.16.2.53; south-ue; };',
+                                             'match-clients { key "north-resolvers"; };'))
+    doc, _ = import_tree(tree, "named-ns1.conf")
+    south = by_id(doc["local_networks"])["access-south"]
+    assert is_placeholder(south["prefixes"][0]) and "resolvers" not in south
+    assert by_id(doc["elements"])["south1"]["serves"] == ["access-south"]

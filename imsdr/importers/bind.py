@@ -583,7 +583,8 @@ class _Deriver:
                 if hosts:
                     self.state(f"local_networks[{local}].resolvers", entity, "resolvers",
                                [p.rsplit("/", 1)[0] for p in prefixes[:hosts]])
-                self.state(f"local_networks[{local}].prefixes", entity, "prefixes", prefixes[hosts:])
+                if prefixes[hosts:]:  # a view matched by a TSIG key alone: its prefixes stay a placeholder
+                    self.state(f"local_networks[{local}].prefixes", entity, "prefixes", prefixes[hosts:])
 
     def services(self) -> None:
         """NAPTR+SRV names: the home domain's I-CSCFs, the SBC discovery name, pairs and pools.
