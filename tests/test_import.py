@@ -192,9 +192,10 @@ def test_includes_outside_the_tree_are_not_followed(tmp_path: Path) -> None:
         assert f"{conf}:1:" in stderr
 
 
-def test_zone_file_includes_are_refused_at_their_line(tmp_path: Path) -> None:
+def test_zone_file_includes_outside_the_tree_are_refused_at_their_line(tmp_path: Path) -> None:
     """A zone's $INCLUDE could pull any readable file into the draft (and its text into error
-    messages): import reads only the files it was given, so $INCLUDE is refused where it stands."""
+    messages): one outside the configuration's directory tree is refused where it stands (inside
+    it, it is read: tests/test_import_operator.py)."""
     outside = tmp_path / "outside.txt"
     outside.write_text("$TTL 60\nsecret-host IN A 192.0.2.99\n")
     tree = tmp_path / "handwritten"

@@ -141,3 +141,47 @@ def test_a_national_size_zone_is_one_run_by_the_fast_reader(tmp_path: Path) -> N
     assert runs == [EnumRun(prefix, "numbers", "ims.shanxi.example.net", "8613801000000", "8613801099999", 100_000)]
     assert scan_enum_zone(path, "0.1.0.8.3.1.6.8.e164.arpa", SUFFIX, ImportProblems()) == \
         _scan(text.encode(), prefix, False, enumzone.CHUNK_BYTES)[0]
+
+
+_HAND_WRITTEN = [  # (owner below zone 0.0.9.0.0.7.7.4.4.e164.arpa, service, regexp)
+    ("1.0.0", "E2U+sip", "!^(.*)$!sip:\\\\1@ims.example.net!"),
+    ("2.0.0", "E2U+sip", "!^(.*)$!sip:\\\\1@ims.example.net!"),
+    ("3.0.0", "E2U+sip", "!^(.*)$!sip:\\\\1@ims.example.net;user=phone!"),
+    ("4.0.0", "E2U+sip", "!^.*$!sip:+447700900004@ims.other.example!"),
+    ("5.0.0", "E2U+sip", "!^.*$!sip:+447700900005@ims.example.net!"),
+    ("6.0.0", "E2U+pstn:tel", "!^.*$!tel:+447700900006;npdi;rn=+4477001!"),
+    ("7.0.0", "E2U+email:mailto", "!^.*$!mailto:a@example.net!"),
+    ("8.0.0", "E2U+sip", "!^.*$!sip:\\\\1@ims.example.net!"),  # '\\1' without a group: not the number
+    ("*.9", "E2U+sip", "!^(.*)$!sip:\\\\1@ims.example.net!"),
+]
+
+
+def _runs_of(text: str) -> list[tuple[object, ...]]:
+    zone = "0.0.9.0.0.7.7.4.4." + SUFFIX
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "db.enum"
+        path.write_text(text)
+        problems = ImportProblems()
+        runs = scan_enum_zone(path, zone, SUFFIX, problems)
+    assert not problems.problems
+    return [(r.prefix, r.style, r.domain, r.first, r.last, [(e.number, e.kind, e.domain, e.params) for e in r.entries],
+             [e.text.split(None, 1)[1] for e in r.entries if e.kind == "kept"]) for r in runs]
+
+
+def test_hand_written_enum_records_read_alike_by_both_readers() -> None:
+    """Per-number records with the common rewrite, user=phone, a ported number, RFC 4769, another
+    service, a wildcard one label below the apex: the line reader and dnspython (parentheses in the
+    SOA send the zone to it) give the same blocks, exceptions and kept records."""
+    head = "$TTL 3600\n@ IN SOA dns1.ims.example.net. hostmaster.example.net. {soa}\n@ IN NS dns1.ims.example.net.\n"
+    body = "".join(f'{owner} IN NAPTR 100 10 "u" "{service}" "{regexp}" .\n'
+                   for owner, service, regexp in _HAND_WRITTEN)
+    plain = _runs_of(head.format(soa="1 3600 600 1209600 300") + body)
+    parsed = _runs_of(head.format(soa="( 1 3600 600\n 1209600 300 )") + body)
+    assert plain == parsed
+    assert plain[0][:2] == ("4477009009", "wildcard")  # the wildcard one label below the apex
+    assert plain[1][:5] == ("447700900", "numbers", "ims.example.net", "447700900001", "447700900006")
+    assert plain[1][5] == [("447700900003", "sip", "ims.example.net", "user=phone"),
+                           ("447700900004", "sip", "ims.other.example", ""), ("447700900006", "tel", "4477001", "")]
+    kinds = [(run[1], run[6]) for run in plain[2:]]
+    assert kinds == [("kept", ['3600 IN NAPTR 100 10 "u" "E2U+email:mailto" "!^.*$!mailto:a@example.net!" .']),
+                     ("kept", ['3600 IN NAPTR 100 10 "u" "E2U+sip" "!^.*$!sip:\\\\1@ims.example.net!" .'])]

@@ -33,16 +33,25 @@ def register(app: typer.Typer) -> None:
     app.add_typer(import_app, name="import")
 
 
-def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | None) -> None:
+def _finish(build: Callable[[ImportProblems, Draft | None], Draft], out: Path, into: Path | None) -> None:
+    """Run ``build`` (given the earlier draft, if any), merge, complete and write the draft."""
     import sys
 
     from imsdr.importers.draft import complete, merge
     from imsdr.importers.errors import ImportProblems
-    from imsdr.importers.write import read_draft, render_draft, summary, write_draft
+    from imsdr.importers.write import (
+        EXCEPTIONS_MARKER,
+        exceptions_path,
+        exceptions_text,
+        read_draft,
+        render_draft,
+        summary,
+        write_draft,
+    )
 
     problems = ImportProblems()
     draft = read_draft(into) if into else None
-    found = build(problems)
+    found = build(problems, draft)
     problems.raise_if_any("import refused")
     if draft is None:
         draft = found
@@ -52,9 +61,15 @@ def _finish(build: Callable[[ImportProblems], Draft], out: Path, into: Path | No
         problems.raise_if_any("import refused")
     complete(draft)
     text, remaining = render_draft(draft)
+    exceptions = exceptions_path(out) if draft.enum_exceptions else None
+    if exceptions is not None:
+        write_draft(exceptions, exceptions_text(draft), EXCEPTIONS_MARKER)
     write_draft(out, text)
     for line in summary(draft, remaining):
         sys.stderr.write(f"{line}\n")
+    if exceptions is not None:
+        sys.stderr.write(f"wrote {exceptions} ({len(set(draft.enum_exceptions))} ENUM exceptions: give it to "
+                         "render dns --enum-exceptions)\n")
     sys.stderr.write(f"wrote {out}\n")
 
 
@@ -86,7 +101,7 @@ def import_bind(
     why = name_problems(suffix) if suffix and "*" not in suffix else ["not a DNS name"]
     if why:
         raise ImsdrError(f"--enum-suffix {enum_suffix!r}: {why[0]}")
-    _finish(lambda problems: run(named_confs, problems, zones_dir, suffix), out, into)
+    _finish(lambda problems, _into: run(named_confs, problems, zones_dir, suffix), out, into)
 
 
 @import_app.command("kamailio", cls=ImsdrCommand)
@@ -96,12 +111,16 @@ def import_kamailio(
                                                 dir_okay=False, exists=True, show_default=False)],
     out: OutOpt,
     hop: Annotated[str | None, typer.Option("--hop", help="sbc-pcscf or pcscf-icscf (default: from the "
-                                            "list's imsdr header).", metavar="HOP")] = None,
+                                            "list's imsdr header, else from the --into draft's types of the "
+                                            "destinations).", metavar="HOP")] = None,
     sets: Annotated[list[str] | None, typer.Option("--set", help="SETID=ELEMENT: the element that uses a set "
-                                                   "(default: from imsdr's set comments).", metavar="N=ID")] = None,
+                                                   "(default: from imsdr's set comments, else the --into draft's "
+                                                   "element the list's file or directory name names).",
+                                                   metavar="N=ID")] = None,
     into: IntoOpt = None,
 ) -> None:
-    """SBC -> P-CSCF and P-CSCF -> I-CSCF lists: preference order, ports, probing.
+    """SBC -> P-CSCF and P-CSCF -> I-CSCF lists: preference order, ports, probing. Destinations without
+    duid= are matched to the --into draft's elements by address or FQDN.
 
     Examples: `imsdr import kamailio dispatcher.list --into draft.yaml --out draft.yaml`"""
     from imsdr.errors import ImsdrError
@@ -119,10 +138,10 @@ def import_kamailio(
         if owners.setdefault(number, ident) != ident:
             raise ImsdrError(f"--set {item!r}: set {number} is already given to {owners[number]!r}")
 
-    def build(problems: ImportProblems) -> Draft:
+    def build(problems: ImportProblems, earlier: Draft | None) -> Draft:
         draft = Draft()
         for path in lists:
-            for conflict in merge(draft, import_dispatcher(path, problems, hop, owners)):
+            for conflict in merge(draft, import_dispatcher(path, problems, hop, owners, earlier)):
                 problems.add(str(path), 1, 1, str(conflict))
         return draft
 
@@ -143,4 +162,4 @@ def import_table(
     draft.yaml --out draft.yaml`"""
     from imsdr.importers.table import import_table as run
 
-    _finish(lambda problems: run(table, problems), out, into)
+    _finish(lambda problems, _into: run(table, problems), out, into)

@@ -171,6 +171,9 @@ class ZonePlan:
     # ENUM zones: every name below the apex the stored rrsets make exist (owners and empty
     # non-terminals), relative, labels left to right (existing_nodes)
     nodes: frozenset[str] = frozenset()
+    # records imsdr does not model, kept from an imported configuration (network.dns.kept_records):
+    # master-file lines written back unchanged
+    kept: tuple[str, ...] = ()
 
     @property
     def soa(self) -> SOA:
@@ -1182,7 +1185,7 @@ def merged_zone(base: ZonePlan, overrides: dict[RRKey, RRset]) -> ZonePlan:
         return base
     merged = dict(base.rrsets)
     merged.update(overrides)
-    return ZonePlan(base.name, base.kind, base.purpose, base.default_ttl, merged, list(base.blocks))
+    return ZonePlan(base.name, base.kind, base.purpose, base.default_ttl, merged, list(base.blocks), kept=base.kept)
 
 
 def _host_prefix(address: str) -> str:
@@ -1221,7 +1224,12 @@ def build_dns_plan(topology: Topology, lazy: bool = False, excluded: Iterable[st
     """
     if exceptions is None:
         exceptions = getattr(topology, "enum_exceptions", None)
-    return _Builder(topology, frozenset(excluded), exceptions).build(lazy)
+    plan = _Builder(topology, frozenset(excluded), exceptions).build(lazy)
+    for kept in topology.inventory.network.dns.kept_records:
+        zone = plan.zones.get(kept.zone.rstrip(".").lower())
+        if zone is not None:
+            zone.kept = (*zone.kept, *kept.records)
+    return plan
 
 
 def wildcard_stems(low: int, high: int, free: int) -> tuple[str, ...]:

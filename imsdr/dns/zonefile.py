@@ -191,6 +191,8 @@ def _digest(zone: ZonePlan, digest_parts: list[str]) -> str:
     h = hashlib.sha256()
     h.update(FORMAT_VERSION.encode())
     h.update("".join(digest_parts).encode())
+    if zone.kept:  # (absent from zones without kept records: their digest is what it always was)
+        h.update(repr(zone.kept).encode())
     for block in zone.blocks:
         h.update(
             repr(
@@ -399,6 +401,10 @@ def write_prepared(
                 count += 1
         else:
             count += write_numbers(fh, block)
+    if zone.kept:
+        fh.write("; kept unchanged from the imported configuration (network.dns.kept_records)\n")
+        fh.write("".join(f"{line}\n" for line in zone.kept))
+        count += len(zone.kept)
     return count
 
 

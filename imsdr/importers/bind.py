@@ -1,22 +1,36 @@
 """Import a BIND configuration and its zone files: what DNS can tell about the IMS core.
 
 From the views, ACLs and zones (``namedconf``) and the zone data (``zonedata``: imsdr's own form
-line by line, anything else by dnspython; ENUM zones are streamed), it derives:
+line by line, anything else by dnspython, ``$INCLUDE`` expanded inside the configuration's tree
+by ``zoneinclude``; ENUM zones are streamed), it derives:
 
 * home domains: zones whose apex has SIP NAPTR records; the SIP transports they publish;
   the operator domain and hostmaster label from the SOA contact; the TTLs the records carry;
+* what each view is, from what it matches and serves, never from its name: a site's core view
+  (its services answer with several sets of hosts, its match list holds hosts it publishes, or
+  it names HSS/CSCF hosts), a local network's view (every service answers with the same hosts,
+  which no core view lists: the SBCs), the default view; a view it cannot tell is reported with
+  the reason and kept as a local network to confirm. The view's name only names the entity;
 * elements: every host name with A/AAAA and no NAPTR/SRV of its own (addresses, name),
   its SIP and SIPS ports from the SRV records that target it, its type where the records or its
-  name say it (name servers are ENUM/DNS servers; the home domain's own SRV set lists I-CSCFs;
-  the SBC discovery name lists SBCs; otherwise a name like ``hss-a-1``), its site where one of
-  its addresses lies in exactly one core view's match list;
+  name say it (name servers are ENUM/DNS servers; the home domain's own SRV set lists I-CSCFs in
+  core views and SBCs in access views; the SBC discovery name lists SBCs; otherwise a name like
+  ``hss-a-1``), its site where one of its addresses lies in exactly one core view's match list;
+  an SBC's core-side name (``north1-core`` beside ``north1``) is that SBC's ``core_addresses``;
 * services: the other NAPTR/SRV names become pairs (two members) or pools, with their SRV name;
-* local networks and sites from the views: a view whose clients include element addresses is a
-  site's core view, the others serve local networks (their match list: the user prefixes);
-* the SBC DR order from the per-view SRV priorities of the SBC discovery name;
-* ENUM blocks from the ``e164.arpa`` zones: a wildcard, or runs of consecutive numbers.
+* the SBC DR order from the per-view SRV priorities of the SBC discovery name (or of the home
+  domain itself where the access views list their SBCs there);
+* ENUM blocks from the ``e164.arpa`` zones: a wildcard (also one below the zone's apex), or runs
+  of consecutive numbers; numbers that answer otherwise (ported, another domain, ``user=phone``)
+  become ENUM exceptions (the ``--enum-exceptions`` file), records imsdr cannot express are kept;
+* records of kinds imsdr does not model (TXT, CNAME...): ``network.dns.kept_records``, which
+  ``render dns`` writes back unchanged; one warning per kind.
 
 Nothing else is guessed: what these do not tell becomes a placeholder in ``draft.complete``.
+Two facts of one configuration that disagree name what says each (a view and its line, a host's
+name), reported at the view's line. One module past 600 lines: every derivation reads the same
+per-view facts (``_Deriver``'s host index, view sides and ids), and splitting it would pass that
+state between modules for no reader's benefit.
 """
 
 from __future__ import annotations
@@ -31,10 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from imsdr.importers.draft import Draft
-from imsdr.importers.enumzone import EnumRun, scan_enum_zone, zone_digits
+from imsdr.importers.enumzone import EnumEntry, EnumRun, scan_enum_zone, zone_digits
 from imsdr.importers.errors import ImportProblems
 from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named_confs
 from imsdr.importers.zonedata import LineMemo, Srv, ZoneData, load_home_zone
+from imsdr.importers.zoneinclude import IncludeScope
 from imsdr.inventory.placeholders import placeholder
 
 SERVICE_TRANSPORTS = {"SIP+D2U": "udp", "SIP+D2T": "tcp", "SIPS+D2T": "tls"}
@@ -57,14 +72,24 @@ def _is_enum(zone: str, suffix: str) -> bool:
     return all(len(label) == 1 and label.isdigit() for label in labels)
 
 
+def _zones_base(conf: NamedConf, zones_dir: Path | None) -> Path:
+    """Where relative zone file names (and ``$INCLUDE`` names) are read from: BIND's working directory."""
+    return zones_dir or (conf.directory if conf.directory.is_absolute() else conf.path.parent / conf.directory)
+
+
 def _zone_path(conf: NamedConf, zone: ZoneStatement, zones_dir: Path | None) -> Path | None:
     if zone.file is None:
         return None
     file = Path(zone.file)
-    if file.is_absolute():
-        return file
-    base = zones_dir or (conf.directory if conf.directory.is_absolute() else conf.path.parent / conf.directory)
-    return base / file
+    return file if file.is_absolute() else _zones_base(conf, zones_dir) / file
+
+
+def _include_scope(conf: NamedConf, zones_dir: Path | None) -> IncludeScope:
+    """``$INCLUDE`` reads inside the configuration's tree (and the zones directory given for it)."""
+    roots = [conf.path.parent.resolve()]
+    if zones_dir is not None:
+        roots.append(zones_dir.resolve())
+    return IncludeScope(_zones_base(conf, zones_dir), tuple(roots))
 
 
 @dataclass
@@ -75,6 +100,7 @@ class _Seen:
     home: dict[str, dict[str, ZoneData]] = field(default_factory=dict)  # view -> zone -> data
     enum_runs: list[EnumRun] = field(default_factory=list)
     enum_parents: list[str] = field(default_factory=list)  # digits of ENUM zones that hold no numbers
+    enum_kept: dict[str, list[str]] = field(default_factory=dict)  # ENUM zone -> records imsdr cannot express
 
 
 def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: ImportProblems) -> _Seen:
@@ -85,6 +111,7 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
     paths: dict[str | None, Path | None] = {}
     enum_names: dict[str, bool] = {}  # zone name -> an ENUM zone (the views name the same zones again and again)
     by_view = {v.name: {z.name: z for z in v.zones} for v in conf.views}
+    scope = _include_scope(conf, zones_dir)
     for view in conf.views:
         zones = seen.home.setdefault(view.name, {})
         for zone in view.zones:
@@ -109,13 +136,17 @@ def _read(conf: NamedConf, zones_dir: Path | None, enum_suffix: str, problems: I
             if is_enum:
                 if zone.name not in enum_done:
                     enum_done.add(zone.name)
-                    runs = scan_enum_zone(path, zone.name, enum_suffix, problems)
+                    runs = scan_enum_zone(path, zone.name, enum_suffix, problems, scope)
+                    for run in runs:
+                        if run.style == "kept":
+                            seen.enum_kept.setdefault(zone.name, []).extend(e.text for e in run.entries)
+                    runs = [run for run in runs if run.style != "kept"]
                     seen.enum_runs.extend(runs)
                     if not runs:
                         seen.enum_parents.append(zone_digits(zone.name, enum_suffix))
                 continue
             if path not in loaded:
-                loaded[path] = load_home_zone(path, zone.name, problems, source.where, memo)
+                loaded[path] = load_home_zone(path, zone.name, problems, source.where, memo, scope)
             if loaded[path] is not None:
                 zones[zone.name] = loaded[path]  # type: ignore[assignment]
     return seen
@@ -191,16 +222,44 @@ def _fallback_id(label: str, taken: set[str]) -> str:
     return f"{base}-{n}"
 
 
-def _site_id(view: str) -> str:
-    """A core view's site: imsdr names them core-<site>; operators often <site>-core."""
-    return view.removeprefix("core-") if view.startswith("core-") else view.removesuffix("-core")
+def _view_id(view: str, side: str, taken: set[str]) -> str:
+    """The id a view's site or local network gets: imsdr's own ``core-<site>`` / ``users-<id>``
+    give the id back; any other name (``INTERNAL-DC1``) in lower case, other characters as '-'.
+    The name only names the entity: what the view is was decided by what it matches and serves."""
+    name = view.lower()
+    for prefix, suffix in (("core-", "-core"),) if side == "core" else (("users-", "-users"), ("", "-access")):
+        if prefix and name.startswith(prefix):
+            name = name.removeprefix(prefix)
+            break
+        if name.endswith(suffix):
+            name = name.removesuffix(suffix)
+            break
+    ident = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "-", name)).strip("-")[:63].strip("-")
+    if not _ID.fullmatch(ident) or ident in taken:
+        ident = _fallback_id(ident or f"{side}-view", taken)
+    taken.add(ident)
+    return ident
 
 
-def _local_id(view: str) -> str:
-    """A user view's local network: imsdr's users-<id>, or <id>-users / <id>-access."""
-    if view.startswith("users-"):
-        return view.removeprefix("users-")
-    return view.removesuffix("-users").removesuffix("-access")
+def _view_services(zones: dict[str, ZoneData], memo: dict[tuple[int, ...], frozenset[str]]
+                   ) -> tuple[list[str], set[str]]:
+    """(the service names of one view's home zones when they answer with more than one set of
+    hosts, else none; every host its services list). An access view answers everything with
+    its SBCs (one set, in whatever order); a core view has I-CSCFs, S-CSCFs, P-CSCFs, pools.
+    ``memo``: the hosts of a NAPTR set and its SRV sets, by identity (the views' copies share them)."""
+    answers: dict[frozenset[str], str] = {}  # a set of hosts -> the first service name answering with it
+    every: set[str] = set()
+    for data in zones.values():
+        for owner, naptrs in data.naptr.items():
+            srvs = [data.srv.get(replacement, ()) for _o, _p, _s, replacement in naptrs]
+            key = (id(naptrs), *map(id, srvs))
+            targets = memo.get(key)
+            if targets is None:
+                targets = memo[key] = frozenset(srv.target for found in srvs for srv in found)
+            if targets:
+                answers.setdefault(targets, owner)
+                every |= targets
+    return (sorted(answers.values()) if len(answers) > 1 else []), every
 
 
 def _relative(name: str, zone: str) -> str:
@@ -216,10 +275,25 @@ class _Deriver:
         self.conflicts: list[Any] = []
         self.hosts: dict[str, dict[str, list[str]]] = {}  # fqdn -> side (access/core/other) -> addresses
         self.side: dict[str, str] = {}  # view -> access | core
+        self.why: dict[str, str] = {}  # view -> what made it access or core
+        self.view_id: dict[str, str] = {}  # view -> the id of its site or local network
+        self.view_where = {view.name: view.where for view in seen.conf.views}
+        self.conflict_at: dict[int, str] = {}  # conflict (by identity) -> FILE:LINE of the fact that contradicts
         self.ident: dict[str, str] = {}  # fqdn -> element id
 
-    def state(self, where: str, target: dict[str, Any], key: str, value: Any) -> None:
-        self.draft.state(self.source, where, target, key, value, self.conflicts)
+    def state(self, where: str, target: dict[str, Any], key: str, value: Any, by: str | None = None,
+              at: str | None = None) -> None:
+        """``by``: what in the source says it (a view, a host's name), so that two facts of one
+        source that disagree name two different things; ``at``: its FILE:LINE, where a
+        disagreement is reported."""
+        before = len(self.conflicts)
+        self.draft.state(by or self.source, where, target, key, value, self.conflicts)
+        if len(self.conflicts) > before and at:
+            self.conflict_at[id(self.conflicts[-1])] = at
+
+    def said_by_view(self, view: str) -> tuple[str, str]:
+        where = self.view_where.get(view, self.source)
+        return f"view {view!r} ({where})", where
 
     def element(self, fqdn: str) -> dict[str, Any]:
         return self.draft.entity("elements", self.ident[fqdn])
@@ -239,6 +313,8 @@ class _Deriver:
         self.find_hosts()
         self.views_to_sites_and_networks()
         self.services()
+        self.attach_core_sides()
+        self.kept_home_records()
         self.inventory_order()
         self.enum_blocks()
         return self.draft
@@ -303,9 +379,31 @@ class _Deriver:
                 out[kind] = ttl
         return out
 
+    def kept_home_records(self) -> None:
+        """Records of kinds imsdr does not model (TXT, CNAME...): kept unchanged, one warning per kind."""
+        kinds: dict[str, int] = {}
+        for data in self.distinct_zones():
+            kept = self.draft.kept_records.setdefault(data.name, [])
+            for line in data.other:
+                if line not in kept:
+                    kept.append(line)
+                    kind = line.split(" ", 4)[3]
+                    kinds[kind] = kinds.get(kind, 0) + 1
+        self.draft.kept_records = {zone: lines for zone, lines in self.draft.kept_records.items() if lines}
+        for kind, count in sorted(kinds.items()):
+            self.draft.warnings.append(f"{count} {kind} record(s) imsdr does not model: kept unchanged in "
+                                       "network.dns.kept_records (render dns writes them back)")
+
     def classify_views(self) -> None:
-        """A view whose own zones name hosts inside its match list serves a site's core; the
-        other views with a match list serve local networks (their users or access resolvers)."""
+        """What each view is, from what it matches and what it serves, never from its name:
+
+        * core (a site's view): it serves service names beyond the home domain and the SBCs
+          (S-CSCF, P-CSCF, HSS pools...), its match list holds addresses of hosts it publishes,
+          or it names HSS/CSCF hosts;
+        * access (a local network's view): its home domain answers with hosts no core view's home
+          domain lists (the SBCs), and it serves nothing else;
+        * a view matching ``any`` with no list of its own is the default view;
+        * anything else is reported with its reason and kept as a placeholder."""
         conf = self.seen.conf
         every: dict[str, list[str]] = {}
         added: set[tuple[str, int]] = set()  # address sets by identity: the index takes each pair once anyway
@@ -315,15 +413,69 @@ class _Deriver:
                     added.add((owner, id(addresses)))
                     every.setdefault(owner, []).extend(addresses)
         index = _AddressIndex(every)
+        apex_targets: dict[str, set[str]] = {}  # view -> the hosts its services' SRV sets list
+        memo: dict[tuple[int, ...], frozenset[str]] = {}
+        pending: list[tuple[View, list[str]]] = []
         for view in conf.views:
             prefixes = _networks(view, conf.acls)
-            if not prefixes:
-                if "any" in view.match_clients and self.seen.home.get(view.name):
+            zones = self.seen.home.get(view.name, {})
+            if not prefixes and "any" in view.match_clients:
+                if zones:
                     self.draft.network.setdefault("dns", {})["default_view"] = "access"
                 continue
-            own = {owner for data in self.seen.home.get(view.name, {}).values() for owner in data.a}
-            side = "core" if any(fqdn in own for fqdn in index.inside(prefixes)) else "access"
-            self.side[view.name] = side
+            services, apex = _view_services(zones, memo)
+            apex_targets[view.name] = apex
+            own = {owner for data in zones.values() for owner in data.a}
+            inside = [fqdn for fqdn in index.inside(prefixes) if fqdn in own]
+            named = sorted(o for o in own if _type_from_name(o.split(".", 1)[0]) in ("hss", "cscf", "slf"))
+            single = bool(prefixes) and all(p.endswith(("/32", "/128")) for p in prefixes)
+            if services and single and not inside:  # other areas' name servers, recursing for their clients
+                self.draft.notes.append(
+                    f"view {view.name!r} ({view.where}) serves the core data to {len(prefixes)} single addresses, "
+                    "none of them a host it publishes: another service area's name servers (a peers view), not "
+                    "a site; service areas (network.dns.areas) are not imported")
+            elif services:
+                self.side[view.name] = "core"
+                self.why[view.name] = f"its services {', '.join(services[:3])} answer with different hosts"
+            elif inside:
+                self.side[view.name] = "core"
+                self.why[view.name] = f"its match list holds {inside[0]}, a host it publishes"
+            elif named:
+                self.side[view.name] = "core"
+                self.why[view.name] = f"it publishes {named[0]}"
+            else:
+                pending.append((view, prefixes))
+        core_apex = set().union(*(apex_targets[v] for v, side in self.side.items() if side == "core"))
+        for view, prefixes in pending:
+            apex = apex_targets[view.name]
+            if not self.seen.home.get(view.name):
+                why = "it serves no home zone"
+            elif not apex:
+                why = "its home zones have no SIP NAPTR/SRV records"
+            elif apex & core_apex:
+                why = f"its services list {sorted(apex & core_apex)[0]}, as a core view does, but it serves " \
+                      "no pool and its match list holds no host it publishes"
+            else:
+                self.side[view.name] = "access"
+                self.why[view.name] = "its services all answer with the same hosts, which no core view lists"
+                continue
+            self.unclassified(view, prefixes, why)
+        taken: set[str] = set()
+        for view in conf.views:
+            if view.name in self.side:
+                self.view_id[view.name] = _view_id(view.name, self.side[view.name], taken)
+
+    def unclassified(self, view: View, prefixes: list[str], why: str) -> None:
+        """A view imsdr cannot tell: reported, and kept as a local network to confirm or move."""
+        taken = set(self.draft.local_networks) | set(self.draft.sites)
+        ident = _view_id(view.name, "access", taken)
+        self.draft.warnings.append(f"view {view.name!r} ({view.where}) is neither a site's core view nor a "
+                                   f"local network's: {why}; kept as local network {ident!r} to confirm")
+        entity = self.draft.entity("local_networks", ident)
+        entity["name"] = placeholder(f"view {view.name!r} could not be classified ({why}): confirm it is a local "
+                                     "network, or move its match list to a site's core_subnets")
+        if prefixes:
+            entity["prefixes"] = prefixes
 
     def find_hosts(self) -> None:
         """Element host names: A/AAAA owners without NAPTR or SRV of their own, with the addresses
@@ -393,12 +545,13 @@ class _Deriver:
                 self.state(f"elements[{ident}].fqdn", el, "fqdn", fqdn)
             by_name = _type_from_name(ident)
             if by_name:
-                self.state(f"elements[{ident}].type", el, "type", by_name)
+                self.state(f"elements[{ident}].type", el, "type", by_name, f"its name {fqdn}")
         servers: list[str] = []
         for _view, data in self.zones():
             for ns in data.ns:
                 if ns in self.ident:
-                    self.state(f"elements[{self.ident[ns]}].type", self.element(ns), "type", "enum_dns")
+                    self.state(f"elements[{self.ident[ns]}].type", self.element(ns), "type", "enum_dns",
+                               f"the NS records of {data.name}")
                     if self.ident[ns] not in servers:
                         servers.append(self.ident[ns])
         every = [i for i, el in self.draft.elements.items() if el.get("type") == "enum_dns"]
@@ -416,17 +569,13 @@ class _Deriver:
             side = self.side.get(view.name)
             prefixes = _networks(view, conf.acls)
             if side == "core":
-                site = _site_id(view.name)
-                if not _ID.fullmatch(site):
-                    continue
+                site = self.view_id[view.name]
                 subnets = [p for p in prefixes if p not in own_hosts]  # an SBC's core side is matched alone
                 self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", subnets)
                 for fqdn in index.inside(prefixes):
                     self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
             elif side == "access":
-                local = _local_id(view.name)
-                if not _ID.fullmatch(local):
-                    continue
+                local = self.view_id[view.name]
                 hosts = 0  # the access resolvers come first, as single addresses
                 while hosts < len(prefixes) - 1 and prefixes[hosts].endswith(("/32", "/128")):
                     hosts += 1
@@ -434,7 +583,8 @@ class _Deriver:
                 if hosts:
                     self.state(f"local_networks[{local}].resolvers", entity, "resolvers",
                                [p.rsplit("/", 1)[0] for p in prefixes[:hosts]])
-                self.state(f"local_networks[{local}].prefixes", entity, "prefixes", prefixes[hosts:])
+                if prefixes[hosts:]:  # a view matched by a TSIG key alone: its prefixes stay a placeholder
+                    self.state(f"local_networks[{local}].prefixes", entity, "prefixes", prefixes[hosts:])
 
     def services(self) -> None:
         """NAPTR+SRV names: the home domain's I-CSCFs, the SBC discovery name, pairs and pools.
@@ -508,21 +658,29 @@ class _Deriver:
                         self.ports(ident, transport, srv.port)
                     members[ident] = None
             if label == "@":  # the home domain: I-CSCFs for the core; for access clients, their SBCs
-                kinds: dict[tuple[str, str], None] = {}  # (element, type), each once, in view order
+                kinds: dict[tuple[str, str], str] = {}  # (element, type) -> the first view saying it, in view order
                 said: set[tuple[int, str]] = set()  # (part, type): a part said again adds nothing
                 for view, view_parts in parts[label].items():
-                    kind = "sbc" if self.side.get(view) == "access" else "cscf"
+                    kind = {"access": "sbc", "core": "cscf"}.get(self.side.get(view, ""))
+                    if kind is None:
+                        continue  # a view imsdr could not classify says nothing about its hosts
                     for part in view_parts:
                         if (id(part), kind) not in said:
                             said.add((id(part), kind))
-                            kinds.update(((self.ident[srv.target], kind), None) for _t, srv in part)
-                for ident, kind in kinds:
-                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind)
+                            for _t, srv in part:
+                                kinds.setdefault((self.ident[srv.target], kind), view)
+                for (ident, kind), view in kinds.items():
+                    by, at = self.said_by_view(view)
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", kind, by, at)
                     if kind == "cscf":
                         self.state(f"elements[{ident}].roles", self.draft.elements[ident], "roles", ["icscf"])
+                if sbc_label is None:  # the access views list their SBCs at the home domain itself
+                    self.sbc_ring({view: [srv for _t, srv in per_view] for view, per_view in views.items()
+                                   if self.side.get(view) == "access"})
             elif label == sbc_label:
                 for ident in members:
-                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc")
+                    self.state(f"elements[{ident}].type", self.draft.elements[ident], "type", "sbc",
+                               f"the SBC discovery name {label}")
                 self.sbc_ring({view: [srv for _t, srv in per_view] for view, per_view in views.items()})
             else:
                 self.group(label, list(members))
@@ -531,6 +689,37 @@ class _Deriver:
             if accepted and sorted(accepted) != ["tcp", "udp"]:
                 order = [t for t in ("udp", "tcp", "tls") if t in accepted]
                 self.state(f"elements[{ident}].transports", el, "transports", order)
+
+    def attach_core_sides(self) -> None:
+        """An SBC's core-side name (``north1-core.sbc...`` beside ``north1.sbc...``: a host no SRV or
+        NS names, its type untold, its first label the SBC's and a suffix, in the same domain) is
+        that SBC's core interface, not an element; only SBCs have two sides in the inventory, so
+        another element seen at two addresses keeps them both as its addresses."""
+        fqdn_of = {ident: fqdn for fqdn, ident in self.ident.items()}
+        sbcs = {(fqdn.split(".", 1)[0], fqdn.partition(".")[2]): ident for fqdn, ident in self.ident.items()
+                if self.draft.elements[ident].get("type") == "sbc"}
+        for fqdn, ident in sorted(self.ident.items()):
+            el = self.draft.elements.get(ident)
+            if el is None or "type" in el:
+                continue
+            label, _, parent = fqdn.partition(".")
+            owners = [sbc for (sbc_label, sbc_parent), sbc in sbcs.items()
+                      if parent == sbc_parent and label.startswith(sbc_label + "-")]
+            if len(owners) != 1:
+                continue
+            sbc = self.draft.elements[owners[0]]
+            known = sbc.setdefault("core_addresses", [])
+            known.extend(a for a in el.get("addresses", []) if a not in known)
+            del self.draft.elements[ident]
+            self.draft.derived_ids.discard(ident)
+            self.draft.notes.append(f"{fqdn} is the core side of SBC {owners[0]} ({fqdn_of[owners[0]]}): its "
+                                    "core_addresses")
+        for el in self.draft.elements.values():
+            if el.get("type") == "enum_dns" and "core_addresses" in el:  # its user-view glue: access_addresses
+                el["access_addresses"], el["addresses"] = el.get("addresses", []), el.pop("core_addresses")
+            elif el.get("type") != "sbc" and "core_addresses" in el:  # the schema gives two sides to SBCs only
+                el["addresses"] = list(dict.fromkeys([*el.get("addresses", []), *el.pop("core_addresses")]))
+        self.ident = {fqdn: ident for fqdn, ident in self.ident.items() if ident in self.draft.elements}
 
     def _srv_part(self, found: tuple[tuple[Srv, ...] | None, ...],
                   known: dict[tuple[int, str], tuple[tuple[str, Srv], ...]]) -> tuple[tuple[str, Srv], ...]:
@@ -611,7 +800,7 @@ class _Deriver:
         local_of: dict[str, str] = {}  # local network -> its SBC
         backup_of: dict[str, str] = {}  # local network -> DR SBC
         for view, srvs in sbc_views.items():
-            local = _local_id(view)
+            local = self.view_id.get(view, "")
             if local not in self.draft.local_networks:
                 continue
             tiers = sorted({s.priority for s in srvs})
@@ -653,6 +842,45 @@ class _Deriver:
                     block["last"] = "+" + run.last
             self.draft.enum_blocks[ident] = block
             self.draft.origin[f"enum_blocks[{ident}]"] = self.source
+            for entry in run.entries:
+                self.enum_exception(run, entry)
+        for zone, lines in self.seen.enum_kept.items():  # owners relative to the zone, as the readers give them
+            self.draft.kept_records.setdefault(zone, []).extend(
+                f"{zone}. {rest}" if owner == "@" else f"{owner}.{zone}. {rest}"
+                for owner, rest in (line.split(" ", 1) for line in lines))
+        if self.draft.enum_exceptions:
+            self.draft.warnings.append(
+                f"{len(self.draft.enum_exceptions)} ENUM number(s) answer otherwise than their block (ported, "
+                "another domain, URI parameters): kept as ENUM exceptions (the .enum-exceptions.csv file "
+                "beside the draft)")
+        kept = sum(map(len, self.seen.enum_kept.values()))
+        if kept:
+            self.draft.warnings.append(
+                f"{kept} ENUM record(s) imsdr cannot express (another service, a fixed URI, a rewrite of "
+                "another number): kept unchanged in network.dns.kept_records")
+
+    def enum_exception(self, run: EnumRun, entry: EnumEntry) -> None:
+        """One number the block's NAPTR does not say, as a row of an ENUM exceptions file."""
+        from imsdr.dns.enum_exceptions import PARAMS
+
+        number = "+" + entry.number if entry.number != "\\1" else "+" + run.first
+        if entry.kind == "tel":
+            self.draft.enum_exceptions.append((number, "ported-tel", "+" + entry.domain, ""))  # rn, with its +
+            return
+        if entry.params not in PARAMS:
+            zone = ".".join(reversed(run.prefix)) + "." + self.enum_suffix
+            owner = ".".join(reversed(number[1 + len(run.prefix):])) + f".{zone}."
+            uri = f"sip:{number}@{entry.domain};{entry.params}"
+            self.draft.kept_records.setdefault(zone, []).append(
+                f'{owner} {run.ttl} IN NAPTR 100 10 "u" "E2U+sip" "!^.*$!{uri}!" .')
+            return
+        if entry.domain == run.domain:
+            kind, target = "uri", ""
+        elif entry.domain in (self.draft.network.get("home_domains") or []):
+            kind, target = "routed", entry.domain
+        else:
+            kind, target = "ported", entry.domain
+        self.draft.enum_exceptions.append((number, kind, target, entry.params))
 
 
 def _servers(confs: list[NamedConf], draft: Draft, source: str) -> None:
@@ -718,9 +946,13 @@ def _import_bind(named_confs: list[Path], problems: ImportProblems, zones_dir: P
     deriver = _Deriver(seen, source, enum_suffix)
     draft = deriver.run()
     _servers(confs, draft, source)
+    if draft.kept_records:
+        draft.network.setdefault("dns", {})["kept_records"] = [
+            {"zone": zone, "records": lines} for zone, lines in draft.kept_records.items()]
     _country_code(seen, draft)
     for conflict in deriver.conflicts:
-        problems.add(source, 1, 1, str(conflict))
+        file, _, line = deriver.conflict_at.get(id(conflict), f"{source}:1").rpartition(":")
+        problems.add(file, int(line) if line.isdigit() else 1, 1, str(conflict))
     numbers = sum(r.count for r in seen.enum_runs)
     draft.sources.append(
         f"{source}: {len(main.views)} views, {sum(len(z) for z in seen.home.values())} home zone(s), "

@@ -74,6 +74,12 @@ class Draft:
     # element ids made up from a host name (DNS does not carry ids): a source that names the element
     # itself (a dispatcher list's duid, a spreadsheet's id column) renames them
     derived_ids: set[str] = field(default_factory=set)
+    # numbers whose ENUM records differ from their block's: rows of an ``--enum-exceptions`` file
+    # (number with '+', kind, target, params; imsdr.dns.enum_exceptions), written beside the draft
+    enum_exceptions: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # records imsdr cannot express, by zone: master-file lines kept as they are (see docs/import.md)
+    kept_records: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # one per kind of thing read but not modelled
 
     def entity(self, section: str, ident: str) -> dict[str, Any]:
         return getattr(self, section).setdefault(ident, {})
@@ -141,6 +147,10 @@ def merge(base: Draft, other: Draft) -> list[Conflict]:
             base.state(other.origin.get(where, "?"), where, getattr(base, attr), key, value, conflicts)
     base.sources.extend(other.sources)
     base.notes.extend(other.notes)
+    base.warnings.extend(other.warnings)
+    base.enum_exceptions.extend(other.enum_exceptions)
+    for zone, lines in other.kept_records.items():
+        base.kept_records.setdefault(zone, []).extend(lines)
     base.order.update(other.order)
     base.derived_ids |= {i for i in other.derived_ids if i in base.elements}
     return conflicts

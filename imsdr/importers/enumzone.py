@@ -18,16 +18,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from imsdr.importers.errors import ImportProblems
+from imsdr.importers.zoneinclude import IncludeScope, syntax_error_at, zone_text
 
 _RECORD = re.compile(
-    r'(?P<owner>\*|[0-9](?:\.[0-9])*)(?:\s+(?P<ttl>[0-9]+))?(?:\s+IN)?\s+NAPTR\s+[0-9]+\s+[0-9]+\s+'
-    r'"[uU]"\s+"E2U\+sip"\s+"!\^(?:\(\.\*\)|\.\*)\$!sip:(?P<user>\\\\1|\+[0-9]{1,15})@(?P<domain>[a-z0-9.-]+)!"'
-    r"\s+\.\s*(?:;.*)?")
+    r'(?P<owner>\*(?:\.[0-9])*|[0-9](?:\.[0-9])*)(?:\s+(?P<ttl>[0-9]+))?(?:\s+IN)?\s+NAPTR\s+(?P<rdata>[0-9]+\s+[0-9]+\s+'
+    r'"[uU]"\s+"(?P<service>[^"]*)"\s+"(?P<regexp>[^"]*)"\s+\.)\s*(?:;.*)?')
+# the regexp of an E2U+sip record imsdr understands: the number's own URI at a domain, with URI
+# parameters (RFC 3261 §19.1.1) after it. '\1' is the whole AUS (the number itself, RFC 6116 §3.2)
+# only where the pattern captures it: '^(.*)$'
+_SIP_REGEXP = re.compile(r"!\^(?:(?P<group>\(\.\*\))|\.\*)\$!sip:(?P<user>\\1|\+[0-9]{1,15})@(?P<domain>[a-z0-9.-]+)"
+                         r"(?P<params>(?:;[a-z0-9=-]+)*)!")
+_TEL_REGEXP = re.compile(r"!\^\.\*\$!tel:\+(?P<number>[0-9]{1,15});npdi;rn=\+(?P<rn>[0-9]{1,15})!")
 _SKIP = re.compile(r"\s*(?:;.*)?|\$(?:ORIGIN|TTL)\s+\S+\s*(?:;.*)?|@\s.*\s(?:SOA|NS)\s.*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class EnumEntry:
+    """A number whose record the block's own NAPTR does not say: a candidate ENUM exception
+    (``kind`` 'sip': sip:+N@domain;params; 'tel': ported, RFC 4769) or, with ``kind`` 'kept', a
+    record imsdr cannot express (``text``), kept as it is."""
+
+    number: str  # digits; for a kept record its owner's digits ('' for the zone's apex)
+    kind: str  # sip | tel | kept
+    domain: str = ""  # sip: the domain; tel: the routing number
+    params: str = ""
+    text: str = ""
 
 
 @dataclass
@@ -40,6 +59,7 @@ class EnumRun:
     count: int = 0
     ttl: int = 3600
     whole_prefix: bool = False
+    entries: list[EnumEntry] = field(default_factory=list)  # numbers that answer otherwise
 
 
 MAX_ENUM_ZONE_BYTES = 4 << 30  # ENUM zones are streamed; a national one is ~100 MB
@@ -62,10 +82,12 @@ def _lines(path: Path, problems: ImportProblems) -> Iterator[tuple[int, str]]:
 @dataclass(frozen=True)
 class _Record:
     line: int
-    owner: str  # '*' or the digits below the zone, most significant first
+    owner: str  # '*', '*<digits>' (a wildcard below the apex) or the digits below the zone, most significant first
     ttl: int
-    user: str  # '\\1' (the wildcard's back-reference) or '+<number>'
-    domain: str
+    service: str
+    regexp: str  # as the NAPTR holds it (master-file escapes removed)
+    kept: str = ""  # a record imsdr cannot express, as master-file text (kept as it is)
+    as_written: str = ""  # the record's master-file text, owner relative (the line reader's)
 
 
 def _no_record(text: str, zone: str, ttl: int) -> int | None:
@@ -95,12 +117,21 @@ def _regex_records(path: Path, zone: str, problems: ImportProblems) -> Iterator[
                 yield None
                 return
             continue
-        owner = match["owner"] if match["owner"] == "*" else match["owner"][::2][::-1]
-        user = match["user"].replace("\\\\", "\\")  # the master-file escape of '\\1'
-        yield _Record(lineno, owner, int(match["ttl"]) if match["ttl"] else default_ttl, user, match["domain"])
+        ttl = int(match["ttl"]) if match["ttl"] else default_ttl
+        yield _Record(lineno, _owner_digits(match["owner"]), ttl, match["service"],
+                      match["regexp"].replace("\\\\", "\\"),  # the master-file escape of a backslash
+                      as_written=f"{match['owner']} {ttl} IN NAPTR {match['rdata']}")
 
 
-def _dnspython_records(path: Path, zone: str, problems: ImportProblems) -> Iterator[_Record]:
+def _owner_digits(owner: str) -> str:
+    """'*' -> '*'; '*.9' -> '*9'; '3.2.1' -> '123' (labels below the zone, most significant first)."""
+    labels = owner.split(".")
+    digits = "".join(reversed([label for label in labels if label != "*"]))
+    return "*" + digits if labels[0] == "*" else digits
+
+
+def _dnspython_records(path: Path, zone: str, problems: ImportProblems,
+                       scope: IncludeScope | None = None) -> Iterator[_Record]:
     import dns.exception
     import dns.rdatatype
     import dns.zone
@@ -117,30 +148,38 @@ def _dnspython_records(path: Path, zone: str, problems: ImportProblems) -> Itera
     if generate is not None:
         problems.add(str(path), generate[0], 1, generate[1])
         return
+    read = zone_text(raw, path, zone, scope, problems)
+    if read is None:
+        return
+    text, expanded = read
     try:
-        loaded = dns.zone.from_text(raw.decode("utf-8"), origin=zone, relativize=True, check_origin=False,
-                                    filename=str(path),
-                                    allow_include=False)  # never read files the import was not given
-    except UnicodeDecodeError as exc:
-        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+        loaded = dns.zone.from_text(text, origin=zone, relativize=True, check_origin=False, filename=str(path),
+                                    allow_include=False)  # includes are expanded above, inside the tree
+    except dns.exception.SyntaxError as exc:
+        file, line, reason = syntax_error_at(str(exc), text, zone, path, expanded)
+        problems.add(file, line, 1, f"ENUM zone {zone} does not parse: {reason}")
         return
     except (dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"ENUM zone {zone} does not parse: {exc}")
         return
     records = []
     for name, rdataset in loaded.iterate_rdatasets():
-        if rdataset.rdtype != dns.rdatatype.NAPTR:
-            continue
         owner = name.to_text()
-        digits = "*" if owner == "*" else "".join(reversed(owner.split(".")))
+        if rdataset.rdtype != dns.rdatatype.NAPTR:
+            # the apex's SOA and NS, delegations to the block zones and their glue: the zone's structure,
+            # which imsdr renders itself; anything else is kept
+            if rdataset.rdtype not in (dns.rdatatype.SOA, dns.rdatatype.NS, dns.rdatatype.A, dns.rdatatype.AAAA):
+                records.extend(_Record(1, _owner_digits(owner), rdataset.ttl, "", "", kept=f"{owner} {rdataset.ttl} "
+                                       f"IN {dns.rdatatype.to_text(rdataset.rdtype)} {rdata.to_text()}")
+                               for rdata in rdataset)
+            continue
         for rdata in rdataset:
-            match = re.fullmatch(r"!\^(?:\(\.\*\)|\.\*)\$!sip:(\\1|\+[0-9]{1,15})@([a-z0-9.-]+)!",
-                                 rdata.regexp.decode("ascii", "replace"))
-            if rdata.service.decode("ascii", "replace").upper() != "E2U+SIP" or match is None:
-                problems.add(str(path), 1, 1, f"{owner}: NAPTR {rdata.to_text()} is not an E2U+sip record "
-                                              "imsdr can publish")
-                continue
-            records.append(_Record(1, digits, rdataset.ttl, match[1], match[2]))
+            service = rdata.service.decode("ascii", "replace")
+            regexp = rdata.regexp.decode("ascii", "replace")
+            plain = (rdata.flags.lower(), rdata.replacement.to_text()) == (b"u", ".")  # as the line reader reads
+            records.append(_Record(1, _owner_digits(owner) if owner != "@" else "", rdataset.ttl, service, regexp,
+                                   kept="" if plain else f"{owner} {rdataset.ttl} IN NAPTR {rdata.to_text()}",
+                                   as_written=f"{owner} {rdataset.ttl} IN NAPTR {rdata.to_text()}"))
     yield from sorted(records, key=lambda r: (r.owner != "*", r.owner))
 
 
@@ -254,7 +293,8 @@ def _fast_scan(path: Path, zone: str, prefix: str) -> list[EnumRun] | None:
     return [EnumRun(prefix, "numbers", domain, first_number, last_number, number - start, ttl)]
 
 
-def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems) -> list[EnumRun]:
+def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems,
+                   scope: IncludeScope | None = None) -> list[EnumRun]:
     """The blocks an ENUM zone publishes: its wildcard, and runs of consecutive numbers."""
     from imsdr.untrusted import UntrustedFile, open_untrusted_file
 
@@ -269,7 +309,7 @@ def scan_enum_zone(path: Path, zone: str, suffix: str, problems: ImportProblems)
         return _finish(prefix, fast)
     runs = _build(prefix, _regex_records(path, zone, problems), path, problems)
     if runs is None:  # syntax the line reader does not know: read it again with the full parser
-        runs = _build(prefix, _dnspython_records(path, zone, problems), path, problems)
+        runs = _build(prefix, _dnspython_records(path, zone, problems, scope), path, problems)
     return _finish(prefix, runs or [])
 
 
@@ -285,31 +325,82 @@ def _build(prefix: str, records: Iterator[_Record | None], path: Path,
     return runs
 
 
+def _meaning(record: _Record) -> EnumEntry | None:
+    """What a record says, when imsdr can say it: a SIP URI (the number's own, at a domain, with
+    parameters) or a ported number (RFC 4769 tel: with npdi and a routing number)."""
+    if record.kept:
+        return None
+    service = record.service.upper()
+    if service == "E2U+SIP":
+        sip = _SIP_REGEXP.fullmatch(record.regexp)
+        if sip is None or (sip["user"] == "\\1" and sip["group"] is None):
+            return None
+        return EnumEntry(sip["user"].lstrip("+"), "sip", sip["domain"], sip["params"].lstrip(";"))
+    tel = _TEL_REGEXP.fullmatch(record.regexp) if service == "E2U+PSTN:TEL" else None
+    return None if tel is None else EnumEntry(tel["number"], "tel", tel["rn"])
+
+
+def _kept(record: _Record, prefix: str) -> EnumEntry:
+    return EnumEntry(prefix + record.owner.lstrip("*"), "kept", text=record.kept or record.as_written)
+
+
 def _add(prefix: str, record: _Record, runs: list[EnumRun], current: EnumRun | None, previous: int,
          path: Path, problems: ImportProblems) -> tuple[EnumRun | None, int]:
-    if record.owner == "*":
-        if record.user != "\\1":
-            problems.add(str(path), record.line, 1, "a wildcard record must map to sip:\\1@domain")
-        else:
-            runs.append(EnumRun(prefix, "wildcard", record.domain, ttl=record.ttl, count=1))
+    meaning = _meaning(record)
+    if record.owner.startswith("*") or not record.owner:
+        if meaning is not None and meaning.kind == "sip" and meaning.number == "\\1" and not meaning.params:
+            runs.append(EnumRun(prefix + record.owner[1:], "wildcard", meaning.domain, ttl=record.ttl, count=1))
+        else:  # a wildcard to one fixed URI, another service, a record at the apex: kept as written
+            runs.append(EnumRun(prefix, "kept", "", ttl=record.ttl, entries=[_kept(record, prefix)]))
         return None, -2
     number = prefix + record.owner
-    if record.user != "+" + number:
-        problems.add(str(path), record.line, 1, f"the record for +{number} maps to {record.user}: "
-                                                "imsdr only publishes a number's own URI")
+    own = meaning is not None and meaning.number in ("\\1", number) and meaning.kind == "sip"
+    if meaning is None or (meaning.kind == "sip" and not own) or (meaning.kind == "tel" and meaning.number != number):
+        runs.append(EnumRun(prefix, "kept", "", ttl=record.ttl, entries=[_kept(record, prefix)]))
         return current, previous
     value = int(number)
-    if current is not None and value == previous + 1 and current.domain == record.domain \
-            and len(number) == len(current.first):
+    plain = own and not meaning.params
+    if current is not None and value == previous + 1 and len(number) == len(current.first) \
+            and (current.domain == meaning.domain or not plain):
         current.last = number
         current.count += 1
     else:
-        current = EnumRun(prefix, "numbers", record.domain, number, number, 1, record.ttl)
+        current = EnumRun(prefix, "numbers", meaning.domain if meaning.kind == "sip" else "", number, number, 1,
+                          record.ttl)
         runs.append(current)
+    if not plain or meaning.domain != current.domain:
+        current.entries.append(EnumEntry(number, meaning.kind, meaning.domain, meaning.params))
     return current, value
 
 
+def _absorb_strays(runs: list[EnumRun]) -> list[EnumRun]:
+    """A few numbers to another domain inside a run (a ported-out number among its neighbours)
+    are exceptions of that run, not blocks of their own: a shorter run of another domain right
+    after a run, ending the zone or followed by the first run's domain again, joins it."""
+    out: list[EnumRun] = []
+    for run in runs:
+        last = out[-1] if out else None
+        if last is not None and last.style == "numbers" and run.style == "numbers" and run.domain != last.domain \
+                and run.count < last.count and len(run.first) == len(last.first) \
+                and int(run.first) == int(last.last) + 1:
+            said = {entry.number for entry in run.entries}  # numbers that already answer otherwise
+            last.entries.extend(EnumEntry(number, "sip", run.domain)
+                                for number in map(str, range(int(run.first), int(run.last) + 1)) if number not in said)
+            last.entries.extend(run.entries)
+            last.last, last.count = run.last, last.count + run.count
+            continue
+        if last is not None and last.style == "numbers" and run.style == "numbers" and run.domain == last.domain \
+                and len(run.first) == len(last.first) and int(run.first) == int(last.last) + 1 and last.entries:
+            last.entries.extend(run.entries)
+            last.last, last.count = run.last, last.count + run.count
+            continue
+        out.append(run)
+    return out
+
+
 def _finish(prefix: str, runs: list[EnumRun]) -> list[EnumRun]:
+    # the wildcards first, whichever reader read them (dnspython gives a zone's names sorted)
+    runs = sorted(_absorb_strays(runs), key=lambda run: run.style != "wildcard")
     for run in runs:
         if run.style == "numbers":
             span = len(run.first) - len(prefix)

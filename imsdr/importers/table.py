@@ -152,10 +152,25 @@ def import_table(path: Path, problems: ImportProblems) -> Draft:
     count = len(elements)
     for number, row in elements:
         _row(draft, file, number, header, row, problems, validators)
+    _named_places(draft, file)
     if not header and not problems.problems:
         problems.add(file, 1, 1, "no header row")
     draft.sources.append(f"{file}: {count} element rows")
     return draft
+
+
+def _named_places(draft: Draft, file: str) -> None:
+    """The sites the rows place elements at, and the local networks their SBCs serve: entries of
+    their own in the draft (their other fields placeholders), so the draft's references hold."""
+    for ident, el in draft.elements.items():
+        site = el.get("site")
+        if isinstance(site, str) and site not in draft.sites:
+            draft.entity("sites", site)
+            draft.origin[f"sites[{site}]"] = draft.origin.get(f"elements[{ident}].site", file)
+        for local in el.get("serves") or []:
+            if local not in draft.local_networks:
+                draft.entity("local_networks", local)
+                draft.origin[f"local_networks[{local}]"] = draft.origin.get(f"elements[{ident}].serves", file)
 
 
 def _header(file: str, row: list[str], problems: ImportProblems) -> list[Column | None]:
@@ -225,7 +240,10 @@ def _row(draft: Draft, file: str, number: int, header: list[Column | None], row:
         try:
             value = adapter.validate_python(raw)
         except ValidationError as exc:
-            reason = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+            from imsdr.inventory.build import pydantic_message
+
+            err = exc.errors(include_url=False)[0]
+            reason = pydantic_message(err, (column.field, *err["loc"]), text)  # the loader's wording
             problems.add(file, number, col, f"{column.name}: {reason}")
             ok = False
             continue

@@ -12,6 +12,7 @@ from imsdr.errors import ImsdrError
 from imsdr.importers.draft import ENTITY_SECTIONS, Draft, as_inventory, count_placeholders
 
 MARKER = "# imsdr import: draft inventory"
+EXCEPTIONS_MARKER = "# imsdr import: ENUM exceptions"
 
 
 def read_draft(path: Path) -> Draft:
@@ -41,7 +42,7 @@ def read_draft(path: Path) -> Draft:
     return draft
 
 
-def _refuse_foreign(path: Path) -> None:
+def _refuse_foreign(path: Path, marker: str = MARKER) -> None:
     """Refuse to replace ``path`` unless it is missing or a regular file starting with the marker
     (opened without following a link or waiting on a FIFO, see :mod:`imsdr.untrusted`)."""
     from imsdr.untrusted import UntrustedFile, open_untrusted
@@ -53,12 +54,12 @@ def _refuse_foreign(path: Path) -> None:
     except UntrustedFile as exc:
         raise ImsdrError(f"refusing to replace {path}: it {exc.reason}") from None
     try:
-        first = os.read(fd, len(MARKER.encode()))
+        first = os.read(fd, len(marker.encode()))
     except OSError as exc:
         raise ImsdrError(f"{path}: cannot read: {exc.strerror}") from None
     finally:
         os.close(fd)
-    if not first.decode("utf-8", "replace").startswith(MARKER):
+    if not first.decode("utf-8", "replace").startswith(marker):
         raise ImsdrError(f"{path} exists and was not written by imsdr import: refusing to replace it "
                          "(choose another --out, or move the file away)")
 
@@ -90,6 +91,7 @@ def _render_draft(draft: Draft) -> tuple[str, int]:
         # a source's file name may hold a line break: escaped, it can never start a line of YAML
         *(f"#   {one_line(line)}" for line in draft.sources),
         *(f"# note: {one_line(line)}" for line in draft.notes),
+        *(f"# warning: {one_line(line)}" for line in draft.warnings),
         f"# {remaining} value(s) read 'FILL IN: ...': no source could tell them. `imsdr validate` lists each",
         "# with its line; replace them with the real values.",
     ]
@@ -113,7 +115,22 @@ def _printable_ascii(node: Any) -> bool:
     return True
 
 
-def write_draft(path: Path, text: str) -> None:
+def exceptions_text(draft: Draft) -> str:
+    """The draft's ENUM exceptions as an ``--enum-exceptions`` file (imsdr.dns.enum_exceptions)."""
+    from imsdr.dns.enum_exceptions import HEADER
+
+    lines = [f"{EXCEPTIONS_MARKER}: numbers whose records differ from their block's; give this file to",
+             "# imsdr render dns|plan|resolve|verify --enum-exceptions (docs/dns.md, ENUM exceptions)", HEADER]
+    lines += [",".join(row) for row in sorted(set(draft.enum_exceptions))]
+    return "\n".join(lines) + "\n"
+
+
+def exceptions_path(out: Path) -> Path:
+    """Where the ENUM exceptions of the draft ``out`` are written: beside it."""
+    return out.with_name(out.stem + ".enum-exceptions.csv")
+
+
+def write_draft(path: Path, text: str, marker: str = MARKER) -> None:
     """Replace ``path`` atomically (a temporary file in the same directory, then rename), holding
     the output lock of its directory from the check to the rename (see
     :func:`imsdr.output.atomic.output_lock`): a ``plan`` writing the same path meanwhile is never
@@ -122,7 +139,7 @@ def write_draft(path: Path, text: str) -> None:
 
     directory = path.parent if str(path.parent) else Path(".")
     with output_lock(path):
-        _refuse_foreign(path)
+        _refuse_foreign(path, marker)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -141,6 +158,7 @@ def summary(draft: Draft, remaining: int) -> list[str]:
     return [
         *(f"imported {one_line(line)}" for line in draft.sources),
         *(f"note: {line}" for line in draft.notes),
+        *(f"warning: {line}" for line in draft.warnings),
         "draft: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items()),
         f"{remaining} placeholder(s) to fill in: `imsdr validate` lists them with their lines",
     ]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from imsdr.importers.errors import ImportProblems
+from imsdr.importers.zoneinclude import IncludeScope, syntax_error_at, zone_text
 
 MAX_ZONE_BYTES = 64 * 1024 * 1024  # home zones are read whole; ENUM zones are streamed
 MAX_GENERATED = 65_536  # records all $GENERATE lines of one zone file may make, in all
@@ -48,6 +49,9 @@ _RDATA = {
 _BLANK = re.compile(r"[ \t]*(?:;.*)?")
 _NOT_IN_FORM = object()  # a memo entry: the line reader cannot read this line
 _NOTHING = object()  # a memo entry: a comment or blank line
+
+
+_MODELLED = frozenset({"A", "AAAA", "NAPTR", "SRV", "NS", "SOA"})
 
 
 class Srv(NamedTuple):  # a tuple: hashed and compared in C (a national network has 10^5 of them)
@@ -84,6 +88,8 @@ class ZoneData:
     ns: tuple[str, ...] = ()
     soa_rname: str | None = None
     ttls: dict[str, list[int]] = field(default_factory=dict)  # record kind -> TTL of each rrset
+    # records of kinds imsdr does not model (TXT, CNAME, MX...): 'OWNER. TTL IN TYPE DATA' lines
+    other: list[str] = field(default_factory=list)
 
 
 # one import run's parsed lines: line text -> (relative owner, kind, ttl, rdata) or a marker;
@@ -122,11 +128,13 @@ def zone_data(origin: str, rrsets: list[RRset], memo: LineMemo | None = None) ->
             rname, minimum = rrset.rdatas[0]
             data.soa_rname = rname
             data.ttls["negative"] = [minimum]
+        elif kind not in _MODELLED:
+            data.other.extend(f"{owner}. {rrset.ttl} IN {kind} {text}" for text in rrset.rdatas)
     return data
 
 
 def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str,
-                   memo: LineMemo) -> ZoneData | None:
+                   memo: LineMemo, scope: IncludeScope | None = None) -> ZoneData | None:
     """The zone file at ``path`` for zone ``origin`` (``where``: the zone statement, for a missing
     file); None, with the reason in ``problems``, when it cannot be read."""
     from imsdr.untrusted import UntrustedFile, read_untrusted
@@ -143,7 +151,7 @@ def load_home_zone(path: Path, origin: str, problems: ImportProblems, where: str
         return None
     rrsets = imsdr_form_rrsets(raw, origin, memo)
     if rrsets is None:
-        rrsets = _dnspython_rrsets(raw, path, origin, problems)
+        rrsets = _dnspython_rrsets(raw, path, origin, problems, scope)
     return None if rrsets is None else zone_data(origin, rrsets, memo)
 
 
@@ -385,7 +393,8 @@ def _rdata(kind: str, fields: tuple[str, ...]) -> Rdata | None:
     return (rname, timers[3])
 
 
-def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProblems) -> list[RRset] | None:
+def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProblems,
+                      scope: IncludeScope | None = None) -> list[RRset] | None:
     import dns.exception
     import dns.rdatatype
     import dns.zone
@@ -394,17 +403,16 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
     if generate is not None:
         problems.add(str(path), generate[0], 1, generate[1])
         return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(str(path), raw.count(b"\n", 0, exc.start) + 1, 1, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")
+    read = zone_text(raw, path, origin, scope, problems)
+    if read is None:
         return None
+    text, expanded = read
     try:
         zone = dns.zone.from_text(text, origin=origin, relativize=False, check_origin=True, filename=str(path),
-                                  allow_include=False)  # never read files the import was not given
+                                  allow_include=False)  # includes are expanded above, inside the tree
     except dns.exception.SyntaxError as exc:
-        match = re.search(r":(\d+): ", str(exc))
-        problems.add(str(path), int(match[1]) if match else 1, 1, f"zone does not parse: {exc}")
+        file, line, reason = syntax_error_at(str(exc), text, origin, path, expanded)
+        problems.add(file, line, 1, f"zone does not parse: {reason}")
         return None
     except (dns.exception.DNSException, ValueError) as exc:
         problems.add(str(path), 1, 1, f"zone {origin} does not load: {exc}")
@@ -429,5 +437,7 @@ def _dnspython_rrsets(raw: bytes, path: Path, origin: str, problems: ImportProbl
             rdatas = tuple(r.target.to_text(omit_final_dot=True).lower() for r in rdataset)
         elif kind == "SOA":
             rdatas = tuple((r.rname.to_text(omit_final_dot=True).lower(), r.minimum) for r in rdataset)
+        else:  # kept as master-file text (names absolute: relativize=False)
+            rdatas = tuple(r.to_text() for r in rdataset)
         out.append(RRset(owner, kind, rdataset.ttl, rdatas))
     return out

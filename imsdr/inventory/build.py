@@ -390,19 +390,27 @@ def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
     raw_loc = tuple(err["loc"])
     loc: YamlPath = tuple(p for p in raw_loc if p != "[key]")
     kind = err["type"]
+    location = doc.locate_key(loc) if "[key]" in raw_loc else doc.locate(loc)
+    if kind == "missing":
+        location = doc.locate(loc[:-1])
+    elif kind == "extra_forbidden":
+        location = doc.locate_key(loc)
+    return Problem(location, format_path(loc), pydantic_message(err, loc, doc.scalar_text.get(loc)))
+
+
+def pydantic_message(err: Any, loc: YamlPath, raw: str | None = None) -> str:
+    """The loader's wording of one pydantic error at ``loc`` (``raw``: the value's text as written):
+    what was got, what is expected, and a "did you mean" where a known name is close. The
+    importers word their cell and field errors the same way."""
+    kind = err["type"]
     message = str(err["msg"])
     value = err.get("input")
     ctx = err.get("ctx") or {}
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
-    location = doc.locate_key(loc) if "[key]" in raw_loc else doc.locate(loc)
     if kind == "missing":
-        field = loc[-1]
-        location = doc.locate(loc[:-1])
-        loc = loc[:-1] + (field,)
-        message = f"required field {shorten(field)} is missing"
+        message = f"required field {shorten(loc[-1])} is missing"
     elif kind == "extra_forbidden":
-        location = doc.locate_key(loc)
         field = str(loc[-1])
         model = _model_at(loc[:-1])
         known = sorted(model.model_fields) if model else []
@@ -423,7 +431,6 @@ def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
             message = f"got {got}, expected {expected}{hint}"
         else:
             message = f"got {got}, expected {expected}"
-            raw = doc.scalar_text.get(loc)
             if kind == "string_type" and raw is not None:
                 message += f" (write it in quotes if it is meant as text: \"{raw}\")"
     elif kind == "string_pattern_mismatch":
@@ -441,7 +448,7 @@ def _problem_from_pydantic(doc: LoadedDocument, err: Any) -> Problem:
         message = f"{message} (got {_describe(value)})"
     if len(message) > MAX_MESSAGE:
         message = message[: MAX_MESSAGE - 1] + "…"
-    return Problem(location, format_path(loc), message)
+    return message
 
 
 # --- cross-references, checked on the raw data ------------------------------------------------------

@@ -408,6 +408,48 @@ class DnsArea(_Strict):
             "common parent of them); the ENUM country-code zone is always its own"))
 
 
+_KEPT_TYPES_REFUSED = frozenset({"SOA", "NS"})  # a zone's apex records are imsdr's own
+
+
+def _check_kept_record(value: str) -> str:
+    """One master-file record line, absolute owner, kept as it is: parsed here (by dnspython) so
+    ``render dns`` never writes a line named would refuse."""
+    import dns.exception
+    import dns.rdata
+    import dns.rdataclass
+    import dns.rdatatype
+
+    words = value.split(None, 4)
+    if not value.isascii() or not value.isprintable() or len(value) > 2048:
+        raise ValueError("a kept record is one line of printable ASCII (at most 2,048 characters)")
+    if len(words) != 5 or not words[0].endswith(".") or not words[1].isdigit() or words[2].upper() != "IN":
+        raise ValueError(f"{value[:60]!r}: expected 'OWNER. TTL IN TYPE DATA' (an absolute owner name)")
+    if words[3].upper() in _KEPT_TYPES_REFUSED:
+        raise ValueError(f"{words[3].upper()} records are imsdr's own (the zone's apex): not kept")
+    try:
+        dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.from_text(words[3]), words[4])
+    except (dns.exception.DNSException, ValueError) as exc:
+        raise ValueError(f"{value[:60]!r}: {exc}") from None
+    return value
+
+
+KeptRecord = Annotated[str, AfterValidator(_check_kept_record)]
+
+
+class KeptRecords(_Strict):
+    zone: DnsName = Field(description="the zone the records belong to (a home domain or an ENUM block zone)")
+    records: Annotated[list[KeptRecord], Field(min_length=1)] = Field(description=(
+            "master-file lines 'OWNER. TTL IN TYPE DATA' (owner absolute, inside the zone), written back "
+            "unchanged at the end of the zone's core-side file"))
+
+    def model_post_init(self, _context: object) -> None:
+        zone = self.zone.rstrip(".").lower()
+        for record in self.records:
+            owner = record.split(None, 1)[0].rstrip(".").lower()
+            if owner != zone and not owner.endswith("." + zone):
+                raise ValueError(f"{record[:60]!r}: the owner is outside zone {self.zone}")
+
+
 class DnsSettings(_Strict):
     """Names under the home domain that imsdr renders."""
 
@@ -433,6 +475,9 @@ class DnsSettings(_Strict):
     areas: list[DnsArea] = Field(default_factory=list, description=(
             "service areas: which ENUM/DNS set serves which home domains and number blocks, and the "
             "national set that delegates to them (default: none, one set serves everything)"))
+    kept_records: list[KeptRecords] = Field(default_factory=list, description=(
+            "records imsdr does not model (TXT, CNAME, other ENUM services...) kept from an imported "
+            "configuration: render dns writes them back unchanged (docs/import.md)"))
     secondary_directory: AbsolutePath = Field(
         "/var/cache/bind/imsdr", description="where secondary name servers keep transferred zones "
                                              "(an existing directory writable by named)")
