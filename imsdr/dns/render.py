@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from imsdr.analysis import cyclic_gc_paused
+from imsdr.dns.catalog import catalog_path, catalog_zone, render_catalog
 from imsdr.dns.dispatcher import (
     dispatcher_list_path,
     dispatcher_sets,
@@ -31,7 +32,7 @@ from imsdr.dns.drain import (
     resolve_drain,
 )
 from imsdr.dns.lint import lint_plan, lint_problems
-from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, build_dns_plan
+from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, ViewPlan, build_dns_plan
 from imsdr.dns.views import (
     NamedConfParts,
     ServerLayout,
@@ -196,6 +197,11 @@ def write_dns_files(
 
     resolvers = frozenset(str(ipaddress.ip_network(r)) for ln in topology.local_networks.values() for r in ln.resolvers)
     parts = NamedConfParts(plan, layout, secondary_directory, rate_limit, resolvers)
+    for view, zones in catalog_members(plan, layout, parts):
+        path = catalog_path(view.name)
+        prior = safe_join(previous, path) if previous is not None and previous.is_dir() else None
+        _write_text(digests, directory, path, render_catalog(view.name, zones, plan.network, prior, serial))
+        report.files.append(WrittenFile(path, "catalog", catalog_zone(view.name), view.name, len(zones)))
     _write_text(digests, directory, NAMED_OPTIONS, render_options(plan, rate_limit))
     report.files.append(WrittenFile(NAMED_OPTIONS, "named.conf"))
     for server in layout.servers:
@@ -225,6 +231,17 @@ def write_dns_files(
     report.files.append(WrittenFile("README.md", "readme"))
     _write_text(digests, directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
+
+
+def catalog_members(plan: DnsPlan, layout: ServerLayout, parts: NamedConfParts) -> list[tuple[ViewPlan, list[str]]]:
+    """(view, the zones it serves) for every view whose catalog a primary publishes."""
+    out = []
+    for view, refs in zip(plan.views, parts.refs, strict=True):
+        if view.side == "none":
+            continue
+        if any(s.role == "primary" and s.holds(view) and parts.catalogs(s) for s in layout.servers):
+            out.append((view, [ref.zone for ref in refs]))
+    return out
 
 
 def printable(label: str) -> str:
@@ -310,10 +327,11 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
             "kamailio": "Kamailio OPTIONS probing parameters (include_file)",
             "drain": "the drained state: what changes, on which servers, in which order",
             "reload": "one server's reload commands (sh), each output checked",
+            "catalog": "catalog zone (RFC 9432) of one view: the zones its secondaries serve",
             "readme": "this file",
         }[f.kind]
         view = f.view or ("all views of its side without an override" if f.kind == "zone" else "")
-        records = f.records if f.kind in ("zone", "named.conf", "resolver", "dispatcher") else ""
+        records = f.records if f.kind in ("zone", "named.conf", "resolver", "dispatcher", "catalog") else ""
         lines.append(
             f"| `{f.path}` | {what} | {f.zone or ''} | {view} | {records} "
             f"| {f.serial if f.serial is not None else ''} |"

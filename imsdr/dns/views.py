@@ -28,6 +28,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from imsdr.dns.catalog import CATALOG_MIN_UPDATE, catalog_path, catalog_zone
 from imsdr.dns.plan import DnsPlan, Side, ViewPlan
 
 if TYPE_CHECKING:
@@ -278,6 +279,49 @@ class NamedConfParts:
         self.bodies: dict[tuple[object, ...], str] = {}
         self.base_largest: dict[tuple[str, str], int] = {}  # (side, zone) -> its largest rrset
 
+    def catalogs(self, server: Server) -> bool:
+        """Whether ``server``'s area distributes its member zones by catalog zones (RFC 9432):
+        under master-slave and backend-db, when the area has a secondary."""
+        return self.layout.sync != "provisioning" and any(
+            s.role == "secondary" and s.area == server.area for s in self.layout.servers)
+
+    def _catalog_primary(self, view: ViewPlan, peers_notify: list[Server], peers: list[str]) -> list[str]:
+        """The view's catalog zone on a primary: NOTIFY and transfer to the secondaries with the
+        view's key; nobody else may read it (it is a list of zones, not an answer)."""
+        acl = transfer_acl([view.key_name], peers)
+        return [
+            f"    zone {_q(catalog_zone(view.name))} {{",
+            f"        type primary; file {_q(catalog_path(view.name))};",
+            "        also-notify { " + " ".join(f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };",
+            f"        allow-query {acl};",
+            f"        allow-transfer {acl};",
+            "    };",
+        ]
+
+    def _catalog_secondary(self, view: ViewPlan, refs: list[ZoneFileRef], my_primaries: list[Server]) -> list[str]:
+        """A secondary's view: the catalog only; BIND adds, transfers and removes its members."""
+        primaries = "{ " + " ".join(f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " }"
+        directory = self.secondary_directory
+        out = []
+        largest = max((self.largest_rrset(view, ref.zone) for ref in refs), default=0)
+        if largest > BIND_MAX_RECORDS_PER_TYPE:
+            # a member zone's options cannot come through a catalog in BIND 9.18: the view's
+            # limit covers its largest rrset
+            out.append(f"    max-records-per-type {largest};")
+        catalog = catalog_zone(view.name)
+        # BIND records catalog-added zones in <view>.nzd: beside the transferred zones, not in
+        # named's working directory (the rendered tree, which imsdr replaces whole)
+        out.append(f"    new-zones-directory {_q(directory)};")
+        out += [
+            f"    catalog-zones {{ zone {_q(catalog)} default-primaries {primaries} zone-directory "
+            f"{_q(directory)} in-memory no min-update-interval {CATALOG_MIN_UPDATE}; }};",
+            f"    zone {_q(catalog)} {{",
+            f"        type secondary; file {_q(secondary_file(directory, view.name, catalog))};",
+            f"        primaries {primaries};",
+            "    };",
+        ]
+        return out
+
     def _stub_zones(self, server: Server) -> list[tuple[str, list[str]]]:
         """(national zone, the national servers' addresses) for a province server's core views."""
         if not server.area or not self.plan.areas:
@@ -329,6 +373,7 @@ class NamedConfParts:
         peers = sorted({s.address for s in layout.servers if s.area == server.area and s.id != server.id},
                        key=ipaddress.ip_address)  # (an order of their own: not the inventory's element order)
         stubs = self._stub_zones(server)
+        catalogs = self.catalogs(server)
         users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
         for view, refs in held:
             if view.side != "none":
@@ -376,6 +421,11 @@ class NamedConfParts:
                 out.append("    recursion no;")
             out.append(f"    notify {'explicit' if peers_notify else 'no'};")
             out += source_options
+            if catalogs and server.role == "secondary":
+                out += self._catalog_secondary(view, refs, my_primaries)
+                refs = []  # the member zones come from the catalog, never from this file
+            elif catalogs and peers_notify:
+                out += self._catalog_primary(view, peers_notify, peers)
             for ref in refs:
                 zone = ref.zone
                 if ref.path in defined:
@@ -387,8 +437,11 @@ class NamedConfParts:
                 if server.role == "primary":
                     body.append(f"type primary; file {_q(ref.path)};")
                     if peers_notify:
+                        # with catalogs every sharing view's copy on a secondary is its own zone,
+                        # transferred with that view's key: NOTIFY each of them
+                        notified = sharing if catalogs else [view]
                         body.append("also-notify { " + " ".join(
-                            f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };")
+                            f"{s.address} key {_q(v.key_name)};" for v in notified for s in peers_notify) + " };")
                 else:
                     body.append(f"type secondary; file {_q(secondary_file(secondary_directory, view.name, zone))};")
                     body.append("primaries { " + " ".join(
