@@ -126,8 +126,11 @@ def test_every_server_conf_passes_named_checkconf_z(tmp_path: Path, make_invento
         assert 'view "default" {\n    match-clients { any; };\n    allow-query { none; };' in text
         # a transfer needs the view's key AND the other server's address
         assert re.search(r'allow-transfer \{ !\{ !\{ [0-9.]+; \}; any; \}; key "imsdr-users-capital"; \};', text)
-        assert 'in-view "core-site-a"' in text  # ENUM zones loaded once, shared by the other core views
         role = "secondary" if sync != "provisioning" and conf.name == "dns-b-1.conf" else "primary"
+        # a primary loads the ENUM zones once, shared by the other core views; a secondary's views
+        # hold their catalog only (RFC 9432: tests/test_dns_catalog.py), one per view
+        assert ('in-view "core-site-a"' in text) == (role == "primary")
+        assert text.count("catalog-zones {") == (9 if role == "secondary" else 0)
         assert f"type {role};" in text and (role == "primary") == ("type secondary" not in text)
         assert ("also-notify" in text) == (sync != "provisioning" and role == "primary")
     resolver = (out / "resolvers/capital.conf").read_text()
