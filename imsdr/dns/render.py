@@ -32,7 +32,7 @@ from imsdr.dns.drain import (
     resolve_drain,
 )
 from imsdr.dns.lint import lint_plan, lint_problems
-from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, ViewPlan, build_dns_plan
+from imsdr.dns.plan import DnsPlan, ViewPlan, base_view, build_dns_plan
 from imsdr.dns.views import (
     NamedConfParts,
     ServerLayout,
@@ -278,7 +278,7 @@ def _write_zone_file(
     run: _ZoneRun | None = None,
 ) -> WrittenFile:
     run = run or _ZoneRun(previous)
-    view = plan.view(ref.view) if ref.view else (ACCESS_BASE if ref.side == "access" else CORE_BASE)
+    view = plan.view(ref.view) if ref.view else base_view(ref.side)
     base = plan.zones_of(view.side)[ref.zone]
     header = header_lines(base, ref.view, inventory, plan.network)  # (a view's copy: the base's name, purpose)
     comments = {}
