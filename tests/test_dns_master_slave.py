@@ -118,7 +118,7 @@ def master_slave_scenario(tmp_path: Path, make_inventory: Any, start_named: Any)
     assert "type primary" not in conf_b and f'primaries {{ {primary} key "imsdr-users-capital"; }};' in conf_b
     secrets = re.findall(r'secret "([^"]+)"', keys.read_text())
     rendered = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
-    assert len(secrets) == 9 and not any(secret in rendered for secret in secrets)
+    assert len(secrets) == 12 and not any(secret in rendered for secret in secrets)  # 6 user, 3 SBC, 3 core views
     assert not any(p.is_relative_to(out) for p in [keys.resolve()])
 
     start_named(out, include="named/dns-a-1.conf", keys=keys, address=primary, port=53, rndc=True,
