@@ -346,8 +346,10 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         f"  name `{plan.sbc_name}`, the DR name `{plan.sbc_dr_name}`, each home domain's NAPTR/SRV leading",
         "  to the SBCs, the SBCs' access addresses and the name servers. No CSCF, HSS, SLF, MGCF, AS or",
         "  pool name is in them (the DNS lint refuses a plan that would show one).",
-        "- `core-<site>` views match the site's core subnets and its SBCs' core-side addresses and",
-        "  serve the **core zones** (`zones/core/`, `zones/core-*/`, same site first) and the ENUM zones.",
+        "- `sbc-<site>` views match the site's SBCs' core-side addresses (before the core view) and serve",
+        "  the **SBC zones** (`zones/sbc/`, `zones/sbc-*/`): the P-CSCF names and addresses only.",
+        "- `core-<site>` views match the site's core subnets and serve the **core zones** (`zones/core/`,",
+        "  `zones/core-*/`, same site first) and the ENUM zones.",
         "- `default` " + ("serves the access data only (`network.dns.default_view: access`)."
                           if any(v.kind == "default" and v.side == "access" for v in plan.views)
                           else "refuses every query (`network.dns.default_view: refuse`)."),
