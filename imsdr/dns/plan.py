@@ -15,6 +15,9 @@ Design (see docs/dns.md): access and core data are kept apart.
   addresses and the name servers' addresses. Served in user views (``users-<local network>``,
   matched by the access resolvers and UE prefixes), whose overrides answer the local SBC first
   (SRV) and only the local SBC(s) for A/AAAA (the DR SBC under a second name).
+* **SBC zones** (``DnsPlan.sbc_zones``), same origins, for the SBCs' core interfaces (views
+  ``sbc-<site>``, before the site's core view): the P-CSCF pair/pool names and the P-CSCFs' and
+  name servers' addresses only, same site first.
 * **ENUM zones**, one per ENUM block (origin = reversed block prefix + suffix), plus the country
   code's parent zone delegating to them (numbers outside every block: NXDOMAIN), served in core
   views only. A block is the wildcard(s) that cover it (or, ``style: numbers``, one NAPTR per

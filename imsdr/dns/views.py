@@ -1,8 +1,9 @@
 """One ``named.conf`` per DNS server: ACLs, locked-down views, and each zone by the sync mode.
 
 Every server gets the same views (first match wins): one per local network (``users-*``, the
-access zones), one per site (``core-*``, the core and ENUM zones) and ``default`` (refuses, or
-the access data only). Each view is locked down: ``recursion no``, ``allow-query`` its own match
+access zones), per site one for its SBCs' core interfaces (``sbc-*``, the P-CSCF names only) and
+one for its core (``core-*``, the core and ENUM zones), and ``default`` (refuses, or the access
+data only). Each view is locked down: ``recursion no``, ``allow-query`` its own match
 list, ``allow-transfer`` only that view's TSIG key. The key *names* are rendered; the secrets are
 never written here (the operator includes a keys file, see :mod:`imsdr.dns.keys`). A request
 signed with a view's key matches that view and no other (``!"imsdr-view-keys"``), which is how a
@@ -13,7 +14,8 @@ Sync modes (``redundancy.enum_dns.sync``):
 * ``provisioning`` (and unset): every server is a primary of identical zone files;
 * ``master-slave``: the master set (``redundancy.enum_dns.primaries``, default the first name
   server) holds ``type primary`` zones and NOTIFYs the others (``also-notify`` with the view's
-  key); the others hold ``type secondary`` zones transferred with the view's key;
+  key), and publishes one catalog zone per view (:mod:`imsdr.dns.catalog`); the others hold per
+  view only that catalog, and BIND transfers its member zones with the view's key;
 * ``backend-db``: the back-end (``primaries``) is a hidden primary fed by the database; the
   front-ends are its secondaries, rendered like master-slave.
 
