@@ -252,3 +252,28 @@ def start_named(
             server.stop()
             raise RuntimeError(f"named did not answer within {timeout} s:\n{text[-4000:]}")
         time.sleep(0.05)
+
+
+NETNS_FLAG = "IMSDR_TEST_NETNS"  # set inside the namespace: the scenario collects there only
+
+
+def run_in_network_namespace(test_file: str, test_name: str, addresses: tuple[str, ...], marker: str,
+                             timeout: float = 400) -> str:
+    """Run ``test_file::test_name`` in a fresh network namespace (``unshare --net``: its own
+    loopback with ``addresses`` added; the host's network is never touched), check it passed and
+    return the first line of its output starting with ``marker`` (the scenario's measurements)."""
+    import sys
+
+    unshare, ip = shutil.which("unshare"), shutil.which("ip") or "/usr/sbin/ip"
+    assert unshare, "util-linux 'unshare' is needed for the network namespace"
+    setup = " && ".join([f"{ip} link set lo up", *(f"{ip} addr add {a}/32 dev lo" for a in addresses),
+                         f"exec {sys.executable} -m pytest -q -s -p no:cacheprovider -p no:randomly "
+                         f"{Path(test_file).resolve()}::{test_name}"])
+    env = {**os.environ, NETNS_FLAG: "1"}
+    result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True, env=env,
+                            timeout=timeout, check=False, cwd=Path(test_file).resolve().parent.parent)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert "1 passed" in result.stdout
+    found = re.search(re.escape(marker) + ".*", result.stdout)
+    assert found, result.stdout[-3000:]
+    return found.group(0)

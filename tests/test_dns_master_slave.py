@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,7 @@ import dns.message
 import dns.query
 import dns.rcode
 import dns.tsigkeyring
+from named_harness import NETNS_FLAG, run_in_network_namespace
 
 from imsdr.dns.plan import build_dns_plan
 from imsdr.dns.render import render_dns
@@ -70,24 +68,13 @@ def wait_serials(address: str, wanted: dict[tuple[str, str], int], ring: Any, li
 
 
 PRIMARY, SECONDARY = "127.0.0.10", "127.0.0.11"
-IN_NETNS = os.environ.get("IMSDR_TEST_NETNS") == "1"
+IN_NETNS = os.environ.get(NETNS_FLAG) == "1"
 
 
 def test_master_slave_in_a_network_namespace() -> None:
     """Run the scenario below in a fresh network namespace (loopback only) and check it passed."""
-    unshare, ip = shutil.which("unshare"), shutil.which("ip") or "/usr/sbin/ip"
-    assert unshare, "util-linux 'unshare' is needed for the network namespace"
-    setup = (f"{ip} link set lo up && {ip} addr add {PRIMARY}/32 dev lo && {ip} addr add {SECONDARY}/32 dev lo"
-             f" && exec {sys.executable} -m pytest -q -s -p no:cacheprovider -p no:randomly "
-             f"{Path(__file__).resolve()}::test_master_slave_transfers_every_view_with_its_key")
-    env = {**os.environ, "IMSDR_TEST_NETNS": "1"}
-    result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True, env=env,
-                            timeout=300, check=False, cwd=Path(__file__).resolve().parent.parent)
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
-    assert "1 passed" in result.stdout
-    timing = re.search(r"master-slave on loopback: .*", result.stdout)
-    assert timing, result.stdout[-3000:]
-    print("\n" + timing.group(0))
+    print("\n" + run_in_network_namespace(__file__, "test_master_slave_transfers_every_view_with_its_key",
+                                         (PRIMARY, SECONDARY), "master-slave on loopback: ", timeout=300))
 
 
 def master_slave_scenario(tmp_path: Path, make_inventory: Any, start_named: Any) -> None:
