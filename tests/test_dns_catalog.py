@@ -213,7 +213,7 @@ def catalog_scenario(tmp_path: Path, make_inventory: Any, start_named: Any) -> N
     view_total = time.monotonic() - started
     assert all(wait_serials(SECONDARY, {k: s}, ring, WAIT) >= 0 for k, s in serials(out, topo3).items())
     print(f"\ncatalogs on loopback: {len(wanted)} zone instances through {len(instances(topo))} catalog "
-          f"members in {first:.2f} s; a new block's {len(wanted2)} instances X
+          f"members in {first:.2f} s; a new block's {len(wanted2)} instances {block_total:.2f} s after "
           f"'rndc reload' on the primary alone (wait {block_wait:.2f} s); a new view's {len(wanted3)} zones "
           f"{view_total:.2f} s after 'rndc reconfig' on the secondary (wait {view_wait:.2f} s)")
 
