@@ -11,7 +11,9 @@ test_dns_master_slave.py):
    core view within a bounded time;
 3. a new local network (a new view): views are configuration in BIND, so the secondary's fragment
    gains exactly that view (its match list and its catalog, no zone); after ``rndc reconfig`` on the
-   secondary the view's zones arrive through its catalog.
+   secondary the view's zones arrive through its catalog;
+4. promotion: the primary stops, the secondary gets the primary's rendering (``rndc reconfig``):
+   its catalog members give way to primary zones of the same names, and it serves every zone.
 """
 
 from __future__ import annotations
@@ -212,10 +214,27 @@ def catalog_scenario(tmp_path: Path, make_inventory: Any, start_named: Any) -> N
     view_wait = wait_serials(SECONDARY, wanted3, ring, WAIT)
     view_total = time.monotonic() - started
     assert all(wait_serials(SECONDARY, {k: s}, ring, WAIT) >= 0 for k, s in serials(out, topo3).items())
+
+    # 4. promotion (README): the primary is lost; the secondary gets the primary's rendering
+    primary.stop()
+    data["redundancy"]["enum_dns"]["primaries"] = ["dns-b-1"]
+    inventory.write_text(yaml.safe_dump(data, sort_keys=False))
+    topo4 = topology_of(inventory)
+    render_dns(topo4, out, inventory.name, keys=keys)
+    assert "catalog-zones" not in (out / "named/dns-b-1.conf").read_text()
+    started = time.monotonic()
+    secondary.rndc("reconfig")  # its catalog members give way to the zones of its new fragment
+    promoted = wait_serials(SECONDARY, serials(out, topo4), ring, WAIT)
+    promote_total = time.monotonic() - started
+    for view, zone in (("users-capital", "ims.example.net"), ("core-site-a", "0.0.7.7.7.9.9.2.6.8.e164.arpa"),
+                       ("users-bay", "ims.mnc001.mcc460.3gppnetwork.org")):
+        status = secondary.rndc("zonestatus", zone, "IN", view)
+        assert re.search(r"^type: primary$", status, re.M), status  # its own file now, not a catalog member
     print(f"\ncatalogs on loopback: {len(wanted)} zone instances through {len(instances(topo))} catalog "
           f"members in {first:.2f} s; a new block's {len(wanted2)} instances {block_total:.2f} s after "
           f"'rndc reload' on the primary alone (wait {block_wait:.2f} s); a new view's {len(wanted3)} zones "
-          f"{view_total:.2f} s after 'rndc reconfig' on the secondary (wait {view_wait:.2f} s)")
+          f"{view_total:.2f} s after 'rndc reconfig' on the secondary (wait {view_wait:.2f} s); promoted to "
+          f"primary, every zone served {promote_total:.2f} s after 'rndc reconfig' (wait {promoted:.2f} s)")
 
 
 if IN_NETNS:  # inside the namespace only: the scenario itself
