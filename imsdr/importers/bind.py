@@ -304,8 +304,10 @@ class _Deriver:
         return out
 
     def classify_views(self) -> None:
-        """A view whose own zones name hosts inside its match list serves a site's core; the
-        other views with a match list serve local networks (their users or access resolvers)."""
+        """A view whose own zones name hosts inside its match list serves a site's core; one that
+        matches single addresses of hosts named in other views' zones only serves SBCs' core
+        interfaces; the other views with a match list serve local networks (their users or access
+        resolvers)."""
         conf = self.seen.conf
         every: dict[str, list[str]] = {}
         added: set[tuple[str, int]] = set()  # address sets by identity: the index takes each pair once anyway
@@ -323,6 +325,8 @@ class _Deriver:
                 continue
             own = {owner for data in self.seen.home.get(view.name, {}).values() for owner in data.a}
             side = "core" if any(fqdn in own for fqdn in index.inside(prefixes)) else "access"
+            if side == "access" and all(p.endswith(("/32", "/128")) and index.inside([p]) for p in prefixes):
+                side = "sbc"  # single addresses of hosts the zones name elsewhere: SBCs' core interfaces
             self.side[view.name] = side
 
     def find_hosts(self) -> None:
@@ -423,6 +427,11 @@ class _Deriver:
                 self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", subnets)
                 for fqdn in index.inside(prefixes):
                     self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
+            elif side == "sbc":  # imsdr's sbc-<site>: the site of the SBCs whose core sides it matches
+                site = view.name.removeprefix("sbc-")
+                if view.name.startswith("sbc-") and _ID.fullmatch(site):
+                    for fqdn in index.inside(prefixes):
+                        self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
             elif side == "access":
                 local = _local_id(view.name)
                 if not _ID.fullmatch(local):
