@@ -41,8 +41,9 @@ def catalog_zone(view: str) -> str:
 
 
 def catalog_path(view: str) -> str:
-    """The catalog's file on the primary, relative to the output directory."""
-    return f"{CATALOG_DIRECTORY}/{view}.zone"
+    """The catalog's file on the primary, relative to the output directory (like every zone file:
+    the zone name plus ``.zone``)."""
+    return f"{CATALOG_DIRECTORY}/{catalog_zone(view)}.zone"
 
 
 def member_label(zone: str) -> str:

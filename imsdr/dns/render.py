@@ -385,7 +385,8 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         primaries = ", ".join(s.id for s in layout.primaries) or "none"
         lines += [
             f"Primaries: {primaries} (`type primary`, `notify explicit`, `also-notify` every secondary with",
-            "the view's key). Each primary publishes one catalog zone (RFC 9432) per view, `catalogs/<view>.zone`:",
+            "the view's key). Each primary publishes one catalog zone (RFC 9432) per view",
+            "(`catalogs/<view>.catalog.invalid.zone`):",
             "a secondary's fragment holds per view only that catalog, and BIND adds, transfers (with the view's",
             "key) and removes the member zones itself, keeping them in `network.dns.secondary_directory`",
             f"({topology.network.dns.secondary_directory}), which must exist and be writable by named. A new zone",
