@@ -385,13 +385,20 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         primaries = ", ".join(s.id for s in layout.primaries) or "none"
         lines += [
             f"Primaries: {primaries} (`type primary`, `notify explicit`, `also-notify` every secondary with",
-            "the view's key). Each primary publishes one catalog zone (RFC 9432) per view",
-            "(`catalogs/<view>.catalog.invalid.zone`):",
-            "a secondary's fragment holds per view only that catalog, and BIND adds, transfers (with the view's",
-            "key) and removes the member zones itself, keeping them in `network.dns.secondary_directory`",
-            f"({topology.network.dns.secondary_directory}), which must exist and be writable by named. A new zone",
-            "or number block changes no secondary's configuration; a new view (local network, site) is one new",
-            "view statement on each secondary (`rndc reconfig` there).",
+            "the view's key).",
+        ]
+        if layout.secondaries:
+            lines += [
+                "Each primary publishes one catalog zone (RFC 9432) per view (`catalogs/<view>.catalog.invalid.zone`):",
+                "a secondary's fragment holds per view only that catalog, and BIND adds, transfers (with the view's",
+                "key) and removes the member zones itself, keeping them in `network.dns.secondary_directory`",
+                f"({topology.network.dns.secondary_directory}), which must exist and be writable by named (named does",
+                "not start without it). A new zone or number block changes no secondary's configuration; a new view",
+                "(local network, site) is one new view statement on each secondary (`rndc reconfig` there).",
+            ]
+        else:
+            lines.append("No server is a secondary: no catalog zones are published.")
+        lines += [
             "",
             "Promotion (a primary is lost for longer than the zones' SOA expire):",
             "",
