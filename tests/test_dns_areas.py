@@ -116,8 +116,11 @@ def test_each_server_holds_its_own_area_only(rendered: tuple[Path, DnsPlan, Topo
         views = re.findall(r'^view "([^"]+)"', text, re.M)
         sites = [s for s in topo.sites if s.startswith(province)]
         lns = [ln for ln in topo.local_networks if ln.startswith(province)]
-        # one view per local network and core site of its own province, its peers view, default
-        assert views == [f"users-{ln}" for ln in lns] + [f"core-{s}" for s in sites] + \
+        # one view per local network and core site of its own province (each site's SBC view
+        # first: its SBCs' core interfaces), its peers view, default
+        sbc_sites = {e.site for e in topo.by_type["sbc"] if e.core_addresses}
+        assert views == [f"users-{ln}" for ln in lns] + \
+            [v for s in sites for v in ([f"sbc-{s}"] if s in sbc_sites else []) + [f"core-{s}"]] + \
             [f"peers-{province}", "default"]
         zones = set(re.findall(r'zone "([^"]+)" \{ *(?:type|in-view|$)', text, re.M))
         other = "tianjin" if province == "beijing" else "beijing"

@@ -1,7 +1,7 @@
 """Proven by real BIND: named serves the rendered province config on loopback and answers each
 client by its view. Loopback sources: 127.0.0.2 is capital's access resolver, 127.0.0.3 is in
 harbour's UE prefixes, 127.0.0.4 is in site-a's core subnets, 127.0.0.5 is sbc-capital's core
-side (site-a), 127.0.0.1 is nobody (the default view, which refuses)."""
+side (site-a: its SBC view, the P-CSCF names only), 127.0.0.1 is nobody (the default view, which refuses)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def _loopback_clients(d: dict[str, Any]) -> None:
     lns = {ln["id"]: ln for ln in d["local_networks"]}
     lns["capital"]["resolvers"] = [CAPITAL]  # the access resolver the capital UEs ask
     lns["harbour"]["prefixes"].append(f"{HARBOUR}/32")
-    d["sites"][0]["core_subnets"].append(f"{CORE_A}/32")  # site-a
+    # site-a; the /31 holds the SBC's core address too, as a real core subnet does: its SBC view comes first
+    d["sites"][0]["core_subnets"].append(f"{CORE_A}/31")
     sbc = next(e for e in d["elements"] if e["id"] == "sbc-capital")
     sbc["core_addresses"] = [SBC_CORE]
     next(e for e in d["elements"] if e["id"] == "dns-b-1")["addresses"] = [PEER]
@@ -55,7 +56,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DnsPlan, Pat
     topo = Topology(inv, source)
     keys = base / "secret" / "tsig.keys"
     report = render_dns(topo, base / "dns", inventory.name, serial=1, keys=keys)
-    assert len(report.keys_added) == 9  # 6 user views + 3 core views; the refusing default has none
+    assert len(report.keys_added) == 12  # 6 user, 3 SBC and 3 core views; the refusing default has none
     return base / "dns", build_dns_plan(topo), keys
 
 
@@ -138,8 +139,16 @@ def test_core_views_and_the_sbc_core_side(served: tuple[Path, DnsPlan, Path], st
     assert srv_order(server, f"_sip._udp.{GPP}", CORE_A) == [
         (10, "cscf-a-1"), (20, "cscf-c-1"), (30, "cscf-b-1"), (30, "cscf-b-2")]
     assert addresses(server, f"hss-a-1.{HOME}", CORE_A) == {"192.0.2.30"}
-    # the SBC's core interface is in its site's core view: P-CSCF pair same site first
+    # the SBC's core interface is in its site's SBC view (before the core view, whose subnet holds
+    # its address too): the P-CSCF pair same site first, and nothing else of the core (no HSS, SLF,
+    # CSCF, MGCF, AS, I-CSCF entry, ENUM)
     assert srv_order(server, f"_sip._udp.pcscf1.{HOME}", SBC_CORE) == [(10, "pcscf-a-1"), (30, "pcscf-b-1")]
+    assert srv_order(server, f"_sip._udp.pcscf2.{HOME}", SBC_CORE) == [(20, "pcscf-c-1"), (30, "pcscf-b-2")]
+    assert addresses(server, f"pcscf-b-1.{HOME}", SBC_CORE) == {"192.0.2.74"}
+    for name in ("hss-a-1", "slf-a-1", "cscf-a-1", "mgcf-a-1", "imgw-a-1", "as-a-1", "scscf", "sbc-capital"):
+        assert rcode(server, f"{name}.{HOME}", "A", SBC_CORE) == "NXDOMAIN", name
+    assert rcode(server, f"_sip._udp.{HOME}", "SRV", SBC_CORE) == "NXDOMAIN"  # the I-CSCF entry
+    assert rcode(server, "5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR", SBC_CORE) == "REFUSED"  # no ENUM
     assert addresses(server, f"sbc-capital.{HOME}", CORE_A) == {SBC_CORE}  # core side of the SBC
     # ENUM in the core: numbers, wildcard, and NXDOMAIN outside every block (the parent zone)
     rr = server.answer("5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR", CORE_A)

@@ -41,10 +41,22 @@ def test_views_in_bind_order(plan: DnsPlan) -> None:
         "users-lake",
         "users-coast",
     ]
-    assert names[6:] == ["core-site-a", "core-site-b", "core-site-c", "default"]
+    # each site's SBC view (its SBCs' core interfaces) before its core view: first match wins
+    assert names[6:] == ["sbc-site-a", "core-site-a", "sbc-site-b", "core-site-b", "sbc-site-c", "core-site-c",
+                         "default"]
     # the access resolver first (the server sees it, not the UE), then the UE prefixes
     assert plan.view("users-capital").match_clients == ("203.0.113.131/32", "198.51.100.0/27", "2001:db8:100::/48")
-    assert plan.view("core-site-a").match_clients[-2:] == ("192.0.2.11/32", "192.0.2.12/32")  # SBC core sides
+    assert plan.view("sbc-site-a").match_clients == ("192.0.2.11/32", "192.0.2.12/32")  # SBC core sides
+    assert plan.view("core-site-a").match_clients == ("192.0.2.0/26", "2001:db8:a::/48")
+    assert plan.view_for_client("192.0.2.11").name == "sbc-site-a"  # inside 192.0.2.0/26 too
+    # the SBC view holds the P-CSCF names only, same site first; no other core name answers there
+    assert [(r.priority, r.target) for r in plan.lookup("sbc-site-a", "_sip._udp.pcscf1.ims.example.net", "SRV")] == [
+        (10, "pcscf-a-1.ims.example.net"), (30, "pcscf-b-1.ims.example.net")]
+    assert plan.lookup("sbc-site-a", "pcscf-b-1.ims.example.net", "A")
+    for name in ("hss-a-1", "slf-a-1", "cscf-a-1", "mgcf-a-1", "as-a-1", "sbc-capital"):
+        assert not plan.lookup("sbc-site-a", f"{name}.ims.example.net", "A"), name
+    assert not plan.lookup("sbc-site-a", "_sip._udp.ims.example.net", "SRV")
+    assert not plan.lookup("sbc-site-a", "5.0.0.8.3.1.0.0.8.3.1.6.8.e164.arpa", "NAPTR")
     assert plan.view_for_client("198.51.100.40").name == "users-harbour"
     assert plan.view_for_client("2001:db8:b::99").name == "core-site-b"
     assert plan.view_for_client("10.1.2.3").name == "default"
@@ -292,7 +304,7 @@ def test_resolvers_and_sbc_core_sides_select_views(make_inventory: Any) -> None:
     p = plan_of(make_inventory(mutate))
     assert p.view("users-capital").match_clients[:2] == ("203.0.113.200/32", "2001:db8:53::1/128")
     assert p.view_for_client("203.0.113.200").name == "users-capital"
-    assert p.view_for_client("192.0.2.200").name == "core-site-b"  # sbc-harbour is at site-b
+    assert p.view_for_client("192.0.2.200").name == "sbc-site-b"  # sbc-harbour is at site-b
     assert [r.address for r in p.lookup("core-site-a", "sbc-harbour.ims.example.net", "A")] == ["192.0.2.200"]
     assert [r.address for r in p.lookup("users-lake", "sbc-harbour.ims.example.net", "A")] == ["203.0.113.20"]
 

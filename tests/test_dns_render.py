@@ -122,12 +122,15 @@ def test_every_server_conf_passes_named_checkconf_z(tmp_path: Path, make_invento
         result = subprocess.run(["named-checkconf", *flags, str(wrapper)], capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stdout + result.stderr
         text = conf.read_text()
-        assert text.count('\nview "') == 10 and text.count("recursion no;") == 10
+        assert text.count('\nview "') == 13 and text.count("recursion no;") == 13  # 6 user, 3 SBC, 3 core, default
         assert 'view "default" {\n    match-clients { any; };\n    allow-query { none; };' in text
         # a transfer needs the view's key AND the other server's address
         assert re.search(r'allow-transfer \{ !\{ !\{ [0-9.]+; \}; any; \}; key "imsdr-users-capital"; \};', text)
-        assert 'in-view "core-site-a"' in text  # ENUM zones loaded once, shared by the other core views
         role = "secondary" if sync != "provisioning" and conf.name == "dns-b-1.conf" else "primary"
+        # a primary loads the ENUM zones once, shared by the other core views; a secondary's views
+        # hold their catalog only (RFC 9432: tests/test_dns_catalog.py), one per view
+        assert ('in-view "core-site-a"' in text) == (role == "primary")
+        assert text.count("catalog-zones {") == (12 if role == "secondary" else 0)
         assert f"type {role};" in text and (role == "primary") == ("type secondary" not in text)
         assert ("also-notify" in text) == (sync != "provisioning" and role == "primary")
     resolver = (out / "resolvers/capital.conf").read_text()
@@ -145,12 +148,12 @@ def test_keys_are_generated_outside_the_output_tree_only(tmp_path: Path) -> None
     assert not out.exists()
     keys = tmp_path / "private" / "tsig.keys"
     report = render_dns(topo(), out, "x.yaml", keys=keys)
-    assert keys.stat().st_mode & 0o777 == 0o640 and len(report.keys_added) == 9  # new: 0640, group of its directory
+    assert keys.stat().st_mode & 0o777 == 0o640 and len(report.keys_added) == 12  # new: 0640, group of its directory
     before = keys.read_text()
     assert render_dns(topo(), out, "x.yaml", keys=keys).keys_added == []  # never rotated behind one's back
     assert keys.read_text() == before
     secrets = re.findall(r'secret "([^"]+)"', before)
-    assert len(secrets) == 9 and not any(s in p.read_text() for p in out.rglob("*") if p.is_file() for s in secrets)
+    assert len(secrets) == 12 and not any(s in p.read_text() for p in out.rglob("*") if p.is_file() for s in secrets)
 
 
 def test_zone_files_are_reviewable(rendered: Path) -> None:
@@ -313,7 +316,7 @@ def test_cli_render_dns_generates_keys_outside_the_output(tmp_path: Path) -> Non
     keys = tmp_path / "etc" / "imsdr-tsig.keys"
     result = runner.invoke(app, ["render", "dns", str(PROVINCE), "--out", str(out), "--keys", str(keys)])
     assert result.exit_code == 0, result.output
-    assert "9 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o640
+    assert "12 TSIG key(s) generated" in result.stderr and keys.stat().st_mode & 0o777 == 0o640
     assert 'key "imsdr-core-site-b"' in keys.read_text()
 
 

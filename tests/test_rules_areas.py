@@ -62,3 +62,20 @@ def test_overlap_is_judged_per_area(tmp_path: Path) -> None:
     assert len(found) == 1 and "beijing-ln0" in found[0].message
     # every enum_dns element of the example is in an area: none serves nothing
     assert findings(path, "ENUM-006") == []
+
+
+def test_an_sbc_core_address_belongs_inside_its_own_sites_core_subnet_only(
+        make_inventory: Callable[..., Path]) -> None:
+    """A site's SBC view comes before its core view: an SBC address inside the site's own core
+    subnet is matched by the SBC view, as meant (the sample: 192.0.2.11 in 192.0.2.0/26); inside
+    another site's core subnet it would get that site's core answers."""
+    def own(d: dict[str, Any]) -> None:
+        next(e for e in d["elements"] if e["id"] == "sbc-capital")["core_addresses"] = ["192.0.2.20"]  # site-a
+
+    assert findings(make_inventory(own), "DNS-006") == []
+
+    def other(d: dict[str, Any]) -> None:
+        next(e for e in d["elements"] if e["id"] == "sbc-capital")["core_addresses"] = ["192.0.2.70"]  # site-b's
+
+    found = findings(make_inventory(other), "DNS-006")
+    assert len(found) == 1 and "sbc-site-a" in found[0].message and "core-site-b" in found[0].message

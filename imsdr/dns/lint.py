@@ -55,7 +55,7 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
             seen.add((message, origin.ident, str(origin.field)))
             out.append(LintIssue("error", message, origin))
 
-    for zone in [*plan.zones.values(), *plan.access_zones.values()]:
+    for zone in [*plan.zones.values(), *plan.access_zones.values(), *plan.sbc_zones.values()]:
         if (zone.name, "SOA") not in zone.rrsets:
             err(f"zone {zone.name} has no SOA", Origin("", (), ""))
         if (zone.name, "NS") not in zone.rrsets:

@@ -15,6 +15,9 @@ Design (see docs/dns.md): access and core data are kept apart.
   addresses and the name servers' addresses. Served in user views (``users-<local network>``,
   matched by the access resolvers and UE prefixes), whose overrides answer the local SBC first
   (SRV) and only the local SBC(s) for A/AAAA (the DR SBC under a second name).
+* **SBC zones** (``DnsPlan.sbc_zones``), same origins, for the SBCs' core interfaces (views
+  ``sbc-<site>``, before the site's core view): the P-CSCF pair/pool names and the P-CSCFs' and
+  name servers' addresses only, same site first.
 * **ENUM zones**, one per ENUM block (origin = reversed block prefix + suffix), plus the country
   code's parent zone delegating to them (numbers outside every block: NXDOMAIN), served in core
   views only. A block is the wildcard(s) that cover it (or, ``style: numbers``, one NAPTR per
@@ -187,18 +190,19 @@ class ZonePlan:
         return {name for name, _ in self.rrsets}
 
 
-Side = Literal["access", "core", "none"]
+Side = Literal["access", "core", "sbc", "none"]
 
 
 @dataclass(frozen=True)
 class ViewPlan:
     name: str
-    kind: Literal["local", "site", "default", "peers", "national"]
+    kind: Literal["local", "site", "sbc", "default", "peers", "national"]
     subject: str  # local network id, site id, area id (peers, national) or '' for the default view
     match_clients: tuple[str, ...]  # prefixes in order; () for the default view (matches any)
     description: str
     overrides: dict[str, dict[RRKey, RRset]] = field(default_factory=dict)  # zone -> rrsets replaced
-    side: Side = "core"  # which zones it serves: access zones, core (+ENUM) zones, or none (refuses)
+    side: Side = "core"  # which zones it serves: access zones, core (+ENUM) zones, the SBCs' core-side
+    # zones (P-CSCF names only), or none (refuses)
     area: str = ""  # the service area whose servers hold the view ('' every server)
 
     @property
@@ -222,6 +226,8 @@ class DnsPlan:
     zones: dict[str, ZonePlan]  # core side: home zones, ENUM zones, the ENUM parent zone
     views: list[ViewPlan]
     access_zones: dict[str, ZonePlan] = field(default_factory=dict)
+    # what an SBC's core interface may see (the P-CSCF names and addresses), per home domain
+    sbc_zones: dict[str, ZonePlan] = field(default_factory=dict)
     sbc_dr_name: str = ""  # absolute name of the DR SBC alone (A-only clients' second proxy)
     excluded: frozenset[str] = frozenset()  # element ids left out of every answer (drained)
     enum_updates: bool = False  # primaries accept TSIG-signed RFC 2136 updates of ENUM NAPTRs
@@ -273,6 +279,8 @@ class DnsPlan:
         """The zones a view of ``side`` serves."""
         if side == "access":
             return self.access_zones
+        if side == "sbc":
+            return self.sbc_zones
         return self.zones if side == "core" else {}
 
     def serves(self, view: ViewPlan, zone: ZonePlan) -> bool:
@@ -416,6 +424,9 @@ class DnsPlan:
         for zone in self.access_zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, ACCESS_BASE, rrset
+        for zone in self.sbc_zones.values():
+            for rrset in zone.rrsets.values():
+                yield zone.name, SBC_BASE, rrset
         if not views:
             return
         for view in self.views:
@@ -445,6 +456,12 @@ class DnsPlan:
 
 CORE_BASE = ViewPlan("(core base)", "default", "", (), "core base content", side="core")
 ACCESS_BASE = ViewPlan("(access base)", "default", "", (), "access base content", side="access")
+SBC_BASE = ViewPlan("(sbc base)", "default", "", (), "SBC core-side base content", side="sbc")
+
+
+def base_view(side: Side) -> ViewPlan:
+    """The pseudo-view whose content is ``side``'s base zones (a zone file no view overrides)."""
+    return ACCESS_BASE if side == "access" else SBC_BASE if side == "sbc" else CORE_BASE
 
 # --- building ------------------------------------------------------------------------------------
 
@@ -861,8 +878,12 @@ class _Builder:
         sbc_core: dict[str, list[str]] = {}
         for el in topo.by_type["sbc"]:
             sbc_core.setdefault(el.site, []).extend(_host_prefix(a) for a in el.core_addresses)
+        self._sbc_zones(services)
         for site in topo.sites.values():
-            match = tuple(site.core_subnets) + tuple(sbc_core.get(site.id, ()))
+            if sbc_core.get(site.id):  # before the core view: an SBC's address may lie in the core subnets
+                self._sbc_view(site.id, tuple(dict.fromkeys(sbc_core[site.id])), services, regions_of,
+                               area_of_site.get(site.id, ""), area_ns, overrides)
+            match = tuple(site.core_subnets)
             if not match:
                 continue
             for subnet in map(ipaddress.ip_network, match):
@@ -878,7 +899,7 @@ class _Builder:
                 "site",
                 site.id,
                 match,
-                f"core elements (and SBC core sides) at site {site.id} ({site.name}): same-site first",
+                f"core elements at site {site.id} ({site.name}): same-site first",
                 side="core",
                 area=area_of_site.get(site.id, ""),
             )
@@ -894,6 +915,56 @@ class _Builder:
         else:
             plan.views.append(ViewPlan("default", "default", "", (), "everyone else: refused", side="none"))
         return plan
+
+    # --- the SBCs' core side: the P-CSCF names only ------------------------------------------------
+
+    def _pcscf_services(self, services: list[tuple[str, list[Element], Origin]]) -> list[int]:
+        """Indexes of the services an SBC resolves: names whose members are all P-CSCFs."""
+        return [i for i, (_, members, _) in enumerate(services)
+                if members and all(m.type.value == "pcscf" for m in members)]
+
+    def _sbc_zones(self, services: list[tuple[str, list[Element], Origin]]) -> None:
+        """One zone per home domain for the SBCs' core interfaces: SOA, NS and the name servers'
+        addresses, the P-CSCF names (NAPTR + SRV) and the P-CSCFs' addresses; no CSCF, HSS, SLF,
+        MGCF, AS or ENUM name (an SBC asks for nothing else)."""
+        plan, topo = self.plan, self.topo
+        wanted: set[str] = set()
+        for i in self._pcscf_services(services):
+            name, members, _ = services[i]
+            wanted.add(name)
+            wanted.update(f"{TRANSPORTS[t][1]}.{name}" for t in TRANSPORTS)
+            wanted.update(self._fqdn_of(m) for m in members)
+        wanted.update(self._fqdn_of(e) for e in topo.by_type["pcscf"])
+        for core in plan.zones.values():
+            if core.kind != "home":
+                continue
+            zone = ZonePlan(core.name, "home", f"{core.purpose.split(',')[0]}, SBC core side: the P-CSCF names only",
+                            core.default_ttl, area=core.area)
+            ns = core.rrsets.get((core.name, "NS"))
+            hosts = {rd.target for rd in ns.rdatas} if ns else set()  # type: ignore[union-attr]
+            for key, rrset in core.rrsets.items():
+                if key[0] == core.name and key[1] in ("SOA", "NS") or key[0] in wanted or key[0] in hosts:
+                    zone.rrsets[key] = rrset
+            plan.sbc_zones[core.name] = zone
+
+    def _sbc_view(self, site: str, match: tuple[str, ...], services: list[tuple[str, list[Element], Origin]],
+                  regions_of: list[set[str]], area: str, area_ns: dict[str, list[str]],
+                  overrides: Callable[[ViewPlan, Callable[[], None]], None]) -> None:
+        """``sbc-<site>``: the site's SBC core interfaces; the P-CSCF names same site first."""
+        view = ViewPlan(f"sbc-{site}", "sbc", site, match,
+                        f"core interfaces of the SBCs at site {site}: the P-CSCF names only, same site first",
+                        side="sbc", area=area)
+        region = self.topo.sites[site].region
+        own = [services[i] for i in self._pcscf_services(services) if region in regions_of[i]]
+
+        def compute() -> None:
+            for name, members, origin in own:
+                self._service(name, members, origin, site=site, target=view)
+            if self.plan.areas and view.area:
+                self._area_apex(view, area_ns, None)
+
+        overrides(view, compute)
+        self.plan.views.append(view)
 
     # --- service areas ---------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from imsdr.analysis import cyclic_gc_paused
+from imsdr.dns.catalog import catalog_path, catalog_zone, render_catalog
 from imsdr.dns.dispatcher import (
     dispatcher_list_path,
     dispatcher_sets,
@@ -31,7 +32,7 @@ from imsdr.dns.drain import (
     resolve_drain,
 )
 from imsdr.dns.lint import lint_plan, lint_problems
-from imsdr.dns.plan import ACCESS_BASE, CORE_BASE, DnsPlan, build_dns_plan
+from imsdr.dns.plan import DnsPlan, ViewPlan, base_view, build_dns_plan
 from imsdr.dns.views import (
     NamedConfParts,
     ServerLayout,
@@ -205,6 +206,11 @@ def write_dns_files(
 
     resolvers = frozenset(str(ipaddress.ip_network(r)) for ln in topology.local_networks.values() for r in ln.resolvers)
     parts = NamedConfParts(plan, layout, secondary_directory, rate_limit, resolvers)
+    for view, zones in catalog_members(plan, layout, parts):
+        path = catalog_path(view.name)
+        prior = safe_join(previous, path) if previous is not None and previous.is_dir() else None
+        _write_text(digests, directory, path, render_catalog(view.name, zones, plan.network, prior, serial))
+        report.files.append(WrittenFile(path, "catalog", catalog_zone(view.name), view.name, len(zones)))
     _write_text(digests, directory, NAMED_OPTIONS, render_options(plan, rate_limit))
     report.files.append(WrittenFile(NAMED_OPTIONS, "named.conf"))
     for server in layout.servers:
@@ -234,6 +240,17 @@ def write_dns_files(
     report.files.append(WrittenFile("README.md", "readme"))
     _write_text(digests, directory, "README.md", render_readme(plan, report, inventory, topology, layout))
     return report
+
+
+def catalog_members(plan: DnsPlan, layout: ServerLayout, parts: NamedConfParts) -> list[tuple[ViewPlan, list[str]]]:
+    """(view, the zones it serves) for every view whose catalog a primary publishes."""
+    out = []
+    for view, refs in zip(plan.views, parts.refs, strict=True):
+        if view.side == "none":
+            continue
+        if any(s.role == "primary" and s.holds(view) and parts.catalogs(s) for s in layout.servers):
+            out.append((view, [ref.zone for ref in refs]))
+    return out
 
 
 def printable(label: str) -> str:
@@ -270,7 +287,7 @@ def _write_zone_file(
     run: _ZoneRun | None = None,
 ) -> WrittenFile:
     run = run or _ZoneRun(previous)
-    view = plan.view(ref.view) if ref.view else (ACCESS_BASE if ref.side == "access" else CORE_BASE)
+    view = plan.view(ref.view) if ref.view else base_view(ref.side)
     base = plan.zones_of(view.side)[ref.zone]
     header = header_lines(base, ref.view, inventory, plan.network)  # (a view's copy: the base's name, purpose)
     comments = {}
@@ -319,10 +336,11 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
             "kamailio": "Kamailio OPTIONS probing parameters (include_file)",
             "drain": "the drained state: what changes, on which servers, in which order",
             "reload": "one server's reload commands (sh), each output checked",
+            "catalog": "catalog zone (RFC 9432) of one view: the zones its secondaries serve",
             "readme": "this file",
         }[f.kind]
         view = f.view or ("all views of its side without an override" if f.kind == "zone" else "")
-        records = f.records if f.kind in ("zone", "named.conf", "resolver", "dispatcher") else ""
+        records = f.records if f.kind in ("zone", "named.conf", "resolver", "dispatcher", "catalog") else ""
         lines.append(
             f"| `{f.path}` | {what} | {f.zone or ''} | {view} | {records} "
             f"| {f.serial if f.serial is not None else ''} |"
@@ -337,8 +355,10 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         f"  name `{plan.sbc_name}`, the DR name `{plan.sbc_dr_name}`, each home domain's NAPTR/SRV leading",
         "  to the SBCs, the SBCs' access addresses and the name servers. No CSCF, HSS, SLF, MGCF, AS or",
         "  pool name is in them (the DNS lint refuses a plan that would show one).",
-        "- `core-<site>` views match the site's core subnets and its SBCs' core-side addresses and",
-        "  serve the **core zones** (`zones/core/`, `zones/core-*/`, same site first) and the ENUM zones.",
+        "- `sbc-<site>` views match the site's SBCs' core-side addresses (before the core view) and serve",
+        "  the **SBC zones** (`zones/sbc/`, `zones/sbc-*/`): the P-CSCF names and addresses only.",
+        "- `core-<site>` views match the site's core subnets and serve the **core zones** (`zones/core/`,",
+        "  `zones/core-*/`, same site first) and the ENUM zones.",
         "- `default` " + ("serves the access data only (`network.dns.default_view: access`)."
                           if any(v.kind == "default" and v.side == "access" for v in plan.views)
                           else "refuses every query (`network.dns.default_view: refuse`)."),
@@ -374,9 +394,20 @@ def render_readme(plan: DnsPlan, report: RenderReport, inventory: str, topology:
         primaries = ", ".join(s.id for s in layout.primaries) or "none"
         lines += [
             f"Primaries: {primaries} (`type primary`, `notify explicit`, `also-notify` every secondary with",
-            "the view's key). Secondaries transfer every view's zones with that view's key and keep them",
-            f"in `network.dns.secondary_directory` ({topology.network.dns.secondary_directory}), which",
-            "must exist and be writable by named.",
+            "the view's key).",
+        ]
+        if layout.secondaries:
+            lines += [
+                "Each primary publishes one catalog zone (RFC 9432) per view (`catalogs/<view>.catalog.invalid.zone`):",
+                "a secondary's fragment holds per view only that catalog, and BIND adds, transfers (with the view's",
+                "key) and removes the member zones itself, keeping them in `network.dns.secondary_directory`",
+                f"({topology.network.dns.secondary_directory}), which must exist and be writable by named (named does",
+                "not start without it). A new zone or number block changes no secondary's configuration; a new view",
+                "(local network, site) is one new view statement on each secondary (`rndc reconfig` there).",
+            ]
+        else:
+            lines.append("No server is a secondary: no catalog zones are published.")
+        lines += [
             "",
             "Promotion (every primary lost for longer than the provisioning window, "
             f"{topology.inventory.redundancy.enum_dns.provisioning_window} s, `redundancy.enum_dns."

@@ -1,8 +1,9 @@
 """One ``named.conf`` per DNS server: ACLs, locked-down views, and each zone by the sync mode.
 
 Every server gets the same views (first match wins): one per local network (``users-*``, the
-access zones), one per site (``core-*``, the core and ENUM zones) and ``default`` (refuses, or
-the access data only). Each view is locked down: ``recursion no``, ``allow-query`` its own match
+access zones), per site one for its SBCs' core interfaces (``sbc-*``, the P-CSCF names only) and
+one for its core (``core-*``, the core and ENUM zones), and ``default`` (refuses, or the access
+data only). Each view is locked down: ``recursion no``, ``allow-query`` its own match
 list, ``allow-transfer`` only that view's TSIG key. The key *names* are rendered; the secrets are
 never written here (the operator includes a keys file, see :mod:`imsdr.dns.keys`). A request
 signed with a view's key matches that view and no other (``!"imsdr-view-keys"``), which is how a
@@ -13,7 +14,8 @@ Sync modes (``redundancy.enum_dns.sync``):
 * ``provisioning`` (and unset): every server is a primary of identical zone files;
 * ``master-slave``: the master set (``redundancy.enum_dns.primaries``, default the first name
   server) holds ``type primary`` zones and NOTIFYs the others (``also-notify`` with the view's
-  key); the others hold ``type secondary`` zones transferred with the view's key;
+  key), and publishes one catalog zone per view (:mod:`imsdr.dns.catalog`); the others hold per
+  view only that catalog, and BIND transfers its member zones with the view's key;
 * ``backend-db``: the back-end (``primaries``) is a hidden primary fed by the database; the
   front-ends are its secondaries, rendered like master-slave.
 
@@ -28,6 +30,7 @@ import ipaddress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from imsdr.dns.catalog import CATALOG_MIN_UPDATE, catalog_path, catalog_zone
 from imsdr.dns.plan import DnsPlan, Side, ViewPlan
 
 if TYPE_CHECKING:
@@ -317,6 +320,49 @@ class NamedConfParts:
         self.bodies: dict[tuple[object, ...], str] = {}
         self.base_largest: dict[tuple[str, str], int] = {}  # (side, zone) -> its largest rrset
 
+    def catalogs(self, server: Server) -> bool:
+        """Whether ``server``'s area distributes its member zones by catalog zones (RFC 9432):
+        under master-slave and backend-db, when the area has a secondary."""
+        return self.layout.sync != "provisioning" and any(
+            s.role == "secondary" and s.area == server.area for s in self.layout.servers)
+
+    def _catalog_primary(self, view: ViewPlan, peers_notify: list[Server], peers: list[str]) -> list[str]:
+        """The view's catalog zone on a primary: NOTIFY and transfer to the secondaries with the
+        view's key; nobody else may read it (it is a list of zones, not an answer)."""
+        acl = transfer_acl([view.key_name], peers)
+        return [
+            f"    zone {_q(catalog_zone(view.name))} {{",
+            f"        type primary; file {_q(catalog_path(view.name))};",
+            "        also-notify { " + " ".join(f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };",
+            f"        allow-query {acl};",
+            f"        allow-transfer {acl};",
+            "    };",
+        ]
+
+    def _catalog_secondary(self, view: ViewPlan, refs: list[ZoneFileRef], my_primaries: list[Server]) -> list[str]:
+        """A secondary's view: the catalog only; BIND adds, transfers and removes its members."""
+        primaries = "{ " + " ".join(f"{s.address} key {_q(view.key_name)};" for s in my_primaries) + " }"
+        directory = self.secondary_directory
+        out = []
+        largest = max((self.largest_rrset(view, ref.zone) for ref in refs), default=0)
+        if largest > BIND_MAX_RECORDS_PER_TYPE:
+            # a member zone's options cannot come through a catalog in BIND 9.18: the view's
+            # limit covers its largest rrset
+            out.append(f"    max-records-per-type {largest};")
+        catalog = catalog_zone(view.name)
+        # BIND records catalog-added zones in <view>.nzd: beside the transferred zones, not in
+        # named's working directory (the rendered tree, which imsdr replaces whole)
+        out.append(f"    new-zones-directory {_q(directory)};")
+        out += [
+            f"    catalog-zones {{ zone {_q(catalog)} default-primaries {primaries} zone-directory "
+            f"{_q(directory)} in-memory no min-update-interval {CATALOG_MIN_UPDATE}; }};",
+            f"    zone {_q(catalog)} {{",
+            f"        type secondary; file {_q(secondary_file(directory, view.name, catalog))};",
+            f"        primaries {primaries};",
+            "    };",
+        ]
+        return out
+
     def _stub_zones(self, server: Server) -> list[tuple[str, list[str]]]:
         """(national zone, the national servers' addresses) for a province server's core views."""
         if not server.area or not self.plan.areas:
@@ -368,6 +414,7 @@ class NamedConfParts:
         peers = sorted({s.address for s in layout.servers if s.area == server.area and s.id != server.id},
                        key=ipaddress.ip_address)  # (an order of their own: not the inventory's element order)
         stubs = self._stub_zones(server)
+        catalogs = self.catalogs(server)
         users: dict[str, list[ViewPlan]] = {}  # file path -> views serving it
         for view, refs in held:
             if view.side != "none":
@@ -415,6 +462,11 @@ class NamedConfParts:
                 out.append("    recursion no;")
             out.append(f"    notify {'explicit' if peers_notify else 'no'};")
             out += source_options
+            if catalogs and server.role == "secondary":
+                out += self._catalog_secondary(view, refs, my_primaries)
+                refs = []  # the member zones come from the catalog, never from this file
+            elif catalogs and peers_notify:
+                out += self._catalog_primary(view, peers_notify, peers)
             for ref in refs:
                 zone = ref.zone
                 if ref.path in defined:
@@ -426,8 +478,11 @@ class NamedConfParts:
                 if server.role == "primary":
                     body.append(f"type primary; file {_q(ref.path)};")
                     if peers_notify:
+                        # with catalogs every sharing view's copy on a secondary is its own zone,
+                        # transferred with that view's key: NOTIFY each of them
+                        notified = sharing if catalogs else [view]
                         body.append("also-notify { " + " ".join(
-                            f"{s.address} key {_q(view.key_name)};" for s in peers_notify) + " };")
+                            f"{s.address} key {_q(v.key_name)};" for v in notified for s in peers_notify) + " };")
                 else:
                     body.append(f"type secondary; file {_q(secondary_file(secondary_directory, view.name, zone))};")
                     body.append("primaries { " + " ".join(

@@ -402,6 +402,8 @@ class _Deriver:
           or it names HSS/CSCF hosts;
         * access (a local network's view): its home domain answers with hosts no core view's home
           domain lists (the SBCs), and it serves nothing else;
+        * sbc (imsdr's ``sbc-<site>``): its match list holds only single addresses of hosts other
+          views publish (SBCs' core interfaces), and it publishes none of them nor an HSS/CSCF;
         * a view matching ``any`` with no list of its own is the default view;
         * anything else is reported with its reason and kept as a placeholder."""
         conf = self.seen.conf
@@ -429,7 +431,11 @@ class _Deriver:
             inside = [fqdn for fqdn in index.inside(prefixes) if fqdn in own]
             named = sorted(o for o in own if _type_from_name(o.split(".", 1)[0]) in ("hss", "cscf", "slf"))
             single = bool(prefixes) and all(p.endswith(("/32", "/128")) for p in prefixes)
-            if services and single and not inside:  # other areas' name servers, recursing for their clients
+            if single and not inside and not named and all(index.inside([p]) for p in prefixes):
+                self.side[view.name] = "sbc"  # SBCs' core interfaces, published by the other views
+                self.why[view.name] = f"its match list holds only single addresses of hosts other views publish " \
+                                      f"({index.inside(prefixes)[0]}), none of them its own"
+            elif services and single and not inside:  # other areas' name servers, recursing for their clients
                 self.draft.notes.append(
                     f"view {view.name!r} ({view.where}) serves the core data to {len(prefixes)} single addresses, "
                     "none of them a host it publishes: another service area's name servers (a peers view), not "
@@ -574,6 +580,11 @@ class _Deriver:
                 self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", subnets)
                 for fqdn in index.inside(prefixes):
                     self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
+            elif side == "sbc":  # imsdr's sbc-<site>: the site of the SBCs whose core sides it matches
+                site = view.name.removeprefix("sbc-")
+                if view.name.startswith("sbc-") and _ID.fullmatch(site):
+                    for fqdn in index.inside(prefixes):
+                        self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
             elif side == "access":
                 local = self.view_id[view.name]
                 hosts = 0  # the access resolvers come first, as single addresses

@@ -756,8 +756,8 @@ class Element(_Strict):
             "sbc and enum_dns only: access-side addresses (default: addresses): an SBC's UE-facing side; an "
             "ENUM/DNS server's address in the user views' NS glue and the access resolvers' forwarders"))
     core_addresses: list[IpAddress] = Field(
-        default_factory=list, description="sbc only: core-side addresses, matched by its site's core view "
-                                          "(default: addresses)")
+        default_factory=list, description="sbc only: core-side addresses, matched by its site's SBC view "
+                                          "(sbc-<site>: the P-CSCF names only; default: addresses)")
     port: Port = Field(5060, description="SIP port for UDP and TCP")
     tls_port: Port = Field(5061, description="SIP port for TLS")
     transports: list[Transport] = Field(default_factory=lambda: [Transport.UDP, Transport.TCP], description=(

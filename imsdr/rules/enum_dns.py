@@ -143,8 +143,13 @@ def _view_lists(ctx: RuleContext) -> list[tuple[str, str, str, tuple[str | int, 
     for i, el in enumerate(topo.inventory.elements):
         if el.type.value == "sbc":
             for j, a in enumerate(el.core_addresses):
-                out.append((area_of_site.get(el.site, ""), f"core-{el.site}", a, ("elements", i, "core_addresses", j)))
+                out.append((area_of_site.get(el.site, ""), f"sbc-{el.site}", a, ("elements", i, "core_addresses", j)))
     return out
+
+
+def _site_key(view: str) -> str:
+    """A site's SBC view and core view as one (see check_view_overlap)."""
+    return "core-" + view[4:] if view.startswith("sbc-") else view
 
 
 def check_view_overlap(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
@@ -160,7 +165,9 @@ def check_view_overlap(rule: Rule, ctx: RuleContext) -> Iterator[Finding]:
         active: list[tuple[int, int, str, str, tuple[str | int, ...]]] = []  # entries still open
         for item in items:
             active = [a for a in active if a[1] >= item[0]]  # (sorted by start: the others end before)
-            for other in dict((a[2], a) for a in active if a[2] != item[2]).values():  # one per view
+            # (a site's SBC view comes before its core view: an SBC address inside the site's own
+            # core subnets is matched by the SBC view first, as meant)
+            for other in dict((a[2], a) for a in active if _site_key(a[2]) != _site_key(item[2])).values():
                 yield rule.finding(
                     f"{item[3]} (view {item[2]}) is also in the match list of view {other[2]} ({other[3]}): "
                     f"BIND answers from the first view that matches, so one of them silently gets the other's "

@@ -120,6 +120,7 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
     primary = topo.network.primary_domain
     local_views = {v.subject: v for v in plan.views if v.kind == "local"}
     site_views = [v for v in plan.views if v.kind == "site"]
+    sbc_views = {v.subject: v for v in plan.views if v.kind == "sbc"}
     default_view = next(v for v in plan.views if v.kind == "default")
     probe_view = site_views[0] if site_views else default_view
     out: dict[str, list[dict[str, Any]]] = {}
@@ -162,9 +163,11 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
                            "site first.",
                            True))
         for group, key, qname in group_names:
-            # the SBCs are the P-CSCFs' clients: ask from an SBC's core side when the site has one
+            # the SBCs are the P-CSCFs' clients: ask from an SBC's core side (its site's SBC view)
+            # when the site has one
             source = sbc_core.get(site.id) if key == "pcscf" else None
-            add(key, check(view, qname, "SRV",
+            asked = sbc_views.get(site.id, view) if source is not None else view
+            add(key, check(asked, qname, "SRV",
                             f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
                             "same site first, then same region, then the rest.", True, source))
     add("cscf", check(probe_view, primary, "NAPTR",
