@@ -48,8 +48,8 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
     per: dict[str, dict[str, Any]] = {}
     for prov in provinces:
         ids = {e for e, p in owner.items() if p == prov}
-        foreign = tuple(d for p, ds in domains.items() if p != prov for d in ds
-                        if d not in domains.get(prov, set()) and d not in shared_domains)
+        foreign = frozenset(d for p, ds in domains.items() if p != prov for d in ds
+                            if d not in domains.get(prov, set()) and d not in shared_domains)
         sections = type_sections(topo, analyses, elements, groups, only=ids)
         for section in sections.values():
             section["dns_checks"] = [c for c in section["dns_checks"] if _ours(c, ids, foreign)]
@@ -119,13 +119,21 @@ def _domains(topo: Topology, province_of: dict[str, str]) -> dict[str, set[str]]
     return out
 
 
-def _ours(check: Mapping[str, Any], ids: set[str], foreign: tuple[str, ...]) -> bool:
+def _ours(check: Mapping[str, Any], ids: set[str], foreign: frozenset[str]) -> bool:
     """A verification query belongs to a province's page: asked from one of its views (or the
-    default view) about a name that is not another province's own."""
+    default view) about a name that is not another province's own (the name or a parent of it
+    is no ``foreign`` domain; looked up label by label, a set lookup each)."""
     if check.get("view_kind") != "default" and check.get("view_subject") not in ids:
         return False
     qname = str(check.get("qname", ""))
-    return not any(qname == d or qname.endswith("." + d) for d in foreign)
+    if qname in foreign:
+        return False
+    dot = qname.find(".")
+    while dot >= 0:
+        if qname[dot + 1:] in foreign:
+            return False
+        dot = qname.find(".", dot + 1)
+    return True
 
 
 def _capacity(appendix: Mapping[str, Any], owner: dict[str, str], prov: str | None) -> dict[str, Any]:
