@@ -18,7 +18,12 @@ Shape of what it builds (defaults in brackets):
   IM-MGW, AS) take one member from every site of the province, spare 1;
 * capacities sized from the local networks' subscribers and busy-hour Erlangs so that every
   pair and pool survives the loss of a whole region (half the sites) at no more than 75 %
-  utilisation, hence also any single site (N+1) — trunks by Erlang B at 1 % blocking;
+  utilisation, hence also any single site (N+1) — trunks by Erlang B at 1 % blocking; the rate
+  capacities (registrations/s of SBCs, P-CSCFs and CSCFs, Diameter transactions/s of HSSs and
+  SLFs) carry the registration storm of every user an element may carry, arriving as the storm
+  model has it (imsdr.capacity.storm: 30 % of fixed-access users within 60 s, the rest over the
+  refresh interval; 2 REGISTER, 4 Cx + 1 Sh, 4 Dx per registration) on top of the background,
+  so every site and region loss passes CAP-010;
 * ENUM blocks totalling ``enum_numbers`` [10,000,000] numbers in blocks of ``enum_block_size``
   [100,000] (13-digit +86 138… mobile numbers), shared out between the provinces, plus one
   wildcard block per province for its fixed-line range. A block is published as the wildcard(s)
