@@ -640,13 +640,20 @@ def zones_to_octodns(zone_dir: Path, config_dir: Path) -> tuple[list[str], int]:
     names = []
     for origin, path in sorted(seen.items()):
         zone = dns.zone.from_file(str(path), origin=origin, relativize=True, check_origin=False)
+        # a delegating zone (service areas) holds NS + glue for its children; octoDNS manages each
+        # child itself and refuses a parent's records at or below it other than the cut's NS
+        subzones = [o for o in seen if o != origin and o.endswith("." + origin)]
         data: dict[str, list[dict[str, Any]]] = {}
         for name, node in zone.nodes.items():
             label = "" if str(name) == "@" else str(name)
+            absolute = f"{label}.{origin}" if label else origin
+            at_cut = absolute in subzones
+            if not at_cut and any(absolute.endswith("." + sub) for sub in subzones):
+                continue  # glue below a managed child zone
             records = []
             for rdataset in node.rdatasets:
                 rdtype = dns.rdatatype.to_text(rdataset.rdtype)
-                if rdtype == "SOA":
+                if rdtype == "SOA" or (at_cut and rdtype != "NS"):
                     continue
                 values = [_octodns_value(rdtype, rd, zone.origin) for rd in rdataset]
                 records.append({"type": rdtype, "ttl": rdataset.ttl, "values": values})
