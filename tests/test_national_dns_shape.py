@@ -69,3 +69,19 @@ def test_a_province_server_holds_its_own_views_and_zones_only(rendered: tuple[Pa
     for n in (1, 2):
         views, zones = _views_and_zones(confs[f"national-dns-{n:02d}"])
         assert views == ["national", "default"] and set(zones) == {"example.net", "6.8.e164.arpa"}
+
+
+def test_capacity_loads_each_server_with_the_local_networks_its_views_serve(rendered: tuple[Path, object]) -> None:
+    """Capacity's attribution of users to ENUM/DNS servers (imsdr.model.areas.dns_clients, read
+    by the load model) is what the rendered named.conf serves: a server's user views are exactly
+    the local networks whose queries capacity puts on it; the national servers carry none."""
+    from imsdr.model.areas import dns_clients
+
+    out, (topo, _plan) = rendered  # type: ignore[misc]
+    serving, scope = dns_clients(topo)
+    assert scope is not None
+    for conf in (out / "named").glob("*.conf"):
+        views, _zones = _views_and_zones(conf.read_text())
+        served = {v.removeprefix("users-") for v in views if v.startswith("users-")}
+        assert served == {ln for ln, servers in scope.items() if conf.stem in servers}, conf.stem
+        assert (conf.stem in serving) == (not conf.stem.startswith("national-"))
