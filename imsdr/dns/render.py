@@ -203,18 +203,16 @@ def write_dns_files(
         text = render_named_conf(plan, inventory, layout, server, secondary_directory, parts)
         _write_text(digests, directory, path, text)
         report.files.append(WrittenFile(path, "named.conf", view=server.role, records=len(plan.views)))
-    made: set[Path] = set()
     for ln_id in topology.local_networks:
         path = f"resolvers/{ln_id}.conf"
-        _write_text(digests, directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory), made)
+        _write_text(digests, directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
         report.files.append(WrittenFile(path, "resolver", records=len(plan.access_zones)))
     for ds in dispatcher_sets(topology, exclude):  # one list and one probing include per source element
         path = dispatcher_list_path(ds.source)
-        _write_text(digests, directory, path, render_dispatcher_list([ds], hop_title(topology, ds), inventory), made)
+        _write_text(digests, directory, path, render_dispatcher_list([ds], hop_title(topology, ds), inventory))
         report.files.append(WrittenFile(path, "dispatcher", records=len(ds.destinations)))
         cfg = probing_cfg_path(ds.source)
-        _write_text(digests, directory, cfg, render_probing_cfg(topology, topology.elements[ds.source], inventory),
-                    made)
+        _write_text(digests, directory, cfg, render_probing_cfg(topology, topology.elements[ds.source], inventory))
         report.files.append(WrittenFile(cfg, "kamailio"))
     if drain is not None:
         _write_text(digests, directory, DRAIN_NOTE, render_drain_note(drain, inventory))
@@ -234,14 +232,9 @@ def printable(label: str) -> str:
     return "".join(ch if ch.isprintable() and ch not in "\r\n" else "?" for ch in label)[:200]
 
 
-def _write_text(digests: WrittenDigests | None, staging: Path, relative: str, text: str,
-                made: set[Path] | None = None) -> None:
-    """``made``: directories already created in this run (one mkdir each, not one per file)."""
+def _write_text(digests: WrittenDigests | None, staging: Path, relative: str, text: str) -> None:
     path = safe_join(staging, relative)
-    if made is None or path.parent not in made:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if made is not None:
-            made.add(path.parent)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_text(path, text if text.endswith("\n") else text + "\n", digests)
 
 
