@@ -118,6 +118,9 @@ def dimension_checks(
             best = peak.get(el_id)
             if best is None or load > best[0] + 1e-9:
                 peak[el_id] = (load, label)
+    # each scenario's assignment, built once and shared by every HSS/SLF (not per element)
+    scenario_parts = [(label, outcome, _parts_of(eng, outcome)) for label, outcome in scenarios] \
+        if index is not None else []
     out: list[DimensionCheck] = []
     for el in topology.elements.values():
         t = el.type.value
@@ -131,10 +134,10 @@ def dimension_checks(
             x = eng.index[el.id]
             normal = subscribers_served(eng, index, x, lambda i: eng.normal_assign[i][0]) * per_user
             worst, worst_scenario = normal, None
-            for label, outcome in scenarios:
+            for label, outcome, parts in scenario_parts:
                 if el.id in outcome.failed:
                     continue
-                value = subscribers_served(eng, index, x, _parts_of(eng, outcome)) * per_user
+                value = subscribers_served(eng, index, x, parts) * per_user
                 if value > worst * (1 + 1e-9) + 1e-6:  # more subscribers, not float noise
                     worst, worst_scenario = value, label
             limit = eng.max_util
@@ -219,10 +222,12 @@ def refresh_of(topology: Topology) -> str:
 
 
 def _parts_of(eng: Engine, outcome: Outcome):  # type: ignore[no-untyped-def]
-    """The assignment of each flow in ``outcome``: the engine's own for the flows it touched."""
+    """The assignment of each flow in ``outcome``: the engine's own for the flows it touched
+    (each other affected flow assigned once, however many elements ask for it)."""
     failed = {eng.index[e] for e in outcome.failed}
     assignments = outcome.assignments
     affected: set[int] | None = None
+    assigned: dict[int, list[tuple[int, float]]] = {}
 
     def parts(i: int) -> list[tuple[int, float]]:
         nonlocal affected
@@ -233,6 +238,9 @@ def _parts_of(eng: Engine, outcome: Outcome):  # type: ignore[no-untyped-def]
             affected = eng.affected_flows(failed)
         if i not in affected:
             return eng.normal_assign[i][0]
-        return eng._assign(i, failed)[0]
+        got = assigned.get(i)
+        if got is None:
+            got = assigned[i] = eng._assign(i, failed)[0]
+        return got
 
     return parts

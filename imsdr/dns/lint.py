@@ -68,11 +68,15 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
     leaks = _Leaks(plan)
     enum_zones = {z.name for z in plan.zones.values() if z.kind == "enum"}
     number_shapes: set[tuple[object, ...]] = set()
+    digits_of: dict[str, str] = {}  # ENUM zone -> its digits (the same few zones, 100,000s of records)
     for zone_name, view, rrset in plan.all_rrsets(views=views):
         if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1:
             # a provisioned number (hundreds of thousands nationally): its record is one of a few
             # shapes with the number's digits in the regexp; each shape is checked once
-            shape = _number_shape(rrset, zone_name)
+            zone_number = digits_of.get(zone_name)
+            if zone_number is None:
+                zone_number = digits_of[zone_name] = zone_digits(zone_name)
+            shape = _number_shape(rrset, zone_name, zone_number)
             if shape is not None:
                 if shape in number_shapes:
                     continue
@@ -136,9 +140,10 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
     return out
 
 
-def _number_shape(rrset: RRset, zone: str) -> tuple[object, ...] | None:
-    """An ENUM number's NAPTR rrset with its own digits blanked out (None: not a number's name).
-    Two numbers of one shape pass or fail the same checks: the digits are valid anywhere."""
+def _number_shape(rrset: RRset, zone: str, zone_number: str) -> tuple[object, ...] | None:
+    """An ENUM number's NAPTR rrset with its own digits blanked out (None: not a number's name);
+    ``zone_number``: :func:`zone_digits` of ``zone``. Two numbers of one shape pass or fail the
+    same checks: the digits are valid anywhere."""
     rel = rrset.name[: -len(zone) - 1] if rrset.name.endswith("." + zone) else ""
     wildcard = rel.startswith("*.")
     if wildcard:  # a wildcard repeated below a provisioned number's ancestors
@@ -149,7 +154,7 @@ def _number_shape(rrset: RRset, zone: str) -> tuple[object, ...] | None:
     rd = rrset.rdatas[0]
     if not isinstance(rd, NAPTR):
         return None
-    number = zone_digits(zone) + digits[::-1]
+    number = zone_number + digits[::-1]
     return (wildcard, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services, rd.regexp.replace(number, "0"),
             rd.replacement)
 

@@ -18,7 +18,12 @@ Shape of what it builds (defaults in brackets):
   IM-MGW, AS) take one member from every site of the province, spare 1;
 * capacities sized from the local networks' subscribers and busy-hour Erlangs so that every
   pair and pool survives the loss of a whole region (half the sites) at no more than 75 %
-  utilisation, hence also any single site (N+1) — trunks by Erlang B at 1 % blocking;
+  utilisation, hence also any single site (N+1) — trunks by Erlang B at 1 % blocking; the rate
+  capacities (registrations/s of SBCs, P-CSCFs and CSCFs, Diameter transactions/s of HSSs and
+  SLFs) carry the registration storm of every user an element may carry, arriving as the storm
+  model has it (imsdr.capacity.storm: 30 % of fixed-access users within 60 s, the rest over the
+  refresh interval; 2 REGISTER, 4 Cx + 1 Sh, 4 Dx per registration) on top of the background,
+  so every site and region loss passes CAP-010;
 * ENUM blocks totalling ``enum_numbers`` [10,000,000] numbers in blocks of ``enum_block_size``
   [100,000] (13-digit +86 138… mobile numbers), shared out between the provinces, plus one
   wildcard block per province for its fixed-line range. A block is published as the wildcard(s)
@@ -92,9 +97,25 @@ MAX_ENUM_NUMBERS = 100_000_000  # validation caps numbers blocks at 100 million 
 MOBILE_BASE = 86_138_0000_0000  # +86 138 0000 0000, 13 digits
 UTILISATION = 0.75         # highest load/capacity after losing a region
 MAX_ERLANGS_PER_USER = 0.025  # the busiest local network's busy-hour Erlangs per subscriber
-# registrations (or Diameter transactions) per second: the whole capacity re-registering in
-# 5 min, six times the refresh rate of a 30 min period, so a site's registration storm fits
-STORM_SECONDS = 300
+# The registration storm as imsdr.capacity.storm models it (tests/test_example.py holds these
+# equal to the model's): users of a lost SBC/P-CSCF register again with IMS AKA, the fixed-access
+# share at once and the rest over the refresh interval; the generator sizes every rate capacity
+# so that the storm of all the users an element can carry stays within UTILISATION.
+REGISTRATION_REFRESH = 1800  # s, network.timers.registration_refresh of the example
+REGISTERS_PER_REGISTRATION = 2  # REGISTER, 401, REGISTER with the answer
+CX_PER_REGISTRATION = 4  # 2 UAR + MAR + SAR at the HSS
+SH_PER_REGISTRATION = 1  # the AS reads the user's data (UDR) after the third-party REGISTER
+DX_PER_REGISTRATION = 4  # each Cx request located at the SLF first
+CX_PER_RESTORATION = 1  # SAR fetching a restored user's data from the HSS
+FIXED_IMMEDIATE_SHARE = 0.3  # fixed access: registering within FIXED_IMMEDIATE_WITHIN s
+FIXED_IMMEDIATE_WITHIN = 60
+BUSY_HOUR_CALL_ATTEMPTS = 1.0  # capacity_model default: one LIR per terminating attempt
+# initial registrations per second one moved user causes at the storm's peak
+STORM_PEAK_PER_USER = (FIXED_IMMEDIATE_SHARE / FIXED_IMMEDIATE_WITHIN
+                       + (1 - FIXED_IMMEDIATE_SHARE) / REGISTRATION_REFRESH)
+# background Diameter/s per subscriber at the HSS and the SLF: UAR + SAR (restoration data) per
+# refresh, LIR per busy-hour call attempt (imsdr.capacity.storm.background_per_user)
+DIAMETER_BACKGROUND_PER_USER = 2 / REGISTRATION_REFRESH + BUSY_HOUR_CALL_ATTEMPTS / 3600
 PSTN_SHARE = 0.15          # share of busy-hour voice traffic that interworks with the PSTN/CS
 AS_SESSION_SHARE = 0.6     # share of busy-hour calls that involve an AS session
 CSCF_RESTORATION_LOAD = 1.10  # +10 % S-CSCF load with restoration data (upper end of 4-10 %)
@@ -399,7 +420,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             "enum_suffix": "e164.arpa",
             "deployment": "production",
             "timers": {"options_interval": 10, "options_failure_threshold": 3, "options_timeout": 2,
-                       "diameter_watchdog": 8, "registration_refresh": 1800, "session_timer": 1800,
+                       "diameter_watchdog": 8, "registration_refresh": REGISTRATION_REFRESH, "session_timer": 1800,
                        "diameter_transport": {"bfd": {"interval_ms": 300, "multiplier": 3}}},
             "capacity_model": {"hss_restoration_overhead": HSS_RESTORATION_OVERHEAD,
                                "failover_cost_per_moved_user": HSS_MOVED_USER_COST,
@@ -427,8 +448,26 @@ def _sip_capacity(load: float, sessions: bool = False) -> dict[str, Any]:
     capacity: dict[str, Any] = {"registered_users": users}
     if sessions:
         capacity["sessions"] = _round_up(load * MAX_ERLANGS_PER_USER / UTILISATION, 1_000)
-    capacity["registrations_per_second"] = _round_up(users / STORM_SECONDS, 100)
+    capacity["registrations_per_second"] = _registrations_per_second(users)
     return capacity
+
+
+def _registrations_per_second(users: float) -> int:
+    """Initial registrations/s of a SIP element for ``users`` (its capacity, headroom included):
+    each of them registering again at the storm's peak rate (2 REGISTER each) on top of one
+    re-REGISTER per refresh of each, in REGISTER/s = 2 × registrations_per_second."""
+    register_tx = users * (REGISTERS_PER_REGISTRATION * STORM_PEAK_PER_USER + 1 / REGISTRATION_REFRESH)
+    return _round_up(register_tx / REGISTERS_PER_REGISTRATION, 100)
+
+
+def _diameter_tps(users: float, per_registration: int, restoration: bool) -> int:
+    """Diameter transactions/s of an HSS (Cx + Sh, restoration SARs) or SLF (Dx) for ``users``
+    it carries after a failure: each registering again at the storm's peak, on top of the
+    background, within UTILISATION."""
+    per_user = per_registration * STORM_PEAK_PER_USER + DIAMETER_BACKGROUND_PER_USER
+    if restoration:
+        per_user += CX_PER_RESTORATION / REGISTRATION_REFRESH
+    return _round_up(users * per_user / UTILISATION, 100)
 
 
 def _core_capacity(type_: str, groups: int, survivors: int, subscribers: int, erlangs: int,
@@ -444,7 +483,7 @@ def _core_capacity(type_: str, groups: int, survivors: int, subscribers: int, er
         sessions = erlangs / groups / survivors
         return ({"registered_users": _round_up(users / u, 10_000),
                  "sessions": _round_up(sessions / u, 1_000),
-                 "registrations_per_second": _round_up(users / u / STORM_SECONDS, 100)},
+                 "registrations_per_second": _registrations_per_second(users / u)},
                 {"roles": ["icscf", "scscf", "ecscf", "bgcf"], "features": ["restoration_data"],
                  "options_probing": "passive"})
     if type_ == "hss":
@@ -453,12 +492,15 @@ def _core_capacity(type_: str, groups: int, survivors: int, subscribers: int, er
         cscf_groups = next(n for t, _, n, _ in PER_SITE if t == "cscf")  # pools of one member per site
         largest_scscf = subscribers / cscf_groups * CSCF_RESTORATION_LOAD / max(1, sites // 2) / u
         need = per_pair * (1 + HSS_RESTORATION_OVERHEAD) + largest_scscf * (HSS_MOVED_USER_COST - 1)
-        return ({"subscribers": _round_up(need / u, 10_000),
-                 "transactions_per_second": _round_up(need / u / STORM_SECONDS, 100)},
+        # the storm: every user of the pair (one member left) registering again, and restored
+        tps = _diameter_tps(per_pair, CX_PER_REGISTRATION + SH_PER_REGISTRATION, restoration=True)
+        return ({"subscribers": _round_up(need / u, 10_000), "transactions_per_second": tps},
                 {"features": ["passthrough"]})
     if type_ == "slf":
+        # holds the whole province; the storm reaches each pair with its share of the users
         return {"subscribers": _round_up(subscribers / u, 100_000),
-                "transactions_per_second": _round_up(subscribers / u / STORM_SECONDS, 100)}, {}
+                "transactions_per_second": _diameter_tps(subscribers / groups, DX_PER_REGISTRATION,
+                                                         restoration=False)}, {}
     if type_ in ("mgcf", "imgw"):
         traffic = erlangs * PSTN_SHARE / groups
         circuits = circuits_for(traffic, 0.01)

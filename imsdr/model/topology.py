@@ -68,6 +68,7 @@ class Topology:
                  enum_exceptions: object | None = None) -> None:
         self.inventory = inventory
         self.source = source
+        self._with_role: dict[str, tuple[Element, ...]] = {}
         # provisioned per-number ENUM records (a file given beside the inventory, never in it):
         # every DNS plan built from this topology places them (imsdr.dns.enum_exceptions). An
         # imsdr.dns.enum_exceptions.EnumExceptions, typed as object: the model sits below dns
@@ -117,7 +118,10 @@ class Topology:
         return self.sites[el.site].region
 
     def with_role(self, role: str) -> list[Element]:
-        return [e for e in self.by_type["cscf"] if any(r.value == role for r in e.roles)]
+        """The CSCFs with ``role``, in inventory order (computed once per role: runbooks ask per element)."""
+        if role not in self._with_role:
+            self._with_role[role] = tuple(e for e in self.by_type["cscf"] if any(r.value == role for r in e.roles))
+        return list(self._with_role[role])
 
     def peers(self, element_id: str) -> list[str]:
         """Every element sharing a pair or pool with ``element_id``, in group order."""

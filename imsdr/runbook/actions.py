@@ -129,6 +129,7 @@ class ActionBuilder:
         self.failures = failures
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
+        self._cx_clients: tuple[Element, ...] | None = None
         self._listed_in: dict[str, list[tuple[str, int, Element]]] = {}  # destination -> its sets
         self._uris: dict[tuple[str, str], str] = {}  # (source, destination) -> the URI in its list
         for ds in dispatcher_sets(topo):
@@ -206,8 +207,7 @@ class ActionBuilder:
             candidates = [topo.elements[p] for p in el.pcscfs if p in topo.elements] or \
                 list(topo.by_type.get("pcscf", []))
         elif t in DIAMETER_SERVERS:
-            candidates = [e for e in topo.by_type.get("cscf", [])
-                          if any(r.value in ("icscf", "scscf") for r in e.roles)]
+            candidates = list(self._diameter_clients())
         elif t in ("as", "mgcf"):
             candidates = list(topo.with_role("scscf") or topo.by_type.get("cscf", []))
         else:
@@ -216,6 +216,13 @@ class ActionBuilder:
         other_site = [c for c in candidates if c.site != el.site]
         chosen = (other_site[:1] + [c for c in candidates if c.site == el.site][:1]) if other_site else candidates[:2]
         return chosen or candidates[:2]
+
+    def _diameter_clients(self) -> tuple[Element, ...]:
+        """The I-/S-CSCFs (an HSS's or SLF's Diameter clients), once per builder."""
+        if self._cx_clients is None:
+            self._cx_clients = tuple(e for e in self.topo.by_type.get("cscf", [])
+                                     if any(r.value in ("icscf", "scscf") for r in e.roles))
+        return self._cx_clients
 
     def _observer_checks(self, el: Element) -> list[dict[str, Any]]:
         out = []

@@ -10,7 +10,7 @@ one province (or none named) renders exactly as before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from imsdr.runbook.context import TYPE_PAGES, type_sections
@@ -46,13 +46,18 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
     elements = context["elements"]
     groups = context["groups"]
     per: dict[str, dict[str, Any]] = {}
+    # each list of verification queries split between the provinces once (the sections of every
+    # province start from the same list of the type's checks)
+    split: dict[int, tuple[list[Any], dict[str, list[Any]]]] = {}
     for prov in provinces:
         ids = {e for e, p in owner.items() if p == prov}
-        foreign = tuple(d for p, ds in domains.items() if p != prov for d in ds
-                        if d not in domains.get(prov, set()) and d not in shared_domains)
         sections = type_sections(topo, analyses, elements, groups, only=ids)
         for section in sections.values():
-            section["dns_checks"] = [c for c in section["dns_checks"] if _ours(c, ids, foreign)]
+            checks = section["dns_checks"]
+            known = split.get(id(checks))
+            if known is None or known[0] is not checks:
+                known = split[id(checks)] = (checks, _split_checks(checks, provinces, owner, domains, shared_domains))
+            section["dns_checks"] = list(known[1][prov])
         per[prov] = {
             "types": sections,
             "sites": [s for s in context["sites"] if province_of.get(s["id"]) == prov],
@@ -119,13 +124,32 @@ def _domains(topo: Topology, province_of: dict[str, str]) -> dict[str, set[str]]
     return out
 
 
-def _ours(check: Mapping[str, Any], ids: set[str], foreign: tuple[str, ...]) -> bool:
-    """A verification query belongs to a province's page: asked from one of its views (or the
-    default view) about a name that is not another province's own."""
-    if check.get("view_kind") != "default" and check.get("view_subject") not in ids:
-        return False
-    qname = str(check.get("qname", ""))
-    return not any(qname == d or qname.endswith("." + d) for d in foreign)
+def _split_checks(checks: list[Any], provinces: list[str], owner: dict[str, str],
+                  domains: dict[str, set[str]], shared: set[str]) -> dict[str, list[Any]]:
+    """province -> the verification queries of ``checks`` that belong to its pages, in order: asked
+    from one of its views (or the default view) about a name that is not another province's own
+    (no domain of another province's elements, outside its own and the shared ones, is the name
+    or a parent of it)."""
+    known = set().union(*domains.values()) - shared if domains else set()
+    out: dict[str, list[Any]] = {prov: [] for prov in provinces}
+    everywhere = out.keys()
+    for check in checks:
+        qname = str(check.get("qname", ""))
+        hits = {qname} & known
+        dot = qname.find(".")
+        while dot >= 0:
+            if qname[dot + 1:] in known:
+                hits.add(qname[dot + 1:])
+            dot = qname.find(".", dot + 1)
+        if check.get("view_kind") == "default":
+            targets: Iterable[str] = everywhere
+        else:
+            subject = owner.get(check.get("view_subject"))  # type: ignore[arg-type]
+            targets = (subject,) if subject in out else ()
+        for prov in targets:
+            if not hits or hits <= domains.get(prov, set()):
+                out[prov].append(check)
+    return out
 
 
 def _capacity(appendix: Mapping[str, Any], owner: dict[str, str], prov: str | None) -> dict[str, Any]:
