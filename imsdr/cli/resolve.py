@@ -17,7 +17,6 @@ from imsdr.cli.common import (
     InventoryArg,
     handle_errors,
     load,
-    stderr,
     stdout,
     styled,
     text_is_plain_table,
