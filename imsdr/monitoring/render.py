@@ -1,4 +1,4 @@
-"""Prometheus rule files from the plan.
+"""Prometheus rule files from the plan (the live-state families are in imsdr.monitoring.live_rules).
 
 ``headroom.rules.yml`` holds, per capacity check with a failure to guard against, one recording
 rule (``imsdr:failure_projected_utilisation``: the utilisation the plan's worst single failure
@@ -16,6 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from imsdr.monitoring.headroom import HeadroomGuard, headroom_guards
+from imsdr.monitoring.ruletext import SEVERITY
+from imsdr.monitoring.ruletext import number as _number
+from imsdr.monitoring.ruletext import quoted as _quoted
+from imsdr.monitoring.ruletext import regex_alternation as _regex_alternation
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -28,31 +32,6 @@ HEADROOM_FILE = "headroom.rules.yml"
 # the capacity appendix's sections, by the kind of check (anchors as GitHub renders the headings)
 CAPACITY_ANCHOR = {"pool": "nk-pools", "pair": "11-pairs", "hss": "hss-sizing-with-dynamic-restoration-data",
                    "takeover": "dr-takeovers-sbc-and-p-cscf"}
-SEVERITY = {"error": "error", "warning": "warning", "info": "info"}
-
-
-_REGEX_SPECIAL = frozenset(".^$*+?()[]{}|\\")
-
-
-def _regex_alternation(ids: tuple[str, ...]) -> str:
-    """A PromQL regex (anchored by PromQL) matching exactly ``ids``: their regex characters (a dot
-    of a dotted id) escaped, nothing else."""
-    return "|".join("".join(f"\\{ch}" if ch in _REGEX_SPECIAL else ch for ch in i) for i in sorted(set(ids)))
-
-
-def _number(value: float) -> str:
-    """A float as PromQL reads it, exact enough to reproduce the threshold to the unit."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _quoted(text: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    import json
-
-    return json.dumps(text, ensure_ascii=False)
-
-
 def headroom_rules(analysis: Analysis, runbook_base: str, severities: dict[str, str]) -> tuple[str, int]:
     """The text of headroom.rules.yml and the number of alerts in it."""
     guards = headroom_guards(analysis)
@@ -100,7 +79,23 @@ def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> 
 
     severities: dict[str, Any] = {rule.id: SEVERITY[rule.severity.value] for rule in all_rules()}
     text, _count = headroom_rules(analysis, runbook_base, severities)
-    return {HEADROOM_FILE: text}
+    files = {HEADROOM_FILE: text}
+    from imsdr.monitoring.live_rules import (
+        DIAMETER_FILE,
+        DNS_FILE,
+        SIP_FILE,
+        diameter_rules,
+        dns_rules,
+        sip_rules,
+    )
+
+    def severity(rule: str) -> str:
+        return str(severities.get(rule, "error"))
+
+    topology = analysis.topology
+    for name, build in ((DNS_FILE, dns_rules), (SIP_FILE, sip_rules), (DIAMETER_FILE, diameter_rules)):
+        files[name] = build(topology, runbook_base, severity)[0]
+    return files
 
 
 def runbook_base(url: str) -> str:

@@ -1,0 +1,202 @@
+"""Rule files that watch the live network against the plan: DNS answers and serials, dispatcher
+destination state, Diameter peers.
+
+* ``dns.rules.yml`` reads what ``imsdr verify --format prometheus`` and ``imsdr exporter`` publish
+  (imsdr.resolve.metrics): per DNS server of the plan, ``ImsdrDnsDrift`` when a view answers
+  differently from the plan; ``ImsdrDnsSerialsDiffer`` when a zone's SOA serial is not the same on
+  every server for longer than the plan expects a transfer to take (SOA refresh + retry: a
+  secondary that missed the NOTIFY polls after refresh, and once more after retry when that poll
+  failed); ``ImsdrDnsViewNotMonitored`` for a view the exporter cannot ask; ``ImsdrVerifyFailed``.
+* ``sip.rules.yml``: per planned dispatcher destination of every SBC and P-CSCF,
+  ``ImsdrDispatcherDestinationDown`` when Kamailio no longer holds it in service (inactive or
+  disabled: Kamailio takes it out after the OPTIONS detection time the runbook predicts, interval
+  × threshold + timeout, so the alert fires at that time); ``ImsdrDispatcherStateUnknown`` when a
+  source's state is not scraped.
+* ``diameter.rules.yml``: per Diameter client (and DRA) and per peer the plan expects OPEN (the
+  active member of an active-standby pair; every other peer of its peering, imsdr.diameter),
+  ``ImsdrDiameterPeerNotOpen`` after 2 × Tw without the peer open (RFC 3539 §3.4.1: the watchdog
+  declares a silent peer failed after 2 × Tw). Input ``imsdr_diameter_peer_open{client, peer}``
+  (the metric contract of docs/monitoring.md; peer is the element id).
+
+Each alert's severity is the rule catalogue's level of the rule that judges the same assumption
+at plan time (label ``rule``), and its ``runbook_url`` is the Declare step of the page of the
+element that failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from imsdr.monitoring.ruletext import alert_rule, element_page, group, quoted, regex_alternation, selector
+from imsdr.runbook import alerts
+
+if TYPE_CHECKING:
+    from imsdr.inventory.schema import Element
+    from imsdr.model.topology import Topology
+
+DNS_FILE, SIP_FILE, DIAMETER_FILE = "dns.rules.yml", "sip.rules.yml", "diameter.rules.yml"
+DNS_RULE, SERIAL_RULE, DISPATCHER_RULE, DIAMETER_RULE = "DNS-005", "DNS-003", "PAIR-001", "HSS-001"
+UNKNOWN_FOR = "5m"  # an exporter or RPC that fails for a few scrapes is not yet a blind spot
+DECLARE = "#declare"
+Severity = Callable[[str], str]
+
+
+def _dns_servers(topology: Topology) -> list[Element]:
+    from imsdr.dns.views import server_layout
+
+    return [topology.elements[s.id] for s in server_layout(topology).servers if s.id in topology.elements]
+
+
+def transfer_times(topology: Topology) -> dict[int, list[str]]:
+    """SOA refresh + retry (seconds) -> the zones with that expected transfer time."""
+    from imsdr.dns.plan import build_dns_plan
+
+    plan = build_dns_plan(topology, lazy=True)
+    out: dict[int, list[str]] = {}
+    for zones in (plan.zones, plan.access_zones):
+        for name, zone in zones.items():
+            soa = zone.soa
+            out.setdefault(soa.refresh + soa.retry, []).append(name)
+    return {seconds: sorted(set(names)) for seconds, names in sorted(out.items())}
+
+
+def dns_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
+    rules: list[str] = []
+    servers = _dns_servers(topology)
+    page = element_page(topology, servers[0]) if servers else "enum-dns.md"
+    for server in servers:
+        rules += alert_rule(
+            alerts.DNS_DRIFT, selector("imsdr_dns_drift", server=server.id) + " > 0", "0s",
+            {"severity": severity(DNS_RULE), "rule": DNS_RULE, "server": server.id, "element_type": "enum_dns"},
+            "{{ $labels.server }} view {{ $labels.view }}: {{ $value }} answer(s) differ from the plan",
+            f"{server.id} answers names of view {{{{ $labels.view }}}} differently from the plan imsdr rendered "
+            "(a record edited by hand, a zone not reloaded, a view serving what it must refuse); "
+            "imsdr verify lists each difference.", f"{base}{element_page(topology, server)}{DECLARE}")
+    groups = transfer_times(topology)
+    for seconds, zones in groups.items():
+        zone_match = {} if len(groups) == 1 else {"zone": regex_alternation(zones)}
+        matcher = "" if not zone_match else "{zone=~" + quoted(zone_match["zone"]) + "}"
+        expr = (f"max by (view, zone) (imsdr_dns_soa_serial{matcher}) != "
+                f"min by (view, zone) (imsdr_dns_soa_serial{matcher})")
+        rules += alert_rule(
+            alerts.DNS_SERIALS_DIFFER, expr, f"{seconds}s",
+            {"severity": severity(SERIAL_RULE), "rule": SERIAL_RULE, "element_type": "enum_dns"},
+            "zone {{ $labels.zone }} in view {{ $labels.view }}: SOA serials differ across its servers",
+            f"the servers of zone {{{{ $labels.zone }}}} have answered different SOA serials for longer than "
+            f"{seconds} s, the SOA refresh + retry within which the plan expects every server to have "
+            "transferred (or loaded) the zone; a secondary is not transferring or a primary was not reloaded.",
+            f"{base}{page}{DECLARE}")
+    rules += alert_rule(
+        alerts.DNS_VIEW_UNMONITORED, "imsdr_dns_view_checked == 0", UNKNOWN_FOR,
+        {"severity": "info", "rule": DNS_RULE, "element_type": "enum_dns"},
+        "view {{ $labels.view }} is not checked by the exporter",
+        "the exporter has no source address inside this view and no TSIG key for it: give it the views' "
+        "keys file (--keys) or run a prober inside the view.", f"{base}{page}{DECLARE}")
+    rules += alert_rule(
+        alerts.VERIFY_FAILED, "imsdr_verify_success == 0", UNKNOWN_FOR,
+        {"severity": "warning", "rule": DNS_RULE, "element_type": "enum_dns"},
+        "imsdr could not check the DNS against the plan",
+        "a DNS server did not answer the exporter at all, or the check ran out of time: no verdict.",
+        f"{base}{page}{DECLARE}")
+    count = sum(1 for line in rules if line.startswith("      - alert: "))
+    return group("imsdr-dns", rules, [
+        "imsdr: live DNS against the plan (input: imsdr verify --format prometheus / imsdr exporter).",
+        "Metric contract: docs/monitoring.md."]), count
+
+
+def detection_seconds(topology: Topology, source: Element) -> tuple[float, str]:
+    from imsdr.dns.dispatcher import element_timers
+
+    interval, threshold, timeout = element_timers(topology, source)
+    return interval * threshold + timeout, f"{interval} s × {threshold} + {timeout:g} s timeout"
+
+
+def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
+    from imsdr.dns.dispatcher import dispatcher_sets
+
+    rules: list[str] = []
+    sources: list[str] = []
+    for ds in dispatcher_sets(topology):
+        source = topology.elements[ds.source]
+        if ds.source not in sources:
+            sources.append(ds.source)
+        seconds, formula = detection_seconds(topology, source)
+        for dest in ds.destinations:
+            target = topology.elements[dest.element]
+            rules += alert_rule(
+                alerts.DISPATCHER_DOWN,
+                selector("imsdr_dispatcher_destination_up", source=ds.source, element=dest.element) + " == 0", "0s",
+                {"severity": severity(DISPATCHER_RULE), "rule": DISPATCHER_RULE, "source": ds.source,
+                 "element": dest.element, "element_type": target.type.value},
+                f"{ds.source} took {dest.element} out of service ({{{{ $labels.state }}}})",
+                f"Kamailio on {ds.source} no longer routes to {dest.element} ({dest.uri}, set {ds.setid}); the plan "
+                f"expects it active. Kamailio marks a destination inactive after the OPTIONS detection time the "
+                f"runbook predicts, {formula} = {seconds:g} s, so this alert fires that long after the failure.",
+                f"{base}{element_page(topology, target)}{DECLARE}")
+    for source_id in sources:
+        source = topology.elements[source_id]
+        scraped = selector("imsdr_dispatcher_scrape_ok", source=source_id)
+        rules += alert_rule(
+            alerts.DISPATCHER_UNKNOWN, f"{scraped} == 0 or absent({scraped})", UNKNOWN_FOR,
+            {"severity": "warning", "rule": DISPATCHER_RULE, "source": source_id,
+             "element_type": source.type.value},
+            f"the dispatcher state of {source_id} is not known",
+            f"the exporter does not read {source_id}'s dispatcher.list (no --kamailio {source_id}=ADDRESS, or the "
+            "RPC fails): its destinations are not watched.", f"{base}{element_page(topology, source)}{DECLARE}")
+    count = sum(1 for line in rules if line.startswith("      - alert: "))
+    return group("imsdr-sip", rules, [
+        "imsdr: dispatcher destinations of every SBC and P-CSCF against the plan's sets.",
+        "Input: imsdr_dispatcher_destination_up{source, element} (imsdr exporter --kamailio); docs/monitoring.md."]), \
+        count
+
+
+def expected_open_peers(topology: Topology) -> list[tuple[Element, Element]]:
+    """(client, peer) for every Diameter peer the plan expects OPEN: every peer of each client's
+    and DRA's peering except the standby member of an active-standby pair (it refuses the
+    connection until promoted)."""
+    from imsdr.diameter import client_peering, diameter_clients, dra_peering, provinces
+
+    standby: set[str] = set()
+    for grp in topology.groups.values():
+        if grp.kind == "pair" and getattr(grp.spec, "mode", None) == "active-standby" and len(grp.members) == 2:
+            standby.add(grp.members[1])
+    plan = provinces(topology)
+    if not plan:
+        return []
+    out: list[tuple[Element, Element]] = []
+    clients = diameter_clients(topology)
+    per_site: dict[str, int] = {}
+    for client in clients:
+        index = per_site.get(client.site, 0)
+        per_site[client.site] = index + 1
+        peering = client_peering(topology, client, plan, index)
+        if peering is not None:
+            out += [(client, peer) for peer in peering.peers if peer.id not in standby]
+    for dra in sorted(topology.by_type.get("dra", []), key=lambda e: e.id):
+        out += [(dra, peer) for peer in dra_peering(topology, dra, plan, clients).peers if peer.id not in standby]
+    return out
+
+
+def watchdog(topology: Topology, el: Element) -> int:
+    value = el.timers.diameter_watchdog
+    return int(value if value is not None else topology.network.timers.diameter_watchdog)
+
+
+def diameter_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
+    rules: list[str] = []
+    for client, peer in expected_open_peers(topology):
+        tw = watchdog(topology, client)
+        series = selector("imsdr_diameter_peer_open", client=client.id, peer=peer.id)
+        rules += alert_rule(
+            alerts.DIAMETER_PEER_NOT_OPEN, f"{series} == 0 or absent({series})", f"{2 * tw}s",
+            {"severity": severity(DIAMETER_RULE), "rule": DIAMETER_RULE, "client": client.id, "peer": peer.id,
+             "element_type": peer.type.value},
+            f"{client.id} has no open Diameter connection to {peer.id}",
+            f"the plan expects {client.id} to keep {peer.id} ({topology.fqdn(peer)}) OPEN; it has not been open "
+            f"for 2 × Tw = 2 × {tw} s, the time the Diameter watchdog takes to declare a silent peer failed "
+            "(RFC 3539 §3.4.1).", f"{base}{element_page(topology, peer)}{DECLARE}")
+    count = sum(1 for line in rules if line.startswith("      - alert: "))
+    return group("imsdr-diameter", rules, [
+        "imsdr: Diameter peers each client keeps open, from the plan's peering.",
+        "Input: imsdr_diameter_peer_open{client, peer} (docs/monitoring.md: the metric contract)."]), count
