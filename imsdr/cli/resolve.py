@@ -44,6 +44,7 @@ class TransportOpt(StrEnum):
 def register(app: typer.Typer) -> None:
     app.command("resolve", cls=ImsdrCommand)(resolve)
     app.command("verify", cls=ImsdrCommand)(verify)
+    app.command("exporter", cls=ImsdrCommand)(exporter)
 
 
 EnumExceptionsOpt = Annotated[Path | None, typer.Option(
@@ -174,8 +175,9 @@ VerifyFormatOpt = Annotated[VerifyFormat, typer.Option(
 def verify(
     inventory: InventoryArg,
     server: Annotated[list[str] | None, typer.Option(
-        "--server", metavar="HOST[:PORT]", help="DNS server HOST[:PORT] ([v6]:PORT); repeat for several. "
-        "Default: every DNS server of the inventory (with --drain: every one not drained).",
+        "--server", metavar="[ID=]HOST[:PORT]", help="DNS server HOST[:PORT] ([v6]:PORT), labelled with element "
+        "ID when given; repeat for several. Default: every DNS server of the inventory (with --drain: every "
+        "one not drained).",
         show_default=False)] = None,
     sources: Annotated[list[str] | None, typer.Option(
         "--from", metavar="IP", help="Only ask from this source address (repeat; each picks its view). "
@@ -250,6 +252,76 @@ def verify(
         _print_outcome(outcome)
     if not outcome.ok:
         raise typer.Exit(1)
+
+
+@handle_errors
+def exporter(
+    inventory: InventoryArg,
+    listen: Annotated[str, typer.Option(
+        "--listen", metavar="HOST:PORT", help="Where to serve /metrics (port 0: any free port, printed "
+        "on stderr).")] = "127.0.0.1:9533",
+    interval: Annotated[float, typer.Option(
+        metavar="SECONDS", help="Seconds between two checks; a scrape returns the last one.", min=1,
+        max=86400)] = 60.0,
+    server: Annotated[list[str] | None, typer.Option(
+        "--server", metavar="[ID=]HOST[:PORT]", help="DNS server to check (repeat), as in verify. Default: every "
+        "DNS server of the inventory.", show_default=False)] = None,
+    sources: Annotated[list[str] | None, typer.Option(
+        "--from", metavar="IP", help="Only ask from this source address (repeat), as in verify.")] = None,
+    names: Annotated[list[str] | None, typer.Option(
+        "--names", metavar="NAME", help="Only these names (repeat, or comma-separated).")] = None,
+    keys: Annotated[Path | None, typer.Option(
+        "--keys", metavar="FILE", dir_okay=False, help="The views' TSIG keys file (each view asked with its "
+        "key).")] = None,
+    kamailio: Annotated[list[str] | None, typer.Option(
+        "--kamailio", metavar="ELEMENT=ADDRESS", help="Also publish the dispatcher state of this SBC or "
+        "P-CSCF (repeat), as in verify.")] = None,
+    no_dns: Annotated[bool, typer.Option("--no-dns", help="Publish only the dispatcher state.")] = False,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds to wait for one answer.",
+                                           min=0.05, max=60)] = 2.0,
+    retries: Annotated[int, typer.Option(metavar="N", help="Extra tries after a timeout.", min=0, max=10)] = 1,
+    workers: Annotated[int, typer.Option(metavar="N", help="Queries in flight at most.", min=1, max=256)] = 16,
+    enum_sample: Annotated[int, typer.Option(metavar="N", help="Numbers queried per ENUM block.",
+                                             min=1, max=100000)] = 4,
+    enum_exceptions: EnumExceptionsOpt = None,
+) -> None:
+    """Serve the live check of `verify --format prometheus` on /metrics (loopback by default),
+    refreshed every --interval seconds, for Prometheus to scrape; runs until interrupted.
+
+    Examples: `imsdr exporter inventory.yaml --keys tsig.keys`; `imsdr exporter inventory.yaml --listen
+    127.0.0.1:9533 --kamailio sbc-a=unix:/run/kamailio/kamailio_ctl --no-dns`"""
+    from imsdr.errors import ImsdrError
+    from imsdr.monitoring.exporter import serve
+    from imsdr.resolve.metrics import exposition
+
+    host, sep, port_text = listen.rpartition(":")
+    if not sep or not port_text.isascii() or not port_text.isdigit() or int(port_text) > 65535 or not host:
+        raise ImsdrError(f"--listen {listen!r}: give HOST:PORT")
+    options = LiveOptions(names=names, timeout=timeout, retries=retries, workers=workers, enum_sample=enum_sample,
+                          deadline=max(interval * 5, 60.0), keys=keys, enum_exceptions=enum_exceptions)
+    if no_dns and not kamailio:
+        raise ImsdrError("--no-dns: give --kamailio ELEMENT=ADDRESS (nothing else to publish)")
+    live_check(inventory, None if no_dns else server, sources, kamailio, options, dns=not no_dns,
+               ask=False)  # bad input: exit 2 now, before serving
+
+    def collect() -> str:
+        try:
+            return live_check(inventory, None if no_dns else server, sources, kamailio, options,
+                              dns=not no_dns).metrics()
+        except (ImsdrError, VerifyNoVerdict) as exc:
+            sys.stderr.write(f"imsdr exporter: no verdict: {exc}\n")
+            return exposition(None, success=False)
+
+    def ready(port: int) -> None:
+        sys.stderr.write(f"imsdr exporter: serving http://{host}:{port}/metrics\n")
+        sys.stderr.flush()
+
+    try:
+        serve(host.strip("[]"), int(port_text), collect, interval, ready)
+    except OSError as exc:
+        raise ImsdrError(f"--listen {listen}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        return
 
 
 class VerifyNoVerdict(Exception):
@@ -338,11 +410,16 @@ def _targets(topology: Any, servers: list[str] | None) -> list[Any]:
     if servers:
         out = []
         for text in servers:
+            label, sep, where = text.partition("=")
+            if not sep:
+                label, where = text, text
+            elif label not in topology.elements:
+                raise ImsdrError(f"--server {text!r}: no element {label!r} in the inventory")
             try:
-                address, port = parse_server(text)
+                address, port = parse_server(where)
             except ValueError as exc:
                 raise ImsdrError(f"--server: {exc}") from None
-            out.append(Target(text, address, port))
+            out.append(Target(label, address, port))
         return out
     from imsdr.dns.drain import platform_of
     from imsdr.dns.views import server_layout
@@ -356,7 +433,8 @@ def _targets(topology: Any, servers: list[str] | None) -> list[Any]:
 
 
 def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | None,
-               kamailio: list[str] | None, options: LiveOptions) -> LiveOutcome:
+               kamailio: list[str] | None, options: LiveOptions, dns: bool | None = None,
+               ask: bool = True) -> LiveOutcome:
     """One live check (DNS on every view of every server, dispatcher state): what verify prints
     and what the exporter serves on every scrape."""
     import ipaddress
@@ -373,8 +451,8 @@ def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | 
     )
 
     topology, plan = _plan(inventory, options.enum_exceptions)
-    dispatchers = _dispatcher_checks(topology, kamailio)
-    if kamailio and not servers:
+    dispatchers = _dispatcher_checks(topology, kamailio, ask)
+    if dns is False or (dns is None and kamailio and not servers):  # verify: --kamailio alone checks Kamailio
         return LiveOutcome(None, dispatchers, [])
     targets = _targets(topology, servers)
     wanted = _wanted_names(options.names, plan.enum_suffix)
@@ -400,6 +478,8 @@ def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | 
     for reach in reaches:
         if not reach.checked:
             sys.stderr.write(f"warning: view {reach.view} not checked: {reach.reason}\n")
+    if not ask:
+        return LiveOutcome(None, dispatchers, targets)
     probe = next((r for r in reaches if r.source is not None), None)
     try:
         for target in targets:
@@ -421,9 +501,9 @@ def _probe_name(plan: Any) -> Any:
     return dns_name.from_text(plan.home_domains[0].rstrip(".") + ".")
 
 
-def _dispatcher_checks(topology: Any, kamailio: list[str] | None) -> list[Any]:
+def _dispatcher_checks(topology: Any, kamailio: list[str] | None, ask: bool = True) -> list[Any]:
     from imsdr.errors import ImsdrError
-    from imsdr.resolve.dispatcher_live import check_kamailio, parse_address
+    from imsdr.resolve.dispatcher_live import DispatcherCheck, check_kamailio, parse_address, planned_sets
 
     out = []
     for text in kamailio or []:
@@ -431,7 +511,9 @@ def _dispatcher_checks(topology: Any, kamailio: list[str] | None) -> list[Any]:
             element, address = parse_address(text)
         except ValueError as exc:
             raise ImsdrError(f"--kamailio {exc}") from None
-        out.append(check_kamailio(topology, element, address))
+        if not ask:
+            planned_sets(topology, element)
+        out.append(check_kamailio(topology, element, address) if ask else DispatcherCheck(element, address))
     return out
 
 

@@ -155,8 +155,8 @@ def compare_sets(source: str, address: str, planned: Sequence[Any], live: Sequen
     return check
 
 
-def check_kamailio(topology: Any, source: str, address: str, kamcmd: str | None = None) -> DispatcherCheck:
-    """The live dispatcher state of element ``source`` (reached at ``address``) against the plan."""
+def planned_sets(topology: Any, source: str) -> list[Any]:
+    """The plan's dispatcher sets of element ``source`` (ImsdrError: not an element, or none)."""
     from imsdr.dns.dispatcher import dispatcher_sets
     from imsdr.errors import ImsdrError
 
@@ -165,6 +165,12 @@ def check_kamailio(topology: Any, source: str, address: str, kamcmd: str | None 
     planned = [ds for ds in dispatcher_sets(topology) if ds.source == source]
     if not planned:
         raise ImsdrError(f"--kamailio: {source} has no dispatcher set in the plan (an SBC or P-CSCF has)")
+    return planned
+
+
+def check_kamailio(topology: Any, source: str, address: str, kamcmd: str | None = None) -> DispatcherCheck:
+    """The live dispatcher state of element ``source`` (reached at ``address``) against the plan."""
+    planned = planned_sets(topology, source)
     try:
         live = parse_dispatcher_list(kamcmd_dispatcher_list(address, kamcmd))
     except OSError as exc:
