@@ -9,8 +9,10 @@ run without a shell, with the address as one argument.
 
 Kamailio prints each destination's ``FLAGS`` as two letters: the state (``A`` active, ``I``
 inactive, ``T`` trying, ``D`` disabled) and ``P`` (probing) or ``X`` (not probing). A planned
-destination is up when its state is ``A``. Drift: a planned destination missing from the live set
-or not active, a live destination the plan does not have, a planned set the Kamailio lacks.
+destination is up when its state is ``A`` or ``T`` (trying: fewer missed probes than the
+threshold, still routed to; the runbook's Declare step calls it not yet a failure). Drift: a
+planned destination missing from the live set or out of service, a live destination the plan does
+not have.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ class DestinationState:
 
     @property
     def up(self) -> bool:
-        return self.planned and self.state.startswith("A")
+        """Still in service: active, or trying (probes missed, fewer than the threshold: Kamailio
+        still routes to it, and the runbook's Declare step says it is not yet a failure)."""
+        return self.planned and self.state[:1] in ("A", "T")
 
 
 @dataclass
