@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from imsdr.monitoring.ruletext import alert_rule, element_page, group, quoted, regex_alternation, selector
+from imsdr.monitoring.ruletext import Pages, alert_rule, group, selector
 from imsdr.runbook import alerts
 
 if TYPE_CHECKING:
@@ -48,23 +48,19 @@ def _dns_servers(topology: Topology) -> list[Element]:
     return [topology.elements[s.id] for s in server_layout(topology).servers if s.id in topology.elements]
 
 
-def transfer_times(topology: Topology) -> dict[int, list[str]]:
-    """SOA refresh + retry (seconds) -> the zones with that expected transfer time."""
-    from imsdr.dns.plan import build_dns_plan
+def transfer_seconds() -> int:
+    """SOA refresh + retry of the rendered zones (every zone carries the same SOA timers)."""
+    from imsdr.dns.records import SOA
 
-    plan = build_dns_plan(topology, lazy=True)
-    out: dict[int, list[str]] = {}
-    for zones in (plan.zones, plan.access_zones):
-        for name, zone in zones.items():
-            soa = zone.soa
-            out.setdefault(soa.refresh + soa.retry, []).append(name)
-    return {seconds: sorted(set(names)) for seconds, names in sorted(out.items())}
+    soa = SOA("", "", 0)  # the timers every rendered zone's SOA carries (imsdr.dns.plan)
+    return soa.refresh + soa.retry
 
 
 def dns_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
+    pages = Pages(topology)
     rules: list[str] = []
     servers = _dns_servers(topology)
-    page = element_page(topology, servers[0]) if servers else "enum-dns.md"
+    page = pages.of(servers[0]) if servers else "enum-dns.md"
     for server in servers:
         rules += alert_rule(
             alerts.DNS_DRIFT, selector("imsdr_dns_drift", server=server.id) + " > 0", "0s",
@@ -72,21 +68,17 @@ def dns_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
             "{{ $labels.server }} view {{ $labels.view }}: {{ $value }} answer(s) differ from the plan",
             f"{server.id} answers names of view {{{{ $labels.view }}}} differently from the plan imsdr rendered "
             "(a record edited by hand, a zone not reloaded, a view serving what it must refuse); "
-            "imsdr verify lists each difference.", f"{base}{element_page(topology, server)}{DECLARE}")
-    groups = transfer_times(topology)
-    for seconds, zones in groups.items():
-        zone_match = {} if len(groups) == 1 else {"zone": regex_alternation(zones)}
-        matcher = "" if not zone_match else "{zone=~" + quoted(zone_match["zone"]) + "}"
-        expr = (f"max by (view, zone) (imsdr_dns_soa_serial{matcher}) != "
-                f"min by (view, zone) (imsdr_dns_soa_serial{matcher})")
-        rules += alert_rule(
-            alerts.DNS_SERIALS_DIFFER, expr, f"{seconds}s",
-            {"severity": severity(SERIAL_RULE), "rule": SERIAL_RULE, "element_type": "enum_dns"},
-            "zone {{ $labels.zone }} in view {{ $labels.view }}: SOA serials differ across its servers",
-            f"the servers of zone {{{{ $labels.zone }}}} have answered different SOA serials for longer than "
-            f"{seconds} s, the SOA refresh + retry within which the plan expects every server to have "
-            "transferred (or loaded) the zone; a secondary is not transferring or a primary was not reloaded.",
-            f"{base}{page}{DECLARE}")
+            "imsdr verify lists each difference.", f"{base}{pages.of(server)}{DECLARE}")
+    seconds = transfer_seconds()
+    rules += alert_rule(
+        alerts.DNS_SERIALS_DIFFER,
+        "max by (view, zone) (imsdr_dns_soa_serial) != min by (view, zone) (imsdr_dns_soa_serial)", f"{seconds}s",
+        {"severity": severity(SERIAL_RULE), "rule": SERIAL_RULE, "element_type": "enum_dns"},
+        "zone {{ $labels.zone }} in view {{ $labels.view }}: SOA serials differ across its servers",
+        f"the servers of zone {{{{ $labels.zone }}}} have answered different SOA serials for longer than "
+        f"{seconds} s, the SOA refresh + retry within which the plan expects every server to have "
+        "transferred (or loaded) the zone; a secondary is not transferring or a primary was not reloaded.",
+        f"{base}{page}{DECLARE}")
     rules += alert_rule(
         alerts.DNS_VIEW_UNMONITORED, "imsdr_dns_view_checked == 0", UNKNOWN_FOR,
         {"severity": "info", "rule": DNS_RULE, "element_type": "enum_dns"},
@@ -113,6 +105,7 @@ def detection_seconds(topology: Topology, source: Element) -> tuple[float, str]:
 
 
 def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
+    pages = Pages(topology)
     from imsdr.dns.dispatcher import dispatcher_sets
 
     rules: list[str] = []
@@ -133,7 +126,7 @@ def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
                 f"Kamailio on {ds.source} no longer routes to {dest.element} ({dest.uri}, set {ds.setid}); the plan "
                 f"expects it active. Kamailio marks a destination inactive after the OPTIONS detection time the "
                 f"runbook predicts, {formula} = {seconds:g} s, so this alert fires that long after the failure.",
-                f"{base}{element_page(topology, target)}{DECLARE}")
+                f"{base}{pages.of(target)}{DECLARE}")
     for source_id in sources:
         source = topology.elements[source_id]
         scraped = selector("imsdr_dispatcher_scrape_ok", source=source_id)
@@ -143,7 +136,7 @@ def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
              "element_type": source.type.value},
             f"the dispatcher state of {source_id} is not known",
             f"the exporter does not read {source_id}'s dispatcher.list (no --kamailio {source_id}=ADDRESS, or the "
-            "RPC fails): its destinations are not watched.", f"{base}{element_page(topology, source)}{DECLARE}")
+            "RPC fails): its destinations are not watched.", f"{base}{pages.of(source)}{DECLARE}")
     count = sum(1 for line in rules if line.startswith("      - alert: "))
     return group("imsdr-sip", rules, [
         "imsdr: dispatcher destinations of every SBC and P-CSCF against the plan's sets.",
@@ -184,6 +177,7 @@ def watchdog(topology: Topology, el: Element) -> int:
 
 
 def diameter_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
+    pages = Pages(topology)
     rules: list[str] = []
     for client, peer in expected_open_peers(topology):
         tw = watchdog(topology, client)
@@ -195,7 +189,7 @@ def diameter_rules(topology: Topology, base: str, severity: Severity) -> tuple[s
             f"{client.id} has no open Diameter connection to {peer.id}",
             f"the plan expects {client.id} to keep {peer.id} ({topology.fqdn(peer)}) OPEN; it has not been open "
             f"for 2 × Tw = 2 × {tw} s, the time the Diameter watchdog takes to declare a silent peer failed "
-            "(RFC 3539 §3.4.1).", f"{base}{element_page(topology, peer)}{DECLARE}")
+            "(RFC 3539 §3.4.1).", f"{base}{pages.of(peer)}{DECLARE}")
     count = sum(1 for line in rules if line.startswith("      - alert: "))
     return group("imsdr-diameter", rules, [
         "imsdr: Diameter peers each client keeps open, from the plan's peering.",

@@ -36,15 +36,21 @@ def selector(metric: str, **labels: str) -> str:
     return metric + "{" + ", ".join(f"{key}={quoted(value)}" for key, value in labels.items()) + "}"
 
 
-def element_page(topology: Topology, el: Element) -> str:
-    """The runbook page of ``el``: its type's page, or its province's page when the runbooks are
-    split per province (imsdr.runbook.split)."""
-    from imsdr.runbook.context import PAGE_OF_TYPE
-    from imsdr.runbook.split import provinces_of
+class Pages:
+    """The runbook page of each element: its type's page, or its province's page when the
+    runbooks are split per province (imsdr.runbook.split)."""
 
-    page = PAGE_OF_TYPE[el.type.value].path
-    province = provinces_of(topology).get(el.site)
-    return f"{page.removesuffix('.md')}-{province}.md" if province else page
+    def __init__(self, topology: Topology) -> None:
+        from imsdr.runbook.split import provinces_of
+
+        self.province_of = provinces_of(topology)
+
+    def of(self, el: Element) -> str:
+        from imsdr.runbook.context import PAGE_OF_TYPE
+
+        page = PAGE_OF_TYPE[el.type.value].path
+        province = self.province_of.get(el.site)
+        return f"{page.removesuffix('.md')}-{province}.md" if province else page
 
 
 def alert_rule(name: str, expr: str, for_: str, labels: dict[str, str], summary: str, description: str,
