@@ -150,3 +150,31 @@ def test_topology_is_not_rebuilt_for_monitoring() -> None:
     report = analysis.capacity
     assert headroom_guards(analysis)[0].planned_load == report.pools[0].load
     assert isinstance(topology, Topology)
+
+
+def test_each_declare_step_names_an_alert_that_is_rendered_and_links_back(rendered) -> None:  # type: ignore[no-untyped-def]
+    """The Declare table's last column names alerts (with their labels) that exist in the rendered
+    rules, and each such alert's runbook_url is the Declare step of that same page."""
+    import re
+
+    inventory, out, _ = rendered
+    rules = [r for f in sorted(out.glob("*.rules.yml")) for g in yaml.safe_load(f.read_text())["groups"]
+             for r in g["rules"] if "alert" in r]
+    pages = {}
+    tmp = out.parent / "runbooks"
+    done = runner.invoke(app, ["render", "runbook", str(inventory), "--out", str(tmp)])
+    assert done.exit_code == 0, done.output
+    for page in sorted(tmp.glob("*.md")):
+        text = page.read_text()
+        if "\n### Declare\n" not in text:
+            continue
+        declare = text.split("\n### Declare\n", 1)[1].split("\n### ", 1)[0]
+        pages[page.name] = re.findall(r"`(Imsdr\w+)\{([^}`]*)\}`", declare)
+    named = [(page, alert, dict(re.findall(r'(\w+)="([^"]*)"', labels)))
+             for page, found in pages.items() for alert, labels in found]
+    assert {alert for _, alert, _ in named} >= {"ImsdrDispatcherDestinationDown", "ImsdrDnsServerDown"}
+    for page, alert, labels in named:
+        matching = [r for r in rules if r["alert"] == alert
+                    and all(r["labels"].get(k) == v for k, v in labels.items())]
+        assert len(matching) == 1, (page, alert, labels)
+        assert matching[0]["annotations"]["runbook_url"] == f"../runbooks/{page}#declare"

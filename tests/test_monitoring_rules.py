@@ -24,9 +24,10 @@ import pytest
 import yaml
 
 from imsdr.analysis import Analysis
-from imsdr.monitoring.live_rules import DIAMETER_FILE, DNS_FILE, SIP_FILE, expected_open_peers, transfer_seconds
+from imsdr.monitoring.live_rules import DIAMETER_FILE, DNS_FILE, SIP_FILE, transfer_seconds
 from imsdr.monitoring.render import monitoring_files
 from imsdr.plan import load_topology
+from imsdr.runbook.alerts import expected_open_peers
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORIES = [ROOT / "inventories" / "lab.yaml", ROOT / "inventories" / "province.yaml"]

@@ -298,7 +298,8 @@ def exporter(
     if not sep or not port_text.isascii() or not port_text.isdigit() or int(port_text) > 65535 or not host:
         raise ImsdrError(f"--listen {listen!r}: give HOST:PORT")
     options = LiveOptions(names=names, timeout=timeout, retries=retries, workers=workers, enum_sample=enum_sample,
-                          deadline=max(interval * 5, 60.0), keys=keys, enum_exceptions=enum_exceptions)
+                          deadline=max(interval * 5, 60.0), keys=keys, enum_exceptions=enum_exceptions,
+                          tolerate_down=True)
     if no_dns and not kamailio:
         raise ImsdrError("--no-dns: give --kamailio ELEMENT=ADDRESS (nothing else to publish)")
     live_check(inventory, None if no_dns else server, sources, kamailio, options, dns=not no_dns,
@@ -338,6 +339,7 @@ class LiveOptions:
     deadline: float = 600.0
     keys: Path | None = None
     enum_exceptions: Path | None = None
+    tolerate_down: bool = False  # the exporter: a server down is a metric, the others still checked
 
 
 @dataclass
@@ -481,14 +483,23 @@ def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | 
     if not ask:
         return LiveOutcome(None, dispatchers, targets)
     probe = next((r for r in reaches if r.source is not None), None)
+    down: list[str] = []
     try:
         for target in targets:
-            if probe is not None:  # unreachable is no verdict, never drift
+            if probe is None:
+                continue
+            try:  # unreachable is no verdict, never drift
                 LiveQuerier(target.address, target.port, timeout=options.timeout, retries=options.retries).probe(
                     probe.source, _probe_name(plan))
-        run = run_live(record_source, plan, targets, reaches, keys=keyring, names=wanted,
-                       enum_sample=options.enum_sample, timeout=options.timeout, retries=options.retries,
-                       workers=options.workers, deadline=options.deadline)
+            except ServerUnreachable as exc:
+                if not options.tolerate_down or len(down) + 1 == len(targets):
+                    raise
+                sys.stderr.write(f"warning: {exc}\n")
+                down.append(target.label)
+        run = run_live(record_source, plan, [t for t in targets if t.label not in down], reaches, keys=keyring,
+                       names=wanted, enum_sample=options.enum_sample, timeout=options.timeout,
+                       retries=options.retries, workers=options.workers, deadline=options.deadline)
+        run.servers_down = down
     except (ServerUnreachable, VerifyIncomplete) as exc:
         raise VerifyNoVerdict(str(exc)) from None
     _warn_issues(plan)

@@ -63,6 +63,12 @@ def dns_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
     page = pages.of(servers[0]) if servers else "enum-dns.md"
     for server in servers:
         rules += alert_rule(
+            alerts.DNS_SERVER_DOWN, selector("imsdr_dns_server_up", server=server.id) + " == 0", "0s",
+            {"severity": severity(SERIAL_RULE), "rule": SERIAL_RULE, "server": server.id, "element_type": "enum_dns"},
+            f"{server.id} does not answer DNS",
+            f"{server.id} did not answer the exporter's SOA probe after every retry; resolvers use the other "
+            "name servers of its zones.", f"{base}{pages.of(server)}{DECLARE}")
+        rules += alert_rule(
             alerts.DNS_DRIFT, selector("imsdr_dns_drift", server=server.id) + " > 0", "0s",
             {"severity": severity(DNS_RULE), "rule": DNS_RULE, "server": server.id, "element_type": "enum_dns"},
             "{{ $labels.server }} view {{ $labels.view }}: {{ $value }} answer(s) differ from the plan",
@@ -144,33 +150,6 @@ def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
         count
 
 
-def expected_open_peers(topology: Topology) -> list[tuple[Element, Element]]:
-    """(client, peer) for every Diameter peer the plan expects OPEN: every peer of each client's
-    and DRA's peering except the standby member of an active-standby pair (it refuses the
-    connection until promoted)."""
-    from imsdr.diameter import client_peering, diameter_clients, dra_peering, provinces
-
-    standby: set[str] = set()
-    for grp in topology.groups.values():
-        if grp.kind == "pair" and getattr(grp.spec, "mode", None) == "active-standby" and len(grp.members) == 2:
-            standby.add(grp.members[1])
-    plan = provinces(topology)
-    if not plan:
-        return []
-    out: list[tuple[Element, Element]] = []
-    clients = diameter_clients(topology)
-    per_site: dict[str, int] = {}
-    for client in clients:
-        index = per_site.get(client.site, 0)
-        per_site[client.site] = index + 1
-        peering = client_peering(topology, client, plan, index)
-        if peering is not None:
-            out += [(client, peer) for peer in peering.peers if peer.id not in standby]
-    for dra in sorted(topology.by_type.get("dra", []), key=lambda e: e.id):
-        out += [(dra, peer) for peer in dra_peering(topology, dra, plan, clients).peers if peer.id not in standby]
-    return out
-
-
 def watchdog(topology: Topology, el: Element) -> int:
     value = el.timers.diameter_watchdog
     return int(value if value is not None else topology.network.timers.diameter_watchdog)
@@ -179,7 +158,7 @@ def watchdog(topology: Topology, el: Element) -> int:
 def diameter_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
     pages = Pages(topology)
     rules: list[str] = []
-    for client, peer in expected_open_peers(topology):
+    for client, peer in alerts.expected_open_peers(topology):
         tw = watchdog(topology, client)
         series = selector("imsdr_diameter_peer_open", client=client.id, peer=peer.id)
         rules += alert_rule(

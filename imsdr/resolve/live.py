@@ -109,6 +109,7 @@ class LiveRun:
     results: list[ViewResult] = field(default_factory=list)
     unchecked: list[ViewReach] = field(default_factory=list)
     enum_sample: int = DEFAULT_SAMPLE
+    servers_down: list[str] = field(default_factory=list)  # the exporter's servers that did not answer
 
     @property
     def drift(self) -> list[Drift]:

@@ -10,6 +10,8 @@ The metric contract (the rendered rules in ``monitoring/dns.rules.yml`` and
   an SOA answer is absent;
 * ``imsdr_dns_view_checked{view}``: 1 when the view could be asked from here, 0 when not (no
   source address inside it on this host and no key);
+* ``imsdr_dns_server_up{server}``: 1 when the server answered the exporter's probe, 0 when not
+  (the other servers are still checked);
 * ``imsdr_dispatcher_destination_up{source, setid, destination, element, state}``: 1 when the
   Kamailio ``source`` holds the planned destination active, 0 otherwise (absent from the live
   list, inactive, trying or disabled); ``state`` is Kamailio's flag text (``AP``, ``IP``, ...);
@@ -30,6 +32,7 @@ HELP = {
     "imsdr_dns_answers_checked": "Questions imsdr asked of this view on this server, with the plan's answer.",
     "imsdr_dns_drift": "Answers of this view on this server that differ from the plan.",
     "imsdr_dns_soa_serial": "SOA serial this server answers for the zone in this view.",
+    "imsdr_dns_server_up": "1 when the DNS server answered the exporter's probe.",
     "imsdr_dns_view_checked": "1 when the view could be asked from the exporter's host (source inside it or key).",
     "imsdr_dispatcher_destination_up": "1 when the Kamailio holds the planned destination active.",
     "imsdr_dispatcher_scrape_ok": "1 when the Kamailio answered dispatcher.list.",
@@ -63,6 +66,9 @@ def exposition(run: LiveRun | None, dispatchers: Iterable[DispatcherCheck] = (),
         lines += _family("imsdr_dns_soa_serial", (
             _sample("imsdr_dns_soa_serial", {"server": r.server, "view": r.view, "zone": zone}, serial)
             for r in run.results for zone, serial in sorted(r.serials.items()) if serial is not None))
+        servers = {r.server: 1 for r in run.results} | {server: 0 for server in run.servers_down}
+        lines += _family("imsdr_dns_server_up", (
+            _sample("imsdr_dns_server_up", {"server": server}, up) for server, up in servers.items()))
         views = {r.view: 1 for r in run.results} | {u.view: 0 for u in run.unchecked}
         lines += _family("imsdr_dns_view_checked", (
             _sample("imsdr_dns_view_checked", {"view": view}, flag) for view, flag in views.items()))
