@@ -39,10 +39,29 @@ def rendered(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 def test_promtool_accepts_every_rule_file(rendered) -> None:  # type: ignore[no-untyped-def]
     _, out, summary = rendered
-    for name in summary["files"]:
+    rule_files = [name for name in summary["files"] if name.endswith(".rules.yml")]
+    assert rule_files == ["diameter.rules.yml", "dns.rules.yml", "headroom.rules.yml", "sip.rules.yml"]
+    for name in rule_files:
         done = promtool("check", "rules", name, cwd=out)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "SUCCESS" in done.stdout
+
+
+def test_the_scrape_and_probe_configuration_is_accepted(rendered) -> None:  # type: ignore[no-untyped-def]
+    """prometheus.yml (every rule file, the exporter job, a blackbox job per view) passes promtool
+    check config; blackbox.yml passes the blackbox exporter's own --config.check."""
+    _, out, summary = rendered
+    assert {"prometheus.yml", "blackbox.yml"} <= set(summary["files"])
+    done = promtool("check", "config", "prometheus.yml", cwd=out)
+    assert done.returncode == 0 and "SUCCESS: 4 rule files found" in done.stdout, done.stdout + done.stderr
+    config = yaml.safe_load((out / "prometheus.yml").read_text())
+    modules = yaml.safe_load((out / "blackbox.yml").read_text())["modules"]
+    probes = [job for job in config["scrape_configs"] if job["job_name"].startswith("imsdr-dns-probe-")]
+    assert sorted(m for job in probes for m in job["params"]["module"]) == sorted(modules)
+    blackbox = shutil.which("prometheus-blackbox-exporter") or "blackbox_exporter"
+    checked = subprocess.run([blackbox, "--config.file=blackbox.yml", "--config.check"], cwd=out,
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0 and "Config file is ok" in checked.stderr, checked.stderr
 
 
 def test_every_guard_carries_its_runbook_and_rule(rendered) -> None:  # type: ignore[no-untyped-def]

@@ -86,6 +86,12 @@ def dns_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
         "transferred (or loaded) the zone; a secondary is not transferring or a primary was not reloaded.",
         f"{base}{page}{DECLARE}")
     rules += alert_rule(
+        alerts.DNS_PROBE_FAILED, 'probe_success{imsdr_probe="dns"} == 0', "0s",
+        {"severity": severity(SERIAL_RULE), "rule": SERIAL_RULE, "element_type": "enum_dns"},
+        "{{ $labels.server }} does not answer the SOA probe from inside view {{ $labels.view }}",
+        "the blackbox exporter's DNS probe (blackbox.yml, module of the view) got no answer or an answer "
+        "code the plan does not give in this view.", f"{base}{page}{DECLARE}")
+    rules += alert_rule(
         alerts.DNS_VIEW_UNMONITORED, "imsdr_dns_view_checked == 0", UNKNOWN_FOR,
         {"severity": "info", "rule": DNS_RULE, "element_type": "enum_dns"},
         "view {{ $labels.view }} is not checked by the exporter",

@@ -95,6 +95,10 @@ def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> 
     topology = analysis.topology
     for name, build in ((DNS_FILE, dns_rules), (SIP_FILE, sip_rules), (DIAMETER_FILE, diameter_rules)):
         files[name] = build(topology, runbook_base, severity)[0]
+    from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE, blackbox_config, prometheus_config
+
+    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files))
+    files[BLACKBOX_FILE] = blackbox_config(topology)
     return files
 
 

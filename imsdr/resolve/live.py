@@ -143,7 +143,7 @@ def can_send_from(address: str) -> bool:
     return True
 
 
-def _first_host(match_clients: Sequence[str]) -> str | None:
+def first_host(match_clients: Sequence[str]) -> str | None:
     """The first host of the view's first IPv4 (else IPv6) match prefix."""
     nets = []
     for text in match_clients:
@@ -173,7 +173,7 @@ def reach_views(plan: Any, views: Sequence[Any], keys: dict[str, tuple[str, str]
         if keys is not None and view.key_name in keys:
             out.append(ViewReach(view.name, key=view.key_name))
             continue
-        source = _first_host(view.match_clients)
+        source = first_host(view.match_clients)
         chosen = select_view(views, source) if source else None
         if source is not None and chosen is not None and chosen.name == view.name and can_send_from(source):
             out.append(ViewReach(view.name, source=source))

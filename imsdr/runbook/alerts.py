@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 DNS_DRIFT = "ImsdrDnsDrift"
 DNS_SERVER_DOWN = "ImsdrDnsServerDown"
+DNS_PROBE_FAILED = "ImsdrDnsProbeFailed"
 DNS_SERIALS_DIFFER = "ImsdrDnsSerialsDiffer"
 DNS_VIEW_UNMONITORED = "ImsdrDnsViewNotMonitored"
 VERIFY_FAILED = "ImsdrVerifyFailed"
