@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -52,7 +53,7 @@ class Stack:
     def __init__(self, lab: Lab, root: Path) -> None:
         self.lab, self.root = lab, root
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.prom_port = 0
+        self.prom_port = self.blackbox_port = 0
 
     def start(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -124,6 +125,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                     return False
                 return len(result["data"]["result"]) > 0
 
+            s.blackbox_port = free_port()
+            s.start("blackbox", [shutil.which("prometheus-blackbox-exporter") or "blackbox_exporter",
+                                 f"--config.file={root / 'monitoring' / 'blackbox.yml'}",
+                                 f"--web.listen-address=127.0.0.1:{s.blackbox_port}"])
             s.wait(scraped, 60, "Prometheus to scrape the exporter's DNS metrics")
             yield s
         finally:
@@ -204,3 +209,26 @@ def test_a_changed_record_fires_dns_drift_and_restoring_it_resolves(stack: Stack
         _rewrite(zone, "", "", 2)  # the served serial only moves forward
         lab.sh(f"{rndc} reload ims.rehearsal.example.org IN users-town")
     stack.wait(lambda: not stack.active("ImsdrDnsDrift"), SLACK_S + 4, "ImsdrDnsDrift to resolve")
+
+
+def test_the_rendered_blackbox_modules_probe_each_view_from_inside_it(stack: Stack) -> None:
+    """Each view's module sends from the first host of the view's match list (every loopback address
+    is this host's), so each probe lands in its own view: SOA answered in the served views, REFUSED
+    (the planned answer) in the default view."""
+    lab = stack.lab
+    modules = yaml.safe_load((stack.root / "monitoring" / "blackbox.yml").read_text())["modules"]
+    assert modules["imsdr_dns_users-town"]["dns"]["source_ip_address"] == "127.0.30.1"
+    assert modules["imsdr_dns_default"]["dns"]["valid_rcodes"] == ["REFUSED"]
+    dig = re.search(r'dig -p (\d+)', lab.inventory.read_text())
+    assert dig, "the lab's platform names the DNS port"
+    target = f"127.0.0.1:{dig.group(1)}"
+    for module in sorted(modules):
+        def probed(module: str = module) -> bool:
+            url = f"http://127.0.0.1:{stack.blackbox_port}/probe?module={module}&target={target}"
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - loopback only
+                    body = response.read().decode()
+            except OSError:
+                return False
+            return "\nprobe_success 1" in body
+        stack.wait(probed, 20, f"probe {module} to succeed")
