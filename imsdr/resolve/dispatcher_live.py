@@ -26,7 +26,7 @@ from typing import Any
 
 RPC_TIMEOUT_S = 10.0
 MAX_OUTPUT = 1 << 22
-_ADDRESS = re.compile(r"^(unix:/[^\s;|&$`'\"\\]+|tcp:[A-Za-z0-9.:\[\]-]+:\d{1,5}|udp:[A-Za-z0-9.:\[\]-]+:\d{1,5})$")
+_ADDRESS = re.compile(r"unix:/[^\s;|&$`'\"\\]+|tcp:[A-Za-z0-9.:\[\]-]+:\d{1,5}|udp:[A-Za-z0-9.:\[\]-]+:\d{1,5}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ class DispatcherCheck:
 def parse_address(text: str) -> tuple[str, str]:
     """``ELEMENT=ADDRESS`` of ``--kamailio`` → (element, binrpc address)."""
     element, sep, address = text.partition("=")
-    if not sep or not element or not _ADDRESS.match(address):
+    if not sep or not element or not _ADDRESS.fullmatch(address):
         raise ValueError(f"{text!r}: give ELEMENT=unix:/path/to/kamailio_ctl or ELEMENT=tcp:HOST:PORT")
     return element, address
 
