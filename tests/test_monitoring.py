@@ -192,8 +192,19 @@ def test_each_declare_step_names_an_alert_that_is_rendered_and_links_back(render
     named = [(page, alert, dict(re.findall(r'(\w+)="([^"]*)"', labels)))
              for page, found in pages.items() for alert, labels in found]
     assert {alert for _, alert, _ in named} >= {"ImsdrDispatcherDestinationDown", "ImsdrDnsServerDown"}
+    from imsdr.monitoring.expected import expected_peers, planned_destinations
+
+    topology = load_topology(inventory)
+    # the series the exporter publishes for the plan: a destination's and a peer's alert is the rule of its page
+    planned = {("ImsdrDispatcherDestinationDown", d.source, d.element): d.page for d in planned_destinations(topology)}
+    planned |= {("ImsdrDiameterPeerNotOpen", p.client, p.peer): p.page for p in expected_peers(topology)}
     for page, alert, labels in named:
-        matching = [r for r in rules if r["alert"] == alert
-                    and all(r["labels"].get(k) == v for k, v in labels.items())]
-        assert len(matching) == 1, (page, alert, labels)
-        assert matching[0]["annotations"]["runbook_url"] == f"../runbooks/{page}#declare"
+        if alert == "ImsdrDnsServerDown":
+            matching = [r for r in rules if r["alert"] == alert and r["labels"]["server"] == labels["server"]]
+        else:
+            key = (alert, labels.get("source") or labels["client"], labels.get("element") or labels["peer"])
+            assert planned.get(key) == page, (page, alert, labels)
+            matching = [r for r in rules if r["alert"] == alert
+                        and f'page="{page}"' in r["expr"]]
+        assert matching, (page, alert, labels)
+        assert {r["annotations"]["runbook_url"] for r in matching} == {f"../runbooks/{page}#declare"}

@@ -10,6 +10,9 @@ the series, or one second of its ``for``) earlier it is silent.
   (Kamailio's ``IP``) → fires at the first evaluation; ``TP`` (trying) counts as in service.
 * ImsdrDiameterPeerNotOpen: a peer the plan expects open, closed at t: fires at t + 2 × Tw, not one
   second before; a peer whose series is missing fires 2 × Tw after the start.
+
+The dispatcher and Diameter rules join the live series with the plan's expectation series
+(imsdr.monitoring.expected, what the exporter publishes); the tests feed those series too.
 * ImsdrDispatcherStateUnknown, ImsdrDnsViewNotMonitored, ImsdrVerifyFailed: after 5 minutes.
 """
 
@@ -119,56 +122,81 @@ def test_unmonitored_views_and_failed_checks_fire_after_five_minutes(rendered: d
     _promtool(rendered, DNS_FILE, tests, "1m")
 
 
+def _planned(rendered: dict[str, Any], steps: int) -> tuple[list[Any], list[dict[str, str]]]:
+    from imsdr.monitoring.expected import planned_destinations
+
+    planned = planned_destinations(rendered["topology"])
+    return planned, [_series("imsdr_dispatcher_destination_planned",
+                             {"source": d.source, "element": d.element, "page": d.page, "detection_s": d.detection_s},
+                             f"1x{steps}") for d in planned]
+
+
 def test_a_destination_out_of_service_fires_and_trying_does_not(rendered: dict[str, Any]) -> None:
-    rules = _by_name(rendered, SIP_FILE, "ImsdrDispatcherDestinationDown")
-    assert rules
+    """For every planned destination: in service (AP, then TP) silent, IP fires at once, with the
+    alert of its runbook page; a destination the plan does not have never fires."""
+    planned, plan_series = _planned(rendered, 10)
+    rules = {(r["annotations"]["runbook_url"], r["expr"]): r
+             for r in _by_name(rendered, SIP_FILE, "ImsdrDispatcherDestinationDown")}
+    assert len(rules) == len({(d.page, d.detection_s) for d in planned})
     tests = []
-    for rule in rules:
-        base = {"source": rule["labels"]["source"], "element": rule["labels"]["element"], "setid": "1",
-                "destination": "sip:192.0.2.1:5060"}
+    for d in planned:
+        (rule,) = [r for (url, expr), r in rules.items() if url == f"../runbooks/{d.page}#declare"
+                   and f'detection_s="{d.detection_s}"' in expr]
+        live = {"source": d.source, "element": d.element, "setid": "1", "destination": "sip:192.0.2.1:5060"}
+        stranger = {**live, "element": "not-planned", "state": "IP"}
         tests.append({"interval": "1m", "input_series": [
-            _series("imsdr_dispatcher_destination_up", {**base, "state": "AP"}, "1 1 _ _ _ _"),
-            _series("imsdr_dispatcher_destination_up", {**base, "state": "TP"}, "_ _ 1 _ _ _"),
-            _series("imsdr_dispatcher_destination_up", {**base, "state": "IP"}, "_ _ _ 0 0 0")],
+            *plan_series,
+            _series("imsdr_dispatcher_destination_up", {**live, "state": "AP"}, "1 1 _ _ _ _"),
+            _series("imsdr_dispatcher_destination_up", {**live, "state": "TP"}, "_ _ 1 _ _ _"),
+            _series("imsdr_dispatcher_destination_up", {**live, "state": "IP"}, "_ _ _ 0 0 0"),
+            _series("imsdr_dispatcher_destination_up", stranger, "0x5")],
             "alert_rule_test": [
                 {"eval_time": "2m", "alertname": rule["alert"], "exp_alerts": []},
-                {"eval_time": "3m", "alertname": rule["alert"],
-                 "exp_alerts": [_alert(rule, {**base, "state": "IP"}, 0)]}]})
+                {"eval_time": "3m", "alertname": rule["alert"], "exp_alerts": [_alert(rule, {
+                    **live, "state": "IP", "page": d.page, "detection_s": d.detection_s}, 0)]}]})
     _promtool(rendered, SIP_FILE, tests, "1m")
 
 
 def test_an_unscraped_dispatcher_source_fires_after_five_minutes(rendered: dict[str, Any]) -> None:
-    rules = _by_name(rendered, SIP_FILE, "ImsdrDispatcherStateUnknown")
-    sources = [r["labels"]["source"] for r in rules]
+    (rule,) = _by_name(rendered, SIP_FILE, "ImsdrDispatcherStateUnknown")
+    planned, _ = _planned(rendered, 10)
+    sources = list(dict.fromkeys(d.source for d in planned))
     tests = []
-    for rule in rules:
-        others = [_series("imsdr_dispatcher_scrape_ok", {"source": s}, "1x10") for s in sources
-                  if s != rule["labels"]["source"]]
-        tests.append({"interval": "1m", "input_series": others, "alert_rule_test": [
+    for source in sources:
+        series = [_series("imsdr_dispatcher_source_planned", {"source": s}, "1x10") for s in sources]
+        series += [_series("imsdr_dispatcher_scrape_ok", {"source": s}, "1x10") for s in sources if s != source]
+        tests.append({"interval": "1m", "input_series": series, "alert_rule_test": [
             {"eval_time": "4m", "alertname": rule["alert"], "exp_alerts": []},
-            {"eval_time": "5m", "alertname": rule["alert"],
-             "exp_alerts": [_alert(rule, {"source": rule["labels"]["source"]}, 1)]}]})
+            {"eval_time": "5m", "alertname": rule["alert"], "exp_alerts": [_alert(rule, {"source": source}, 1)]}]})
     _promtool(rendered, SIP_FILE, tests, "1m")
 
 
 def test_a_missing_diameter_peer_fires_after_two_watchdog_intervals(rendered: dict[str, Any]) -> None:
+    from imsdr.monitoring.expected import expected_peers
+
+    topology = rendered["topology"]
+    expected = expected_peers(topology)
+    assert [(p.client, p.peer) for p in expected] == [(c.id, p.id) for c, p in expected_open_peers(topology)]
+    assert expected
     rules = _by_name(rendered, DIAMETER_FILE, "ImsdrDiameterPeerNotOpen")
-    pairs = [(c.id, p.id) for c, p in expected_open_peers(rendered["topology"])]
-    assert [(r["labels"]["client"], r["labels"]["peer"]) for r in rules] == pairs and pairs
+    plan_series = [_series("imsdr_diameter_peer_expected", {"client": p.client, "peer": p.peer, "page": p.page,
+                                                            "for_s": str(p.for_s)}, "1x60") for p in expected]
     tests = []
-    for rule in rules:
-        client = rendered["topology"].elements[rule["labels"]["client"]]
-        tw = client.timers.diameter_watchdog or rendered["topology"].network.timers.diameter_watchdog
-        tw2 = 2 * int(tw)  # the inventory's Tw, not the rule's own figure
-        me = {"client": rule["labels"]["client"], "peer": rule["labels"]["peer"]}
-        others = [_series("imsdr_diameter_peer_open", {"client": c, "peer": p}, "1x60") for c, p in pairs
-                  if (c, p) != (me["client"], me["peer"])]
+    for me in expected:
+        client = topology.elements[me.client]
+        tw2 = 2 * int(client.timers.diameter_watchdog or topology.network.timers.diameter_watchdog)  # the inventory's
+        (rule,) = [r for r in rules if r["annotations"]["runbook_url"] == f"../runbooks/{me.page}#declare"
+                   and r["for"] == f"{tw2}s"]
+        labels = {"client": me.client, "peer": me.peer, "page": me.page, "for_s": str(tw2)}
+        others = [_series("imsdr_diameter_peer_open", {"client": p.client, "peer": p.peer}, "1x60") for p in expected
+                  if p != me]
         closed_at = 10
-        series = _series("imsdr_diameter_peer_open", me, f"1x{closed_at - 1} 0x50")
-        tests.append({"interval": "1s", "input_series": [*others, series], "alert_rule_test": [
+        series = _series("imsdr_diameter_peer_open", {"client": me.client, "peer": me.peer},
+                         f"1x{closed_at - 1} 0x50")
+        tests.append({"interval": "1s", "input_series": [*plan_series, *others, series], "alert_rule_test": [
             {"eval_time": f"{closed_at + tw2 - 1}s", "alertname": rule["alert"], "exp_alerts": []},
-            {"eval_time": f"{closed_at + tw2}s", "alertname": rule["alert"], "exp_alerts": [_alert(rule, me, 0)]}]})
-        tests.append({"interval": "1s", "input_series": others, "alert_rule_test": [  # never seen open
+            {"eval_time": f"{closed_at + tw2}s", "alertname": rule["alert"], "exp_alerts": [_alert(rule, labels, 1)]}]})
+        tests.append({"interval": "1s", "input_series": [*plan_series, *others], "alert_rule_test": [  # never open
             {"eval_time": f"{tw2 - 1}s", "alertname": rule["alert"], "exp_alerts": []},
-            {"eval_time": f"{tw2}s", "alertname": rule["alert"], "exp_alerts": [_alert(rule, me, 1)]}]})
+            {"eval_time": f"{tw2}s", "alertname": rule["alert"], "exp_alerts": [_alert(rule, labels, 1)]}]})
     _promtool(rendered, DIAMETER_FILE, tests, "1s")

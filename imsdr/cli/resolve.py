@@ -347,15 +347,17 @@ class LiveOutcome:
     run: Any  # LiveRun, or None when only Kamailio was checked
     dispatchers: list[Any]
     targets: list[Any]
+    topology: Any = None
 
     @property
     def ok(self) -> bool:
         return (self.run is None or self.run.ok) and not any(c.drift() for c in self.dispatchers)
 
     def metrics(self) -> str:
+        from imsdr.monitoring.expected import plan_exposition
         from imsdr.resolve.metrics import exposition
 
-        return exposition(self.run, self.dispatchers)
+        return exposition(self.run, self.dispatchers) + plan_exposition(self.topology)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -455,7 +457,7 @@ def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | 
     topology, plan = _plan(inventory, options.enum_exceptions)
     dispatchers = _dispatcher_checks(topology, kamailio, ask)
     if dns is False or (dns is None and kamailio and not servers):  # verify: --kamailio alone checks Kamailio
-        return LiveOutcome(None, dispatchers, [])
+        return LiveOutcome(None, dispatchers, [], topology)
     targets = _targets(topology, servers)
     wanted = _wanted_names(options.names, plan.enum_suffix)
     keyring = read_keys(options.keys) if options.keys is not None else None
@@ -481,7 +483,7 @@ def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | 
         if not reach.checked:
             sys.stderr.write(f"warning: view {reach.view} not checked: {reach.reason}\n")
     if not ask:
-        return LiveOutcome(None, dispatchers, targets)
+        return LiveOutcome(None, dispatchers, targets, topology)
     probe = next((r for r in reaches if r.source is not None), None)
     down: list[str] = []
     try:
@@ -503,7 +505,7 @@ def live_check(inventory: Path, servers: list[str] | None, sources: list[str] | 
     except (ServerUnreachable, VerifyIncomplete) as exc:
         raise VerifyNoVerdict(str(exc)) from None
     _warn_issues(plan)
-    return LiveOutcome(run, dispatchers, targets)
+    return LiveOutcome(run, dispatchers, targets, topology)
 
 
 def _probe_name(plan: Any) -> Any:

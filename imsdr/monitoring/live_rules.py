@@ -26,7 +26,7 @@ element that failed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from imsdr.monitoring.ruletext import Pages, alert_rule, group, selector
 from imsdr.runbook import alerts
@@ -109,73 +109,66 @@ def dns_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
         "Metric contract: docs/monitoring.md."]), count
 
 
-def detection_seconds(topology: Topology, source: Element) -> tuple[float, str]:
-    from imsdr.dns.dispatcher import element_timers
-
-    interval, threshold, timeout = element_timers(topology, source)
-    return interval * threshold + timeout, f"{interval} s × {threshold} + {timeout:g} s timeout"
-
-
 def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
-    pages = Pages(topology)
-    from imsdr.dns.dispatcher import dispatcher_sets
+    """One alert per (runbook page, detection time) of the planned destinations, joining the live
+    state with the plan's expectation series (imsdr.monitoring.expected)."""
+    from imsdr.monitoring.expected import planned_destinations
 
     rules: list[str] = []
-    sources: list[str] = []
-    for ds in dispatcher_sets(topology):
-        source = topology.elements[ds.source]
-        if ds.source not in sources:
-            sources.append(ds.source)
-        seconds, formula = detection_seconds(topology, source)
-        for dest in ds.destinations:
-            target = topology.elements[dest.element]
-            rules += alert_rule(
-                alerts.DISPATCHER_DOWN,
-                selector("imsdr_dispatcher_destination_up", source=ds.source, element=dest.element) + " == 0", "0s",
-                {"severity": severity(DISPATCHER_RULE), "rule": DISPATCHER_RULE, "source": ds.source,
-                 "element": dest.element, "element_type": target.type.value},
-                f"{ds.source} took {dest.element} out of service ({{{{ $labels.state }}}})",
-                f"Kamailio on {ds.source} no longer routes to {dest.element} ({dest.uri}, set {ds.setid}); the plan "
-                f"expects it active. Kamailio marks a destination inactive after the OPTIONS detection time the "
-                f"runbook predicts, {formula} = {seconds:g} s, so this alert fires that long after the failure.",
-                f"{base}{pages.of(target)}{DECLARE}")
-    for source_id in sources:
-        source = topology.elements[source_id]
-        scraped = selector("imsdr_dispatcher_scrape_ok", source=source_id)
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for d in planned_destinations(topology):
+        groups.setdefault((d.page, d.detection_s), []).append(d)
+    for (page, detection), members in groups.items():
+        planned = selector("imsdr_dispatcher_destination_planned", page=page, detection_s=detection)
+        types = sorted({topology.elements[d.element].type.value for d in members})
         rules += alert_rule(
-            alerts.DISPATCHER_UNKNOWN, f"{scraped} == 0 or absent({scraped})", UNKNOWN_FOR,
-            {"severity": "warning", "rule": DISPATCHER_RULE, "source": source_id,
-             "element_type": source.type.value},
-            f"the dispatcher state of {source_id} is not known",
-            f"the exporter does not read {source_id}'s dispatcher.list (no --kamailio {source_id}=ADDRESS, or the "
-            "RPC fails): its destinations are not watched.", f"{base}{pages.of(source)}{DECLARE}")
+            alerts.DISPATCHER_DOWN,
+            f"(imsdr_dispatcher_destination_up == 0) * on (source, element) group_left (page, detection_s) {planned}",
+            "0s", {"severity": severity(DISPATCHER_RULE), "rule": DISPATCHER_RULE, "element_type": ",".join(types)},
+            "{{ $labels.source }} took {{ $labels.element }} out of service ({{ $labels.state }})",
+            "Kamailio on {{ $labels.source }} no longer routes to {{ $labels.element }} "
+            "({{ $labels.destination }}, set {{ $labels.setid }}); the plan expects it active. Kamailio marks a "
+            f"destination inactive after the OPTIONS detection time the runbook predicts, {members[0].formula}, so "
+            "this alert fires that long after the failure.", f"{base}{page}{DECLARE}")
+    sources = list(dict.fromkeys(d.source for groups_ in groups.values() for d in groups_))
+    if sources:
+        pages = Pages(topology)
+        source_pages = sorted({pages.of(topology.elements[s]) for s in sources})
+        rules += alert_rule(
+            alerts.DISPATCHER_UNKNOWN,
+            "imsdr_dispatcher_source_planned unless on (source) (imsdr_dispatcher_scrape_ok == 1)", UNKNOWN_FOR,
+            {"severity": "warning", "rule": DISPATCHER_RULE, "element_type": "sbc,pcscf"},
+            "the dispatcher state of {{ $labels.source }} is not known",
+            "the exporter does not read {{ $labels.source }}'s dispatcher.list (no --kamailio SOURCE=ADDRESS, or "
+            "the RPC fails): its destinations are not watched.", f"{base}{source_pages[0]}{DECLARE}")
     count = sum(1 for line in rules if line.startswith("      - alert: "))
     return group("imsdr-sip", rules, [
         "imsdr: dispatcher destinations of every SBC and P-CSCF against the plan's sets.",
-        "Input: imsdr_dispatcher_destination_up{source, element} (imsdr exporter --kamailio); docs/monitoring.md."]), \
-        count
-
-
-def watchdog(topology: Topology, el: Element) -> int:
-    value = el.timers.diameter_watchdog
-    return int(value if value is not None else topology.network.timers.diameter_watchdog)
+        "Input: imsdr_dispatcher_destination_up and imsdr_dispatcher_destination_planned (imsdr exporter);",
+        "docs/monitoring.md."]), count
 
 
 def diameter_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, int]:
-    pages = Pages(topology)
+    """One alert per (peer's runbook page, 2 × Tw): the expected peers not seen open."""
+    from imsdr.monitoring.expected import expected_peers
+
     rules: list[str] = []
-    for client, peer in alerts.expected_open_peers(topology):
-        tw = watchdog(topology, client)
-        series = selector("imsdr_diameter_peer_open", client=client.id, peer=peer.id)
+    groups: dict[tuple[str, int], list[Any]] = {}
+    for p in expected_peers(topology):
+        groups.setdefault((p.page, p.for_s), []).append(p)
+    for (page, seconds), members in groups.items():
+        expected = selector("imsdr_diameter_peer_expected", page=page, for_s=str(seconds))
+        types = sorted({topology.elements[p.peer].type.value for p in members})
         rules += alert_rule(
-            alerts.DIAMETER_PEER_NOT_OPEN, f"{series} == 0 or absent({series})", f"{2 * tw}s",
-            {"severity": severity(DIAMETER_RULE), "rule": DIAMETER_RULE, "client": client.id, "peer": peer.id,
-             "element_type": peer.type.value},
-            f"{client.id} has no open Diameter connection to {peer.id}",
-            f"the plan expects {client.id} to keep {peer.id} ({topology.fqdn(peer)}) OPEN; it has not been open "
-            f"for 2 × Tw = 2 × {tw} s, the time the Diameter watchdog takes to declare a silent peer failed "
-            "(RFC 3539 §3.4.1).", f"{base}{pages.of(peer)}{DECLARE}")
+            alerts.DIAMETER_PEER_NOT_OPEN, f"{expected} unless on (client, peer) (imsdr_diameter_peer_open == 1)",
+            f"{seconds}s", {"severity": severity(DIAMETER_RULE), "rule": DIAMETER_RULE,
+                            "element_type": ",".join(types)},
+            "{{ $labels.client }} has no open Diameter connection to {{ $labels.peer }}",
+            "the plan expects {{ $labels.client }} to keep {{ $labels.peer }} OPEN; it has not been open for "
+            f"2 × Tw = 2 × {members[0].tw} s, the time the Diameter watchdog takes to declare a silent peer failed "
+            "(RFC 3539 §3.4.1).", f"{base}{page}{DECLARE}")
     count = sum(1 for line in rules if line.startswith("      - alert: "))
     return group("imsdr-diameter", rules, [
         "imsdr: Diameter peers each client keeps open, from the plan's peering.",
-        "Input: imsdr_diameter_peer_open{client, peer} (docs/monitoring.md: the metric contract)."]), count
+        "Input: imsdr_diameter_peer_open{client, peer} (the operator's mapping) and imsdr_diameter_peer_expected",
+        "(imsdr exporter); docs/monitoring.md."]), count
