@@ -17,6 +17,8 @@ The metric contract (the rendered rules in ``monitoring/dns.rules.yml`` and
   list, inactive, trying or disabled); ``state`` is Kamailio's flag text (``AP``, ``IP``, ...);
 * ``imsdr_dispatcher_scrape_ok{source}``: 1 when the Kamailio answered its RPC;
 * ``imsdr_verify_success``: 1 when every server answered (0: the run gave no verdict).
+
+The CLI appends the plan's expectation series (imsdr.monitoring.expected) to these lines.
 """
 
 from __future__ import annotations
