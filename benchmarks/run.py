@@ -431,6 +431,10 @@ def bench_monitoring(b: Bench, national: Path) -> None:
     rule_files = sorted(p.name for p in out.glob("*.rules.yml"))
     check = b.measure("monitoring", "promtool check rules national", ["promtool", "check", "rules", *rule_files],
                       1, cwd=out, shown="promtool check rules monitoring/*.rules.yml")
+    config = b.measure("monitoring", "promtool check config national", ["promtool", "check", "config",
+                                                                        "prometheus.yml"],
+                       1, cwd=out, shown="promtool check config monitoring/prometheus.yml")
+    config.note = "SUCCESS" if config.status == "ok" else config.note
     cost = evaluation_seconds(out)
     r.note = f"{alerts:,} alerts + {records:,} recording rules in {len(rule_files)} files"
     r.extra = {"alerts": alerts, "recording_rules": records}

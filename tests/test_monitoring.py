@@ -42,7 +42,7 @@ def test_promtool_accepts_every_rule_file(rendered) -> None:  # type: ignore[no-
     rule_files = [name for name in summary["files"] if name.endswith(".rules.yml")]
     assert rule_files == ["diameter.rules.yml", "dns.rules.yml", "headroom.rules.yml", "sip.rules.yml"]
     for name in rule_files:
-        done = promtool("check", "rules", name, cwd=out)
+        done = promtool("check", "rules", "--lint=all", "--lint-fatal", name, cwd=out)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "SUCCESS" in done.stdout
 
@@ -208,3 +208,19 @@ def test_each_declare_step_names_an_alert_that_is_rendered_and_links_back(render
                         and f'page="{page}"' in r["expr"]]
         assert matching, (page, alert, labels)
         assert {r["annotations"]["runbook_url"] for r in matching} == {f"../runbooks/{page}#declare"}
+
+
+def test_the_national_example_passes_promtool_with_lint_fatal(tmp_path: Path) -> None:
+    """National scale: every rule file and prometheus.yml pass promtool, duplicate-rule lint fatal
+    (one rule per runbook page and detection time must still be one distinct rule each)."""
+    national = tmp_path / "national.yaml"
+    made = runner.invoke(app, ["example", "national"])
+    assert made.exit_code == 0
+    national.write_text(made.stdout)
+    out = tmp_path / "monitoring"
+    assert runner.invoke(app, ["render", "monitoring", str(national), "--out", str(out)]).exit_code == 0
+    rule_files = sorted(p.name for p in out.glob("*.rules.yml"))
+    done = promtool("check", "rules", "--lint=all", "--lint-fatal", *rule_files, cwd=out)
+    assert done.returncode == 0 and done.stdout.count("SUCCESS") == 4, (done.stdout + done.stderr)[-2000:]
+    config = promtool("check", "config", "--lint=all", "--lint-fatal", "prometheus.yml", cwd=out)
+    assert config.returncode == 0 and "FAILED" not in config.stdout, (config.stdout + config.stderr)[-2000:]

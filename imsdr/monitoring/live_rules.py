@@ -124,7 +124,8 @@ def sip_rules(topology: Topology, base: str, severity: Severity) -> tuple[str, i
         rules += alert_rule(
             alerts.DISPATCHER_DOWN,
             f"(imsdr_dispatcher_destination_up == 0) * on (source, element) group_left (page, detection_s) {planned}",
-            "0s", {"severity": severity(DISPATCHER_RULE), "rule": DISPATCHER_RULE, "element_type": ",".join(types)},
+            "0s", {"severity": severity(DISPATCHER_RULE), "rule": DISPATCHER_RULE, "element_type": ",".join(types),
+                   "page": page, "detection_s": detection},
             "{{ $labels.source }} took {{ $labels.element }} out of service ({{ $labels.state }})",
             "Kamailio on {{ $labels.source }} no longer routes to {{ $labels.element }} "
             "({{ $labels.destination }}, set {{ $labels.setid }}); the plan expects it active. Kamailio marks a "
@@ -162,7 +163,7 @@ def diameter_rules(topology: Topology, base: str, severity: Severity) -> tuple[s
         rules += alert_rule(
             alerts.DIAMETER_PEER_NOT_OPEN, f"{expected} unless on (client, peer) (imsdr_diameter_peer_open == 1)",
             f"{seconds}s", {"severity": severity(DIAMETER_RULE), "rule": DIAMETER_RULE,
-                            "element_type": ",".join(types)},
+                            "element_type": ",".join(types), "page": page, "for_s": str(seconds)},
             "{{ $labels.client }} has no open Diameter connection to {{ $labels.peer }}",
             "the plan expects {{ $labels.client }} to keep {{ $labels.peer }} OPEN; it has not been open for "
             f"2 × Tw = 2 × {members[0].tw} s, the time the Diameter watchdog takes to declare a silent peer failed "
