@@ -242,6 +242,9 @@ def verify(
 
             write_stdout(exposition(None, success=False))
         raise ImsdrError(str(exc)) from None
+    for check in outcome.dispatchers:  # an unreachable Kamailio is no verdict, never drift
+        if check.error is not None:
+            raise ImsdrError(f"--kamailio {check.source}: {check.error}; nothing was compared")
     if fmt is VerifyFormat.prometheus:
         write_stdout(outcome.metrics())
     elif fmt is VerifyFormat.json:
