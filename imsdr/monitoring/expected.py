@@ -71,12 +71,10 @@ def expected_peers(topology: Topology) -> list[ExpectedPeer]:
     return out
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 def _line(name: str, labels: dict[str, str]) -> str:
-    return name + "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "} 1"
+    from imsdr.resolve.metrics import sample
+
+    return sample(name, labels, 1)
 
 
 def plan_exposition(topology: Topology) -> str:

@@ -46,7 +46,7 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _sample(name: str, labels: dict[str, str], value: float | int) -> str:
+def sample(name: str, labels: dict[str, str], value: float | int) -> str:
     inner = ",".join(f'{key}="{_escape(text)}"' for key, text in labels.items())
     number = str(int(value)) if float(value).is_integer() else repr(float(value))
     return f"{name}{{{inner}}} {number}" if inner else f"{name} {number}"
@@ -61,27 +61,27 @@ def exposition(run: LiveRun | None, dispatchers: Iterable[DispatcherCheck] = (),
     lines: list[str] = []
     if run is not None:
         lines += _family("imsdr_dns_answers_checked", (
-            _sample("imsdr_dns_answers_checked", {"server": r.server, "view": r.view}, r.checked)
+            sample("imsdr_dns_answers_checked", {"server": r.server, "view": r.view}, r.checked)
             for r in run.results))
         lines += _family("imsdr_dns_drift", (
-            _sample("imsdr_dns_drift", {"server": r.server, "view": r.view}, len(r.drift)) for r in run.results))
+            sample("imsdr_dns_drift", {"server": r.server, "view": r.view}, len(r.drift)) for r in run.results))
         lines += _family("imsdr_dns_soa_serial", (
-            _sample("imsdr_dns_soa_serial", {"server": r.server, "view": r.view, "zone": zone}, serial)
+            sample("imsdr_dns_soa_serial", {"server": r.server, "view": r.view, "zone": zone}, serial)
             for r in run.results for zone, serial in sorted(r.serials.items()) if serial is not None))
         servers = {r.server: 1 for r in run.results} | {server: 0 for server in run.servers_down}
         lines += _family("imsdr_dns_server_up", (
-            _sample("imsdr_dns_server_up", {"server": server}, up) for server, up in servers.items()))
+            sample("imsdr_dns_server_up", {"server": server}, up) for server, up in servers.items()))
         views = {r.view: 1 for r in run.results} | {u.view: 0 for u in run.unchecked}
         lines += _family("imsdr_dns_view_checked", (
-            _sample("imsdr_dns_view_checked", {"view": view}, flag) for view, flag in views.items()))
+            sample("imsdr_dns_view_checked", {"view": view}, flag) for view, flag in views.items()))
     checks = list(dispatchers)
     if checks:
         lines += _family("imsdr_dispatcher_scrape_ok", (
-            _sample("imsdr_dispatcher_scrape_ok", {"source": c.source}, int(c.error is None)) for c in checks))
+            sample("imsdr_dispatcher_scrape_ok", {"source": c.source}, int(c.error is None)) for c in checks))
         lines += _family("imsdr_dispatcher_destination_up", (
-            _sample("imsdr_dispatcher_destination_up",
+            sample("imsdr_dispatcher_destination_up",
                     {"source": c.source, "setid": str(d.setid), "destination": d.uri, "element": d.element,
                      "state": d.state}, int(d.up))
             for c in checks for d in c.destinations))
-    lines += _family("imsdr_verify_success", [_sample("imsdr_verify_success", {}, int(success))])
+    lines += _family("imsdr_verify_success", [sample("imsdr_verify_success", {}, int(success))])
     return "\n".join(lines) + "\n"
