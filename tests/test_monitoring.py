@@ -224,3 +224,17 @@ def test_the_national_example_passes_promtool_with_lint_fatal(tmp_path: Path) ->
     assert done.returncode == 0 and done.stdout.count("SUCCESS") == 4, (done.stdout + done.stderr)[-2000:]
     config = promtool("check", "config", "--lint=all", "--lint-fatal", "prometheus.yml", cwd=out)
     assert config.returncode == 0 and "FAILED" not in config.stdout, (config.stdout + config.stderr)[-2000:]
+    # runbooks split per province: every alert links to a page and heading that exist
+    from imsdr.runbook.render import anchor as slug
+
+    runbooks = tmp_path / "runbooks"
+    assert runner.invoke(app, ["render", "runbook", str(national), "--out", str(runbooks)]).exit_code == 0
+    headings: dict[str, set[str]] = {}
+    for path in runbooks.glob("*.md"):
+        headings[path.name] = {slug(line.lstrip("#").strip()) for line in path.read_text().splitlines()
+                               if line.startswith("#")}
+    links = [r["annotations"]["runbook_url"].removeprefix("../runbooks/").split("#")
+             for name in rule_files for g in yaml.safe_load((out / name).read_text())["groups"]
+             for r in g["rules"] if "alert" in r]
+    assert len(links) > 1000 and any(page.startswith("capacity-") for page, _ in links)
+    assert [(page, anchor) for page, anchor in links if anchor not in headings.get(page, set())] == []

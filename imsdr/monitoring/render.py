@@ -42,16 +42,23 @@ def headroom_rules(analysis: Analysis, runbook_base: str, severities: dict[str, 
         lines += ["  - name: imsdr-headroom", "    rules: []"]
         return "\n".join(lines) + "\n", 0
     lines += ["  - name: imsdr-headroom", "    rules:"]
+    from imsdr.runbook.split import provinces_of
+
+    topology = analysis.topology
+    province_of = provinces_of(topology)  # split runbooks: the capacity appendix is one page per province
     for guard in guards:
-        lines += _guard_rules(guard, runbook_base, severities.get(guard.rule, "error"))
+        first = topology.elements.get(guard.members[0]) if guard.members else None
+        province = province_of.get(first.site) if first is not None else None
+        page = f"capacity-{province}.md" if province else "capacity.md"
+        lines += _guard_rules(guard, runbook_base, severities.get(guard.rule, "error"), page)
     return "\n".join(lines) + "\n", len(guards)
 
 
-def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str) -> list[str]:
+def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str, page_name: str = "capacity.md") -> list[str]:
     selector = f'{LOAD_METRIC}{{unit={_quoted(guard.unit)}, element=~{_quoted(_regex_alternation(guard.members))}}}'
     labels = {"check": guard.check, "kind": guard.kind, "element_type": guard.element_type}
     label_text = ", ".join(f"{key}: {_quoted(value)}" for key, value in labels.items())
-    page = f"{runbook_base}capacity.md#{CAPACITY_ANCHOR[guard.kind]}"
+    page = f"{runbook_base}{page_name}#{CAPACITY_ANCHOR[guard.kind]}"
     summary = (f"if {guard.worst} happened now, {guard.survivor} would be at {{{{ $value | humanizePercentage }}}} "
                f"(limit {guard.limit:.0%})")
     description = (f"{guard.check.split(':', 1)[1]}: {guard.unit} on {', '.join(guard.members)} exceed "
