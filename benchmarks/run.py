@@ -21,7 +21,7 @@ rusage, i.e. the child's own ru_maxrss). Inputs are generated with ``imsdr examp
 
 Commands that do not exist (yet) are reported as "not available". Options: ``--runs N``
 (default 5), ``--heavy-runs N`` for the multi-gigabyte national render and octoDNS (default 3),
-``--only NAME …`` to pick benchmarks (help, plan, availability, scenarios, enum, national-dns, import,
+``--only NAME …`` to pick benchmarks (help, plan, availability, scenarios, enum, national-dns, import, monitoring,
 octodns, areas: the PyYAML C-loader parse of the national inventory as the ratio base, check and
 plan as ratios to it, bytes written, views and zone statements per server, and real named loading
 one province server's configuration in a network namespace it creates),
@@ -399,6 +399,80 @@ def bench_diameter(b: Bench, national: Path) -> None:
         most = int((WORK / f"{_slug(name)}.stdout").read_text().split()[1])
         r.target = "peers per client = 2 (its DRA pair)"
         r.verdict = "met" if most == 2 else "missed"
+
+
+def rule_counts(directory: Path) -> tuple[int, int]:
+    """(alerting rules, recording rules) of the rendered rule files in ``directory``."""
+    alerts = records = 0
+    for path in sorted(directory.glob("*.rules.yml")):
+        text = path.read_text()
+        alerts += text.count("\n      - alert: ")
+        records += text.count("\n      - record: ")
+    return alerts, records
+
+
+def evaluation_seconds(directory: Path, timeout: float = 300.0) -> tuple[float, int] | None:
+    """(seconds one evaluation of every rule group takes, groups) in a real Prometheus loading the
+    rendered rules (each group's ``evaluationTime`` from ``/api/v1/rules``, summed), with no series
+    stored: the cost of the rules themselves, the floor of what a loaded server pays."""
+    import socket
+    import time
+    import urllib.request
+
+    prometheus = shutil.which("prometheus")
+    if prometheus is None:
+        return None
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = directory / "bench-prometheus.yml"
+    rule_files = "".join(f"  - {p.name}\n" for p in sorted(directory.glob("*.rules.yml")))
+    config.write_text(f"global: {{evaluation_interval: 5s}}\nrule_files:\n{rule_files}")
+    with open(directory / "bench-prometheus.log", "wb") as log:
+        proc = subprocess.Popen([prometheus, f"--config.file={config}", f"--storage.tsdb.path={directory / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        query = f"http://127.0.0.1:{port}/api/v1/rules"
+        while time.monotonic() < deadline:
+            time.sleep(2)
+            try:
+                with urllib.request.urlopen(query, timeout=30) as response:  # noqa: S310 - loopback
+                    groups = json.loads(response.read())["data"]["groups"]
+            except (OSError, ValueError):
+                continue
+            if groups and all(not g["lastEvaluation"].startswith("0001") for g in groups):
+                return sum(float(g["evaluationTime"]) for g in groups), len(groups)
+        return None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def bench_monitoring(b: Bench, national: Path) -> None:
+    """render monitoring of the national example; its rules checked by promtool, counted, and
+    evaluated once by a real Prometheus."""
+    out = WORK / "national-monitoring"
+    r = b.measure("monitoring", "render monitoring national", [*b.imsdr, "render", "monitoring", str(national),
+                                                                  "--out", str(out), "--force"], b.runs)
+    if r.status != "ok":
+        return
+    alerts, records = rule_counts(out)
+    rule_files = sorted(p.name for p in out.glob("*.rules.yml"))
+    check = b.measure("monitoring", "promtool check rules national", ["promtool", "check", "rules", *rule_files],
+                      1, cwd=out, shown="promtool check rules monitoring/*.rules.yml")
+    config = b.measure("monitoring", "promtool check config national", ["promtool", "check", "config",
+                                                                        "prometheus.yml"],
+                       1, cwd=out, shown="promtool check config monitoring/prometheus.yml")
+    config.note = "SUCCESS" if config.status == "ok" else config.note
+    cost = evaluation_seconds(out)
+    r.note = f"{alerts:,} alerts + {records:,} recording rules in {len(rule_files)} files"
+    r.extra = {"alerts": alerts, "recording_rules": records}
+    if cost is not None:
+        seconds, groups = cost
+        r.note += f"; one evaluation of all {groups} groups in prometheus: {seconds * 1000:.0f} ms (no series)"
+        r.extra["evaluation_s"] = seconds
+    check.note = "SUCCESS" if check.status == "ok" else check.note
 
 
 def bench_scenarios(b: Bench, national: Path) -> None:
@@ -856,7 +930,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
     parser.add_argument("--heavy-runs", type=int, default=3, help="runs for the national render and octoDNS")
     parser.add_argument("--only", nargs="*", choices=["help", "plan", "availability", "scenarios", "enum",
-                                                      "national-dns", "import", "octodns", "areas", "diameter"],
+                                                      "national-dns", "import", "octodns", "areas", "diameter",
+                                                      "monitoring"],
                         help="benchmarks to run (default: all)")
     parser.add_argument("--octodns-sizes", default="10000,50000",
                         help="records per side-by-side octoDNS comparison (comma separated)")
@@ -864,13 +939,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write raw results as JSON to this file")
     args = parser.parse_args(argv)
     only = set(args.only or ["help", "plan", "availability", "scenarios", "enum", "national-dns", "import",
-                             "octodns", "areas", "diameter"])
+                             "octodns", "areas", "diameter", "monitoring"])
     bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
     national = None
-    if only & {"plan", "availability", "scenarios", "national-dns", "import", "areas", "diameter"}:
+    if only & {"plan", "availability", "scenarios", "national-dns", "import", "areas", "diameter", "monitoring"}:
         # the national example: wildcard blocks plus its provisioning file of 2 % ported numbers
         national = generate(bench, "national", ["national", "--enum-exceptions",
                                                 str(WORK / "national-exceptions.csv")])
@@ -884,6 +959,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_scenarios(bench, national)
     if "diameter" in only and national:
         bench_diameter(bench, national)
+    if "monitoring" in only and national:
+        bench_monitoring(bench, national)
     if "enum" in only:
         bench_enum(bench)
     if "national-dns" in only and national:

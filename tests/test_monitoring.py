@@ -39,10 +39,29 @@ def rendered(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 def test_promtool_accepts_every_rule_file(rendered) -> None:  # type: ignore[no-untyped-def]
     _, out, summary = rendered
-    for name in summary["files"]:
-        done = promtool("check", "rules", name, cwd=out)
+    rule_files = [name for name in summary["files"] if name.endswith(".rules.yml")]
+    assert rule_files == ["diameter.rules.yml", "dns.rules.yml", "headroom.rules.yml", "sip.rules.yml"]
+    for name in rule_files:
+        done = promtool("check", "rules", "--lint=all", "--lint-fatal", name, cwd=out)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "SUCCESS" in done.stdout
+
+
+def test_the_scrape_and_probe_configuration_is_accepted(rendered) -> None:  # type: ignore[no-untyped-def]
+    """prometheus.yml (every rule file, the exporter job, a blackbox job per view) passes promtool
+    check config; blackbox.yml passes the blackbox exporter's own --config.check."""
+    _, out, summary = rendered
+    assert {"prometheus.yml", "blackbox.yml"} <= set(summary["files"])
+    done = promtool("check", "config", "prometheus.yml", cwd=out)
+    assert done.returncode == 0 and "SUCCESS: 4 rule files found" in done.stdout, done.stdout + done.stderr
+    config = yaml.safe_load((out / "prometheus.yml").read_text())
+    modules = yaml.safe_load((out / "blackbox.yml").read_text())["modules"]
+    probes = [job for job in config["scrape_configs"] if job["job_name"].startswith("imsdr-dns-probe-")]
+    assert sorted(m for job in probes for m in job["params"]["module"]) == sorted(modules)
+    blackbox = shutil.which("prometheus-blackbox-exporter") or "blackbox_exporter"
+    checked = subprocess.run([blackbox, "--config.file=blackbox.yml", "--config.check"], cwd=out,
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0 and "Config file is ok" in checked.stderr, checked.stderr
 
 
 def test_every_guard_carries_its_runbook_and_rule(rendered) -> None:  # type: ignore[no-untyped-def]
@@ -150,3 +169,72 @@ def test_topology_is_not_rebuilt_for_monitoring() -> None:
     report = analysis.capacity
     assert headroom_guards(analysis)[0].planned_load == report.pools[0].load
     assert isinstance(topology, Topology)
+
+
+def test_each_declare_step_names_an_alert_that_is_rendered_and_links_back(rendered) -> None:  # type: ignore[no-untyped-def]
+    """The Declare table's last column names alerts (with their labels) that exist in the rendered
+    rules, and each such alert's runbook_url is the Declare step of that same page."""
+    import re
+
+    inventory, out, _ = rendered
+    rules = [r for f in sorted(out.glob("*.rules.yml")) for g in yaml.safe_load(f.read_text())["groups"]
+             for r in g["rules"] if "alert" in r]
+    pages = {}
+    tmp = out.parent / "runbooks"
+    done = runner.invoke(app, ["render", "runbook", str(inventory), "--out", str(tmp)])
+    assert done.exit_code == 0, done.output
+    for page in sorted(tmp.glob("*.md")):
+        text = page.read_text()
+        if "\n### Declare\n" not in text:
+            continue
+        declare = text.split("\n### Declare\n", 1)[1].split("\n### ", 1)[0]
+        pages[page.name] = re.findall(r"`(Imsdr\w+)\{([^}`]*)\}`", declare)
+    named = [(page, alert, dict(re.findall(r'(\w+)="([^"]*)"', labels)))
+             for page, found in pages.items() for alert, labels in found]
+    assert {alert for _, alert, _ in named} >= {"ImsdrDispatcherDestinationDown", "ImsdrDnsServerDown"}
+    from imsdr.monitoring.expected import expected_peers, planned_destinations
+
+    topology = load_topology(inventory)
+    # the series the exporter publishes for the plan: a destination's and a peer's alert is the rule of its page
+    planned = {("ImsdrDispatcherDestinationDown", d.source, d.element): d.page for d in planned_destinations(topology)}
+    planned |= {("ImsdrDiameterPeerNotOpen", p.client, p.peer): p.page for p in expected_peers(topology)}
+    for page, alert, labels in named:
+        if alert == "ImsdrDnsServerDown":
+            matching = [r for r in rules if r["alert"] == alert and r["labels"]["server"] == labels["server"]]
+        else:
+            key = (alert, labels.get("source") or labels["client"], labels.get("element") or labels["peer"])
+            assert planned.get(key) == page, (page, alert, labels)
+            matching = [r for r in rules if r["alert"] == alert
+                        and f'page="{page}"' in r["expr"]]
+        assert matching, (page, alert, labels)
+        assert {r["annotations"]["runbook_url"] for r in matching} == {f"../runbooks/{page}#declare"}
+
+
+def test_the_national_example_passes_promtool_with_lint_fatal(tmp_path: Path) -> None:
+    """National scale: every rule file and prometheus.yml pass promtool, duplicate-rule lint fatal
+    (one rule per runbook page and detection time must still be one distinct rule each)."""
+    national = tmp_path / "national.yaml"
+    made = runner.invoke(app, ["example", "national"])
+    assert made.exit_code == 0
+    national.write_text(made.stdout)
+    out = tmp_path / "monitoring"
+    assert runner.invoke(app, ["render", "monitoring", str(national), "--out", str(out)]).exit_code == 0
+    rule_files = sorted(p.name for p in out.glob("*.rules.yml"))
+    done = promtool("check", "rules", "--lint=all", "--lint-fatal", *rule_files, cwd=out)
+    assert done.returncode == 0 and done.stdout.count("SUCCESS") == 4, (done.stdout + done.stderr)[-2000:]
+    config = promtool("check", "config", "--lint=all", "--lint-fatal", "prometheus.yml", cwd=out)
+    assert config.returncode == 0 and "FAILED" not in config.stdout, (config.stdout + config.stderr)[-2000:]
+    # runbooks split per province: every alert links to a page and heading that exist
+    from imsdr.runbook.render import anchor as slug
+
+    runbooks = tmp_path / "runbooks"
+    assert runner.invoke(app, ["render", "runbook", str(national), "--out", str(runbooks)]).exit_code == 0
+    headings: dict[str, set[str]] = {}
+    for path in runbooks.glob("*.md"):
+        headings[path.name] = {slug(line.lstrip("#").strip()) for line in path.read_text().splitlines()
+                               if line.startswith("#")}
+    links = [r["annotations"]["runbook_url"].removeprefix("../runbooks/").split("#")
+             for name in rule_files for g in yaml.safe_load((out / name).read_text())["groups"]
+             for r in g["rules"] if "alert" in r]
+    assert len(links) > 1000 and any(page.startswith("capacity-") for page, _ in links)
+    assert [(page, anchor) for page, anchor in links if anchor not in headings.get(page, set())] == []

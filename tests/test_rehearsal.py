@@ -13,6 +13,7 @@ Timers are small (OPTIONS every 1 s, 2 failures, 1 s timeout: 3 s detection) to 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -178,8 +179,10 @@ def _wait_for(predicate, timeout: float, what: str, lab: Lab) -> None:  # type: 
     raise AssertionError(f"timed out waiting for {what}\n{lab.logs()}")
 
 
-@pytest.fixture
-def lab() -> Iterator[Lab]:
+@contextlib.contextmanager
+def running_lab() -> Iterator[Lab]:
+    """named, the SBC and two P-CSCF stand-ins on loopback, stopped (by process group) on exit;
+    used by this module per test and by others once per module."""
     for tool in ("named", "rndc", "dig"):
         assert shutil.which(tool) or Path(f"/usr/sbin/{tool}").exists(), f"{tool} missing: run bash .ci/test"
     root = Path(tempfile.mkdtemp(prefix="rh-"))  # short: Kamailio's unix socket path is limited
@@ -229,6 +232,12 @@ def lab() -> Iterator[Lab]:
     finally:
         lab.stop_all()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def lab() -> Iterator[Lab]:
+    with running_lab() as started:
+        yield started
 
 
 # --- reading the rendered page -----------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Prometheus rule files from the plan.
+"""Prometheus rule files from the plan (the live-state families are in imsdr.monitoring.live_rules).
 
 ``headroom.rules.yml`` holds, per capacity check with a failure to guard against, one recording
 rule (``imsdr:failure_projected_utilisation``: the utilisation the plan's worst single failure
@@ -16,6 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from imsdr.monitoring.headroom import HeadroomGuard, headroom_guards
+from imsdr.monitoring.ruletext import SEVERITY
+from imsdr.monitoring.ruletext import number as _number
+from imsdr.monitoring.ruletext import quoted as _quoted
+from imsdr.monitoring.ruletext import regex_alternation as _regex_alternation
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
@@ -28,31 +32,6 @@ HEADROOM_FILE = "headroom.rules.yml"
 # the capacity appendix's sections, by the kind of check (anchors as GitHub renders the headings)
 CAPACITY_ANCHOR = {"pool": "nk-pools", "pair": "11-pairs", "hss": "hss-sizing-with-dynamic-restoration-data",
                    "takeover": "dr-takeovers-sbc-and-p-cscf"}
-SEVERITY = {"error": "error", "warning": "warning", "info": "info"}
-
-
-_REGEX_SPECIAL = frozenset(".^$*+?()[]{}|\\")
-
-
-def _regex_alternation(ids: tuple[str, ...]) -> str:
-    """A PromQL regex (anchored by PromQL) matching exactly ``ids``: their regex characters (a dot
-    of a dotted id) escaped, nothing else."""
-    return "|".join("".join(f"\\{ch}" if ch in _REGEX_SPECIAL else ch for ch in i) for i in sorted(set(ids)))
-
-
-def _number(value: float) -> str:
-    """A float as PromQL reads it, exact enough to reproduce the threshold to the unit."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _quoted(text: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    import json
-
-    return json.dumps(text, ensure_ascii=False)
-
-
 def headroom_rules(analysis: Analysis, runbook_base: str, severities: dict[str, str]) -> tuple[str, int]:
     """The text of headroom.rules.yml and the number of alerts in it."""
     guards = headroom_guards(analysis)
@@ -63,16 +42,23 @@ def headroom_rules(analysis: Analysis, runbook_base: str, severities: dict[str, 
         lines += ["  - name: imsdr-headroom", "    rules: []"]
         return "\n".join(lines) + "\n", 0
     lines += ["  - name: imsdr-headroom", "    rules:"]
+    from imsdr.runbook.split import provinces_of
+
+    topology = analysis.topology
+    province_of = provinces_of(topology)  # split runbooks: the capacity appendix is one page per province
     for guard in guards:
-        lines += _guard_rules(guard, runbook_base, severities.get(guard.rule, "error"))
+        first = topology.elements.get(guard.members[0]) if guard.members else None
+        province = province_of.get(first.site) if first is not None else None
+        page = f"capacity-{province}.md" if province else "capacity.md"
+        lines += _guard_rules(guard, runbook_base, severities.get(guard.rule, "error"), page)
     return "\n".join(lines) + "\n", len(guards)
 
 
-def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str) -> list[str]:
+def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str, page_name: str = "capacity.md") -> list[str]:
     selector = f'{LOAD_METRIC}{{unit={_quoted(guard.unit)}, element=~{_quoted(_regex_alternation(guard.members))}}}'
     labels = {"check": guard.check, "kind": guard.kind, "element_type": guard.element_type}
     label_text = ", ".join(f"{key}: {_quoted(value)}" for key, value in labels.items())
-    page = f"{runbook_base}capacity.md#{CAPACITY_ANCHOR[guard.kind]}"
+    page = f"{runbook_base}{page_name}#{CAPACITY_ANCHOR[guard.kind]}"
     summary = (f"if {guard.worst} happened now, {guard.survivor} would be at {{{{ $value | humanizePercentage }}}} "
                f"(limit {guard.limit:.0%})")
     description = (f"{guard.check.split(':', 1)[1]}: {guard.unit} on {', '.join(guard.members)} exceed "
@@ -100,7 +86,27 @@ def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> 
 
     severities: dict[str, Any] = {rule.id: SEVERITY[rule.severity.value] for rule in all_rules()}
     text, _count = headroom_rules(analysis, runbook_base, severities)
-    return {HEADROOM_FILE: text}
+    files = {HEADROOM_FILE: text}
+    from imsdr.monitoring.live_rules import (
+        DIAMETER_FILE,
+        DNS_FILE,
+        SIP_FILE,
+        diameter_rules,
+        dns_rules,
+        sip_rules,
+    )
+
+    def severity(rule: str) -> str:
+        return str(severities.get(rule, "error"))
+
+    topology = analysis.topology
+    for name, build in ((DNS_FILE, dns_rules), (SIP_FILE, sip_rules), (DIAMETER_FILE, diameter_rules)):
+        files[name] = build(topology, runbook_base, severity)[0]
+    from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE, blackbox_config, prometheus_config
+
+    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files))
+    files[BLACKBOX_FILE] = blackbox_config(topology)
+    return files
 
 
 def runbook_base(url: str) -> str:

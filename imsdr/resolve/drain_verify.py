@@ -75,17 +75,9 @@ def _dns_rrset(rrset: Any) -> dns.rrset.RRset | None:
 
 def view_source(plan: Any, view: str) -> str | None:
     """The first host of the view's first IPv4 (else IPv6) match prefix."""
-    import ipaddress
+    from imsdr.resolve.live import first_host
 
-    nets = []
-    for text in plan.view(view).match_clients:
-        try:
-            nets.append(ipaddress.ip_network(text, strict=False))
-        except ValueError:
-            continue  # an ACL name or a key: not an address to send from
-    for net in sorted(nets, key=lambda n: n.version):
-        return str(net.network_address if net.num_addresses <= 2 else net.network_address + 1)
-    return None
+    return first_host(plan.view(view).match_clients)
 
 
 def drain_questions(state: DrainedState, servers: Sequence[DrainServer],

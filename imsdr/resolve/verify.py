@@ -319,15 +319,24 @@ def expectations(source: RecordSource, plan: Any, clients: Sequence[str | None],
         if view is None:
             raise ValueError(f"no view of the plan matches source {client}")
         chosen.append({"source": client, "view": view.name})
-        planned = plan.view(view.name)
-        for qname, rdtype, note in plan_questions(plan, view.name, names, enum_sample):
-            expected = source.rrset(view.name, qname, rdtype)
-            unserved = plan.find_zone(qname.to_text(omit_final_dot=True), planned.side,
-                                      planned if plan.areas else None) is None  # (areas: its own zones)
-            cname = rdtype != dns.rdatatype.CNAME and not unserved \
-                and source.rrset(view.name, qname, dns.rdatatype.CNAME) is not None
-            out.append(Expectation(client, view.name, qname, rdtype, expected, note, unserved, cname))
+        out.extend(view_expectations(source, plan, view.name, client, names=names, enum_sample=enum_sample))
     return out, chosen
+
+
+def view_expectations(source: RecordSource, plan: Any, view: str, client: str | None, *,
+                      names: Sequence[str] | None = None, enum_sample: int = DEFAULT_SAMPLE,
+                      ) -> list[Expectation]:
+    """Every question to ask ``view`` (from ``client``, or signed with the view's key: None)."""
+    out: list[Expectation] = []
+    planned = plan.view(view)
+    for qname, rdtype, note in plan_questions(plan, view, names, enum_sample):
+        expected = source.rrset(view, qname, rdtype)
+        unserved = plan.find_zone(qname.to_text(omit_final_dot=True), planned.side,
+                                  planned if plan.areas else None) is None  # (areas: its own zones)
+        cname = rdtype != dns.rdatatype.CNAME and not unserved \
+            and source.rrset(view, qname, dns.rdatatype.CNAME) is not None
+        out.append(Expectation(client, view, qname, rdtype, expected, note, unserved, cname))
+    return out
 
 
 # --- asking a live server ---------------------------------------------------------------------------------
@@ -340,10 +349,14 @@ class LiveQuerier:
     port: int = 53
     timeout: float = 2.0
     retries: int = 2
+    tsig: tuple[Any, str, str] | None = None  # (keyring, key name, algorithm): every query signed
 
     def ask(self, qname: dns.name.Name, rdtype: dns.rdatatype.RdataType, source: str | None) -> LiveAnswer:
         query = dns.message.make_query(qname, rdtype)
         query.flags &= ~dns.flags.RD
+        if self.tsig is not None:  # the view's key selects the view from any source address
+            keyring, keyname, algorithm = self.tsig
+            query.use_tsig(keyring, keyname=keyname, algorithm=algorithm)
         last_error: Exception | None = None
         for _attempt in range(self.retries + 1):
             try:

@@ -35,6 +35,7 @@ from imsdr.dns.drain import (
     script_ok_line,
 )
 from imsdr.dns.plan import build_dns_plan
+from imsdr.runbook import alerts
 from imsdr.runbook.context import sample_source
 from imsdr.runbook.steps import step as typed_step
 
@@ -127,6 +128,7 @@ class ActionBuilder:
         plain = inventory and re.fullmatch(r"[A-Za-z0-9_.+-]+", inventory) and not inventory.startswith("-")
         self.inventory = inventory if plain else "INVENTORY.yaml"
         self.failures = failures
+        self._open_peers: set[tuple[str, str]] | None = None
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
         self._cx_clients: tuple[Element, ...] | None = None
@@ -182,7 +184,8 @@ class ActionBuilder:
                 out.append({"host": f"{source.id} ({first_address(source)})", "placeholder": False,
                             "command": flags_command(plat.control, uri), "failed": ["FLAGS: IP"],
                             "normal": ["FLAGS: AP"],
-                            "what": f"dispatcher state of {el.id} in {path} set {setid}"})
+                            "what": f"dispatcher state of {el.id} in {path} set {setid}",
+                            "alert": alerts.labelled(alerts.DISPATCHER_DOWN, source=source.id, element=el.id)})
                 break
         if t == "enum_dns":
             plat = platform_of(self.topo, el)
@@ -192,10 +195,19 @@ class ActionBuilder:
             out.append({"host": "any host in a core subnet", "placeholder": False,
                         "command": f"{plat.dig} @{first_address(el)} {zone} SOA +short +time={timeout} +tries=1",
                         "failed": [";; connection timed out; no servers could be reached"],
-                        "normal": [f"the SOA record of {zone}"], "what": f"{el.id} answers DNS"})
+                        "normal": [f"the SOA record of {zone}"], "what": f"{el.id} answers DNS",
+                        "alert": alerts.labelled(alerts.DNS_SERVER_DOWN, server=el.id)})
         if not out:
             out += self._observer_checks(el)
         return out
+
+    def _diameter_alert(self, client: Element, server: Element) -> str | None:
+        """The alert that fires when ``client`` loses ``server``, if the plan expects it open."""
+        if self._open_peers is None:
+            self._open_peers = {(c.id, p.id) for c, p in alerts.expected_open_peers(self.topo)}
+        if (client.id, server.id) not in self._open_peers:
+            return None
+        return alerts.labelled(alerts.DIAMETER_PEER_NOT_OPEN, client=client.id, peer=server.id)
 
     def observers(self, el: Element) -> list[Element]:
         """Who sees ``el`` fail when its site is gone (a dead element cannot be logged into): an
@@ -237,7 +249,8 @@ class ActionBuilder:
                                "| grep -o '[IR]_Open' | sort -u")
                     out.append({"host": host, "placeholder": False, "command": command, "failed": ["(no output)"],
                                 "normal": ["I_Open or R_Open"],
-                                "what": f"the Diameter peer state of {el.id} on {peer.id}"})
+                                "what": f"the Diameter peer state of {el.id} on {peer.id}",
+                                "alert": self._diameter_alert(peer, el)})
                     continue
                 command = f"{plat.control} show diameter peer {el.id}"
                 failed, normal = ["(vendor output: peer CLOSED / not OPEN)"], ["(vendor output: peer OPEN)"]
@@ -254,7 +267,8 @@ class ActionBuilder:
                 failed, normal = ["(vendor output: requests to it time out (408) or are refused)"], \
                     ["(vendor output: peer reachable)"]
             out.append({"host": host, "placeholder": True, "command": command, "failed": failed, "normal": normal,
-                        "what": f"{el.id} as {peer.id} sees it"})
+                        "what": f"{el.id} as {peer.id} sees it",
+                        "alert": self._diameter_alert(peer, el) if t in ("hss", "slf") else None})
         if not out:  # nobody imsdr knows observes it: its own alarms, if it can still be reached
             plat = platform_of(self.topo, el)
             out.append({"host": f"{el.id} ({address})", "placeholder": plat.placeholder,
