@@ -267,19 +267,22 @@ def test_a_library_caller_gets_the_same_protection(tmp_path: Path) -> None:
 
 
 def test_parts_of_a_plan_output_and_a_tree_of_parts_are_imsdr_s(tmp_path: Path) -> None:
-    """Every directory imsdr writes carries a marker: `render dns --out DIR/dns` may replace the dns/
-    of a plan output, `plan --out DIR` may replace a DIR made of such parts, and a file of the
-    user's anywhere below still stops both."""
+    """One marker per output tree, at its root: `render dns --out DIR/dns` may replace the dns/ of a
+    plan output (its files are those DIR's marker lists under dns/), `plan --out DIR` may replace a
+    DIR made of such parts, and a file of the user's anywhere below still stops both."""
     out = tmp_path / "out"
     assert invoke("render", "dns", str(LAB), "--out", str(out / "dns")).exit_code == 0
     assert invoke("plan", str(LAB), "--out", str(out)).exit_code in (0, 1)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob(MARKER)) == [MARKER]
     assert invoke("render", "dns", str(LAB), "--out", str(out / "dns")).exit_code == 0
     assert invoke("render", "runbook", str(LAB), "--out", str(out / "runbooks")).exit_code == 0
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob(MARKER)) == [
+        MARKER, f"dns/{MARKER}", f"runbooks/{MARKER}"]
     assert invoke("plan", str(LAB), "--out", str(out)).exit_code in (0, 1)
-    for directory in [out, *(p for p in out.rglob("*") if p.is_dir())]:
-        listed = json.loads((directory / MARKER).read_text())["files"]
-        assert listed == sorted(str(p.relative_to(directory)) for p in directory.rglob("*")
-                                if p.is_file() and p.name != MARKER), directory
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob(MARKER)) == [MARKER]
+    listed = json.loads((out / MARKER).read_text())["files"]
+    assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                            if p.is_file() and p.name != MARKER)
     (out / "dns" / "zones" / "by-hand.zone").write_text("; mine\n")
     before = snapshot(tmp_path)
     refused(invoke("plan", str(LAB), "--out", str(out)), "dns/zones/by-hand.zone")
