@@ -187,6 +187,20 @@ class ElementIssue:
 
 
 @dataclass(frozen=True)
+class HeadroomCell:
+    """The busiest element of one type in one scenario (``normal``, ``site:ID`` lost, ``region:ID``
+    lost): the cells of the headroom picture, and what ``plan --check`` compares."""
+
+    scenario: str  # normal | site:<id> | region:<id>
+    element_type: str
+    unit: str
+    element: str | None  # the busiest surviving element of the type; None: none survives
+    utilisation: float | None  # its load / capacity (after a failure: at the failure grade of service)
+    limit: float  # its highest acceptable utilisation (max_utilisation; 100% for trunks, see Engine.limit)
+    load: float  # the load all surviving elements of the type carry, in ``unit``
+
+
+@dataclass(frozen=True)
 class CapacityReport:
     network: str
     subscribers: int
@@ -205,6 +219,7 @@ class CapacityReport:
     dimensions: tuple[DimensionCheck, ...] = ()
     missing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # element, type, missing fields
     unchecked: tuple[tuple[str, str, str], ...] = ()  # element, type, capacity field never checked
+    headroom: tuple[HeadroomCell, ...] = ()
     verdict: str = field(default=OK)
 
     def failures(self) -> list[Any]:
@@ -273,6 +288,7 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
         sites=tuple(_site_checks(topology, eng, losses)),
         elements=tuple(_element_issues(topology, model)),
         risks=tuple(_risk_checks(topology, eng, losses)),
+        headroom=_headroom_cells(topology, eng, losses),
         **_traffic_checks(topology, eng, losses),
     )
     if topology.network.deployment == "lab":
@@ -913,6 +929,44 @@ def _site_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) ->
                 )
             )
     return out
+
+
+def _headroom_cells(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> tuple[HeadroomCell, ...]:
+    """Per sized element type: its busiest element normally, with each site lost and with each
+    service region lost (the outcomes the site and risk checks already evaluated)."""
+    by_type: dict[str, list[int]] = defaultdict(list)  # type → elements with a capacity, busiest first
+    for x, el_id in enumerate(eng.ids):
+        el = topology.elements[el_id]
+        if el.type in SIZED_TYPES and eng.cap_after[x] != float("inf") and eng.model.unit.get(el_id):
+            by_type[el.type].append(x)
+    for members in by_type.values():  # normally busiest first (ties: inventory order)
+        members.sort(key=lambda x: (-eng.normal[x] / eng.cap_after[x], x))
+    scenarios = ["normal", *(f"site:{s}" for s in sorted(topology.sites)),
+                 *(label for label in losses if label.startswith("region:"))]
+    cells = []
+    for type_ in SIZED_TYPES:
+        members = by_type.get(type_)
+        if not members:
+            continue
+        unit = str(eng.model.unit[eng.ids[members[0]]])
+        for scenario in scenarios:
+            if scenario == "normal":
+                best = max(members, key=lambda x: (eng.normal[x] / eng.cap[x], -x))
+                util, load = eng.normal[best] / eng.cap[best], sum(eng.normal[x] for x in members)
+                element: str | None = eng.ids[best]
+            else:
+                outcome = losses[scenario]
+                failed, changed = set(outcome.failed), outcome.loads
+                now = [(changed.get(eng.ids[x], eng.normal[x]), x) for x in members if eng.ids[x] not in failed]
+                load = sum(amount for amount, _x in now)
+                if now:
+                    amount, x = max(now, key=lambda t: (t[0] / eng.cap_after[t[1]], -t[1]))
+                    util, element = amount / eng.cap_after[x], eng.ids[x]
+                else:
+                    util, element = None, None
+            limit = eng.limit[eng.index[element]] if element is not None else eng.max_util
+            cells.append(HeadroomCell(scenario, type_, unit, element, _f(util), limit, _f(load, 3) or 0.0))
+    return tuple(cells)
 
 
 def _risk_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> list[RiskCheck]:
