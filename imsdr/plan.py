@@ -593,6 +593,15 @@ def plan_summary(pipe: Pipeline, root: Path, digests: WrittenDigests | None = No
         "capacity": pipe.raw.get("capacity_summary"),
         "scenarios": pipe.raw.get("scenarios_summary"),
         "dns": pipe.raw.get("dns_summary"),
+        # the busiest element of each type normally and with each site or region lost: what
+        # `plan --check` compares to show headroom and load changes
+        "headroom": [{"scenario": c.scenario, "element_type": c.element_type, "unit": c.unit,
+                      "element": c.element, "utilisation": c.utilisation, "limit": c.limit, "load": c.load}
+                     for c in pipe.analysis.capacity.headroom],
+        "element_headroom": [{"element": e.id, "element_type": e.element_type, "unit": e.unit,
+                              "capacity": e.capacity, "load": e.load, "utilisation": e.utilisation,
+                              "worst_utilisation": e.worst_utilisation, "worst_scenario": e.worst_scenario,
+                              "limit": e.limit} for e in pipe.analysis.capacity.element_headroom],
         "runbooks": sorted(f["path"] for f in files if f["path"].startswith("runbooks/")),
         "files": files,
         "passed": plan_passed(pipe),

@@ -139,3 +139,20 @@ def test_re_planning_the_same_inventory_changes_nothing(replanned, tmp_path: Pat
 def test_one_marker_per_output_tree(replanned) -> None:
     _, _, out = replanned
     assert [p.relative_to(out).as_posix() for p in out.rglob(MARKER)] == [MARKER]
+
+
+def test_plan_check_markdown_shows_headroom_and_load_changes(replanned, tmp_path: Path) -> None:
+    _, _, out = replanned
+    edited = out.parent / "province.yaml"
+    committed = tmp_path / "plan"
+    plan(PROVINCE, committed)  # the plan before the change, as committed
+    result = subprocess.run([sys.executable, "-m", "imsdr", "plan", str(edited), "--out", str(committed),
+                             "--check", "--format", "markdown"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    text = result.stdout
+    capacity = text.split("#### Headroom and load", 1)[1].split("#### Files", 1)[0]
+    # sbc-hill's capacity went 800,000 -> 900,000: when sbc-lake (site-b) fails it takes 650,000 users
+    assert "| ~ | headroom | `sbc-hill` | `81.2% with site-b lost` | `72.2% with site-b lost` |" in capacity
+    assert "| ~ | load | `sbc-hill` | `400,000 of 800,000 users (50%)` | `400,000 of 900,000 users (44.4%)` |" in capacity
+    assert capacity.count("| ~ |") == 2  # the address change moves no headroom
+    assert "as-a-1.ims.example.net. A" in text.split("#### Files", 1)[1]

@@ -201,6 +201,22 @@ class HeadroomCell:
 
 
 @dataclass(frozen=True)
+class ElementHeadroom:
+    """One sized element: its utilisation normally and the worst a single site, region or element
+    loss (a DR takeover) gives it; what ``plan --check`` compares per element."""
+
+    id: str
+    element_type: str
+    unit: str
+    capacity: float
+    load: float  # normally
+    utilisation: float
+    worst_utilisation: float
+    worst_scenario: str  # normal | site:<id> | region:<id> | element:<id>
+    limit: float
+
+
+@dataclass(frozen=True)
 class CapacityReport:
     network: str
     subscribers: int
@@ -220,6 +236,7 @@ class CapacityReport:
     missing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # element, type, missing fields
     unchecked: tuple[tuple[str, str, str], ...] = ()  # element, type, capacity field never checked
     headroom: tuple[HeadroomCell, ...] = ()
+    element_headroom: tuple[ElementHeadroom, ...] = ()
     verdict: str = field(default=OK)
 
     def failures(self) -> list[Any]:
@@ -291,6 +308,8 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
         headroom=_headroom_cells(topology, eng, losses),
         **_traffic_checks(topology, eng, losses),
     )
+    report = CapacityReport(**{**report.__dict__, "element_headroom": _element_headroom(topology, eng, losses,
+                                                                                        report.takeovers)})
     if topology.network.deployment == "lab":
         # a lab has one site and no DR by design: losses are shown, not counted as shortfalls
         report = CapacityReport(
@@ -967,6 +986,41 @@ def _headroom_cells(topology: Topology, eng: Engine, losses: dict[str, Outcome])
             limit = eng.limit[eng.index[element]] if element is not None else eng.max_util
             cells.append(HeadroomCell(scenario, type_, unit, element, _f(util), limit, _f(load, 3) or 0.0))
     return tuple(cells)
+
+
+def _element_headroom(topology: Topology, eng: Engine, losses: dict[str, Outcome],
+                      takeovers: tuple[Takeover, ...]) -> tuple[ElementHeadroom, ...]:
+    worst: dict[int, tuple[float, str]] = {}
+
+    def seen(x: int, util: float, scenario: str) -> None:
+        if x not in worst or util > worst[x][0] + 1e-12:
+            worst[x] = (util, scenario)
+
+    scenarios = [label for label in losses if label.startswith(("site:", "region:"))]
+    for scenario in scenarios:
+        outcome = losses[scenario]
+        failed = set(outcome.failed)
+        for el_id, load in outcome.loads.items():
+            x = eng.index[el_id]
+            if el_id not in failed and eng.cap_after[x] != float("inf"):
+                seen(x, load / eng.cap_after[x], scenario)
+    for takeover in takeovers:
+        for taker, _after, _cap, util in takeover.takers:
+            if util is not None:
+                seen(eng.index[taker], util, f"element:{takeover.failed}")
+    rows = []
+    for x, el_id in enumerate(eng.ids):
+        el = topology.elements[el_id]
+        if el.type not in SIZED_TYPES or eng.cap[x] == float("inf") or not eng.model.unit.get(el_id):
+            continue
+        util = eng.normal[x] / eng.cap[x]
+        bad, scenario = worst.get(x, (util, "normal"))
+        if bad <= util:
+            bad, scenario = util, "normal"
+        rows.append(ElementHeadroom(el_id, el.type, str(eng.model.unit[el_id]), _f(eng.cap[x], 3) or 0.0,
+                                    _f(eng.normal[x], 3) or 0.0, _f(util) or 0.0, _f(bad) or 0.0, scenario,
+                                    eng.limit[x]))
+    return tuple(rows)
 
 
 def _risk_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> list[RiskCheck]:
