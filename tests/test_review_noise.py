@@ -153,6 +153,7 @@ def test_plan_check_markdown_shows_headroom_and_load_changes(replanned, tmp_path
     capacity = text.split("#### Headroom and load", 1)[1].split("#### Files", 1)[0]
     # sbc-hill's capacity went 800,000 -> 900,000: when sbc-lake (site-b) fails it takes 650,000 users
     assert "| ~ | headroom | `sbc-hill` | `81.2% with site-b lost` | `72.2% with site-b lost` |" in capacity
-    assert "| ~ | load | `sbc-hill` | `400,000 of 800,000 users (50%)` | `400,000 of 900,000 users (44.4%)` |" in capacity
+    assert ("| ~ | load | `sbc-hill` | `400,000 of 800,000 users (50%)` | `400,000 of 900,000 users (44.4%)` |"
+            in capacity)
     assert capacity.count("| ~ |") == 2  # the address change moves no headroom
     assert "as-a-1.ims.example.net. A" in text.split("#### Files", 1)[1]
