@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.timing import PART_LABEL
 from imsdr.output.markdown import markdown_text
+from imsdr.output.switchover_text import switchover_text, worst_switchover_phrase
 
 if TYPE_CHECKING:
     from imsdr.capacity.report import CapacityReport
@@ -198,9 +199,9 @@ def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
     h = level
     what = ", ".join(report.requested)
     lines = [f"{'#' * h} Simulated failure: {what}", ""]
-    who = f" ({report.switchover_from})" if report.switchover_from else ""
+    switchover = worst_switchover_phrase(report.switchover_s, report.switchover_from, report.verdict)
     lines.append(
-        f"Verdict: **{report.verdict}**; worst switchover {fmt(report.switchover_s)} s{who}; "
+        f"Verdict: **{report.verdict}**; {switchover}; "
         f"unserved {fmt(round(report.unserved_users))} users, {fmt(report.unserved_erlangs)} Erlangs."
     )
     _section(lines, "What takes over", h + 1)
@@ -329,7 +330,7 @@ def scenarios_markdown(report: ScenariosReport, level: int = 1, all_rows: bool =
             (
                 r.id,
                 r.verdict,
-                f"{fmt(r.switchover_s)} s",
+                switchover_text(r.switchover_s, r.switchover_from, r.verdict),
                 fmt(round(r.unserved_users)),
                 _num(r.unserved_erlangs),
                 f"{r.busiest or '–'} {_pct(r.busiest_utilisation)}",
