@@ -51,6 +51,8 @@ class GroupCheck:
     verdict: str
     formula: tuple[str, ...]
     message: str
+    worst_loss: tuple[str, ...] = ()  # the members whose loss the load model found worst (simulated)
+    survivor: str | None = None  # the busiest survivor of that loss; None: none carries it (or not simulated)
 
 
 @dataclass(frozen=True)
@@ -495,7 +497,8 @@ def _simulated(eng: Engine, group: Group, check: GroupCheck, losses: _ElementLos
                    "its selection sends the load to the survivors unevenly")
     import dataclasses
 
-    return dataclasses.replace(check, verdict=verdict, formula=(*check.formula, line), message=message)
+    return dataclasses.replace(check, verdict=verdict, formula=(*check.formula, line), message=message,
+                               worst_loss=tuple(lost_set), survivor=busiest_id)
 
 
 # --- HSS and CSCF ------------------------------------------------------------------------------------------
