@@ -296,11 +296,11 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
 def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A site's simulation, as the site page reads it (see docs/runbooks.md)."""
     from imsdr.model.topology import TYPE_LABELS
+    from imsdr.output.topology import lost_local_networks
 
     failed = sim["failed"]
     slowest = _slowest(failed)
-    failed_sbcs = {f["id"] for f in failed if f["type"] == "sbc"}
-    lost_lns = sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if {s.id for s in sbcs} & failed_sbcs)
+    lost_lns = lost_local_networks(topo, [f["id"] for f in failed if f["type"] == "sbc"])
     switchover_of: dict[str, Any] = {}  # failed element -> its switchover (the first row of it)
     for f in failed:
         switchover_of.setdefault(f["id"], f["switchover"]["seconds"] if f.get("switchover") else None)

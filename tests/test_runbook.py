@@ -121,10 +121,10 @@ def test_topology_diagram_has_sites_as_subgraphs_and_redundancy_links(province) 
     assert diagram.startswith("flowchart LR\n")
     for site in topo.sites:
         assert f"subgraph site_{site.replace('-', '_')}[" in diagram
-    for group in topo.groups.values():
-        assert f"|{group.id}|" in diagram
+    for group in topo.groups.values():  # as `imsdr graph` draws them: a pair's link, a pool's node
+        assert (f'|"{group.id} 1+1"|' if group.kind == "pair" else f"pool_{group.id.replace('-', '_')}{{{{") in diagram
     for ln_id, sbc in topo.dr_sbc.items():
-        assert f"el_{sbc.id.replace('-', '_')} -.->|DR| ln_{ln_id.replace('-', '_')}" in diagram
+        assert f"el_{sbc.id.replace('-', '_')} -.->|\"DR\"| ln_{ln_id.replace('-', '_')}" in diagram
 
 
 def test_sbc_page_names_each_dr_sbc_from_the_model(province) -> None:
