@@ -64,3 +64,31 @@ def test_graph_fail_refuses_what_it_cannot_draw() -> None:
                  ["--fail", "site-a", "--site", "site-b"]):
         result = runner.invoke(app, ["graph", str(PROVINCE), *args])
         assert result.exit_code == 2 and "Traceback" not in result.output, args
+
+
+# --- drawn by Mermaid itself (mermaid-cli on chromium) ---------------------------------------------
+
+
+def test_every_runbook_diagram_is_drawn_by_mermaid(runbook: Path, tmp_path: Path) -> None:
+    from mermaid_render import assert_mermaid_draws
+
+    pages = [p for p in sorted(runbook.glob("*.md")) if diagrams(p)]
+    assert runbook / "README.md" in pages and runbook / "site-site-b.md" in pages
+    for page in pages:
+        drawn = assert_mermaid_draws(page, tmp_path / page.name)
+        assert len(drawn) == len(diagrams(page)), page.name
+
+
+def test_graph_and_its_failed_state_are_drawn_by_mermaid(tmp_path: Path) -> None:
+    from mermaid_render import assert_mermaid_draws, render_mermaid
+
+    for name, args in (("topology", ()), ("site", ("--site", "site-b")), ("fail-element", ("--fail", "sbc-hill")),
+                       ("fail-region", ("--fail", "region:north"))):
+        source = tmp_path / f"{name}.mmd"
+        source.write_text(graph(*args), encoding="utf-8")
+        svg = assert_mermaid_draws(source, tmp_path / f"{name}.svg")[0]
+        assert b"sbc-harbour" in svg.read_bytes()
+    broken = tmp_path / "broken.mmd"  # the renderer really judges: an unclosed label is refused
+    broken.write_text('flowchart LR\n  a["x" --> b\n', encoding="utf-8")
+    result = render_mermaid(broken, tmp_path / "broken.svg")
+    assert result.returncode != 0 and "Parse error" in result.stderr
