@@ -50,6 +50,8 @@ def test_cells_agree_with_the_site_checks_and_are_coloured_against_the_limit(tmp
     for site in report.sites:  # the site survivability checks computed the same busiest element
         cell = by[(site.element_type, f"site:{site.site}")]
         assert (cell.element, cell.utilisation) == (site.worst_element, site.worst_utilisation)
+        if not site.unserved:  # everything taken over: the survivors carry what the site check counts
+            assert cell.load == pytest.approx(site.load), (site.site, site.element_type)
     svg = headroom_svg(report)
     drawn = cells_of(svg)
     assert len(drawn) == len(report.headroom)  # province: 7 types × (normal, 3 sites, 2 regions)
