@@ -5,6 +5,7 @@ the serials of the tree it replaces), no timestamps, no reordering — and the t
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import subprocess
 import sys
@@ -157,3 +158,19 @@ def test_plan_check_markdown_shows_headroom_and_load_changes(replanned, tmp_path
             in capacity)
     assert capacity.count("| ~ |") == 2  # the address change moves no headroom
     assert "as-a-1.ims.example.net. A" in text.split("#### Files", 1)[1]
+
+
+def test_plan_check_json_with_headroom_changes_matches_its_schema(replanned, tmp_path: Path) -> None:
+    from test_json_contract import validator
+
+    _, _, out = replanned
+    committed = tmp_path / "plan"
+    plan(PROVINCE, committed)
+    result = subprocess.run([sys.executable, "-m", "imsdr", "plan", str(out.parent / "province.yaml"), "--out",
+                             str(committed), "--check", "--format", "json"], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    parts = {c["part"] for c in data["review"]["changes"]}
+    assert {"headroom", "load", "dns"} <= parts
+    assert list(validator("plan-check").iter_errors(data)) == []
