@@ -288,3 +288,18 @@ def test_parts_of_a_plan_output_and_a_tree_of_parts_are_imsdr_s(tmp_path: Path) 
     refused(invoke("plan", str(LAB), "--out", str(out)), "dns/zones/by-hand.zone")
     refused(invoke("render", "dns", str(LAB), "--out", str(out / "dns")), "zones/by-hand.zone")
     assert snapshot(tmp_path) == before
+
+
+def test_a_marker_above_the_output_counts_only_when_it_is_the_user_s(tmp_path: Path) -> None:
+    """Anyone may write into /tmp: a marker there listing the files of a directory below it must not
+    let imsdr replace that directory (the files would be lost)."""
+    out = tmp_path / "mine" / "out"
+    out.mkdir(parents=True)
+    (out / "notes.txt").write_text("keep\n")
+    marker = tmp_path / MARKER
+    marker.write_text(json.dumps({"format": "imsdr.output/1", "files": ["mine/out/notes.txt"]}))
+    check_output(out)  # the user's own marker vouches for it
+    os.chown(marker, 54321, 54321)  # now someone else's (the tests run as root, as .ci/test does)
+    with pytest.raises(ImsdrError, match="notes.txt"):
+        check_output(out)
+    assert (out / "notes.txt").read_text() == "keep\n"

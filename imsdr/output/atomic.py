@@ -311,7 +311,7 @@ def protected_reason(real: Path, inputs: tuple[Path, ...] = ()) -> str | None:
     return None
 
 
-def _read_marker(directory: Path, strict: bool = True) -> frozenset[str] | None:
+def _read_marker(directory: Path, strict: bool = True, owner: int | None = None) -> frozenset[str] | None:
     """The files imsdr listed in ``directory``'s marker; None if there is no readable imsdr marker.
 
     The marker is opened without following a symlink or waiting on a FIFO; a marker of another
@@ -324,6 +324,8 @@ def _read_marker(directory: Path, strict: bool = True) -> frozenset[str] | None:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
+            return None
+        if owner is not None and info.st_uid != owner:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = json.loads(fh.read(MAX_MARKER_BYTES + 1).decode("utf-8"))
@@ -351,10 +353,13 @@ def _listed_by_enclosing_tree(directory: Path) -> frozenset[str] | None:
     """The files below ``directory`` that the marker of a tree holding it lists (relative to
     ``directory``), or None if no directory above it carries a readable imsdr marker that lists
     any: ``render dns --out DIR/dns`` replaces the dns/ part of a ``plan`` output, whose one marker
-    is at DIR."""
+    is at DIR.
+
+    Only a marker of the user running imsdr counts: a directory above the output may be writable
+    by others (``/tmp``), and a marker someone else put there must not vouch for files it lists."""
     real = _real(directory)
     for above in real.parents:  # the nearest marked tree decides
-        listed = _read_marker(above, strict=False)
+        listed = _read_marker(above, strict=False, owner=os.getuid())
         if listed is None:
             continue
         prefix = real.relative_to(above).as_posix() + "/"
