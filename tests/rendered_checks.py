@@ -48,7 +48,7 @@ def runbook_problems(pages: dict[str, str], texts: list[str] = ()) -> list[str]:
     problems = []
     visible = []
     for name, page in sorted(pages.items()):
-        if not name.endswith(".md"):  # the pictures beside the pages (SVG, checked by a renderer)
+        if name.endswith(".svg"):  # the pictures beside the pages (checked by a renderer)
             continue
         rendered = md.render(page)
         own_image = _OWN_IMAGES.get(Path(name).name)
