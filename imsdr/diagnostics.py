@@ -6,9 +6,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 
-def one_line(text: str) -> str:
+def one_line(text: str, joiner: str | None = None) -> str:
     """``text`` with every non-printable character escaped ('\\n', '\\x85', '\\u2028'): a diagnostic
-    is one line on a terminal or in a log, whatever the inventory (or its file name) holds."""
+    is one line on a terminal or in a log, whatever the inventory (or its file name) holds.
+
+    ``joiner``: the text's lines are first joined with it instead (blank lines dropped, each line's
+    trailing and later lines' leading spaces too): a table cell holding a finding and its fix."""
+    if joiner is not None:
+        lines = [part.rstrip() for part in text.splitlines() if part.strip()]
+        text = joiner.join([lines[0], *(line.strip() for line in lines[1:])]) if lines else ""
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)

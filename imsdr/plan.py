@@ -296,11 +296,11 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
 def site_failure(topo: Topology, sim: dict[str, Any], capacity_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A site's simulation, as the site page reads it (see docs/runbooks.md)."""
     from imsdr.model.topology import TYPE_LABELS
+    from imsdr.output.topology import lost_local_networks
 
     failed = sim["failed"]
     slowest = _slowest(failed)
-    failed_sbcs = {f["id"] for f in failed if f["type"] == "sbc"}
-    lost_lns = sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if {s.id for s in sbcs} & failed_sbcs)
+    lost_lns = lost_local_networks(topo, [f["id"] for f in failed if f["type"] == "sbc"])
     switchover_of: dict[str, Any] = {}  # failed element -> its switchover (the first row of it)
     for f in failed:
         switchover_of.setdefault(f["id"], f["switchover"]["seconds"] if f.get("switchover") else None)
@@ -482,13 +482,20 @@ def _check_verdict(raw: dict[str, Any]) -> str:
 
 def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
                        limits: TemplateLimits | None = None) -> dict[str, str]:
+    from imsdr.output.headroom_svg import headroom_svg
     from imsdr.runbook import runbook_pages
     from imsdr.runbook.render import render_pages
     from imsdr.runbook.split import province_pages
 
     context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
     split = province_pages(pipe.topology, pipe.analyses, context)  # national: one page per province
-    return render_pages(runbook_pages(context, split), context, templates_dir, limits)
+    pages = render_pages(runbook_pages(context, split), context, templates_dir, limits)
+    if "capacity.md" in pages:  # its picture (the page shows it: templates/capacity.md.j2)
+        pages[HEADROOM_PICTURE] = headroom_svg(pipe.analysis.capacity)
+    return pages
+
+
+HEADROOM_PICTURE = "capacity-headroom.svg"
 
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
@@ -592,6 +599,15 @@ def plan_summary(pipe: Pipeline, root: Path, digests: WrittenDigests | None = No
         "capacity": pipe.raw.get("capacity_summary"),
         "scenarios": pipe.raw.get("scenarios_summary"),
         "dns": pipe.raw.get("dns_summary"),
+        # the busiest element of each type normally and with each site or region lost: what
+        # `plan --check` compares to show headroom and load changes
+        "headroom": [{"scenario": c.scenario, "element_type": c.element_type, "unit": c.unit,
+                      "element": c.element, "utilisation": c.utilisation, "limit": c.limit, "load": c.load}
+                     for c in pipe.analysis.capacity.headroom],
+        "element_headroom": [{"element": e.id, "element_type": e.element_type, "unit": e.unit,
+                              "capacity": e.capacity, "load": e.load, "utilisation": e.utilisation,
+                              "worst_utilisation": e.worst_utilisation, "worst_scenario": e.worst_scenario,
+                              "limit": e.limit} for e in pipe.analysis.capacity.element_headroom],
         "runbooks": sorted(f["path"] for f in files if f["path"].startswith("runbooks/")),
         "files": files,
         "passed": plan_passed(pipe),

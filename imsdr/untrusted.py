@@ -19,9 +19,11 @@ and a single-component name, or walk the tree with :func:`open_directory`.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -185,38 +187,36 @@ def _parts(rel: str) -> list[str]:
     return parts
 
 
-def open_untrusted_in(root_fd: int, rel: str, *, display: str | None = None) -> tuple[int, os.stat_result]:
-    """:func:`open_untrusted` on ``rel`` (``a/b/c``) inside the directory open as ``root_fd``: every
-    directory on the way is opened without following a link, so the file cannot lie outside it."""
+@contextlib.contextmanager
+def _parent_in(root_fd: int, rel: str, display: str | None) -> Iterator[tuple[int, str, str]]:
+    """(the directory holding ``rel``'s last part, that part, the name shown in errors), every
+    directory on the way opened without following a link and closed afterwards."""
     parts = _parts(rel)
-    shown = display or rel
     fds: list[int] = []
+    shown = display or rel
     try:
         parent = root_fd
         for part in parts[:-1]:
             parent = open_directory(part, dir_fd=parent, display=shown)
             fds.append(parent)
-        return open_untrusted(parts[-1], dir_fd=parent, display=shown)
+        yield parent, parts[-1], shown
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def open_untrusted_in(root_fd: int, rel: str, *, display: str | None = None) -> tuple[int, os.stat_result]:
+    """:func:`open_untrusted` on ``rel`` (``a/b/c``) inside the directory open as ``root_fd``: every
+    directory on the way is opened without following a link, so the file cannot lie outside it."""
+    with _parent_in(root_fd, rel, display) as (parent, name, shown):
+        return open_untrusted(name, dir_fd=parent, display=shown)
 
 
 def read_untrusted_in(root_fd: int, rel: str, limit: int, *, display: str | None = None) -> bytes:
     """:func:`read_untrusted` on ``rel`` inside the directory open as ``root_fd`` (see
     :func:`open_untrusted_in`)."""
-    parts = _parts(rel)
-    shown = display or rel
-    fds: list[int] = []
-    try:
-        parent = root_fd
-        for part in parts[:-1]:
-            parent = open_directory(part, dir_fd=parent, display=shown)
-            fds.append(parent)
-        return read_untrusted(parts[-1], limit, dir_fd=parent, display=shown)
-    finally:
-        for fd in fds:
-            os.close(fd)
+    with _parent_in(root_fd, rel, display) as (parent, name, shown):
+        return read_untrusted(name, limit, dir_fd=parent, display=shown)
 
 
 def walk_untrusted(root_fd: int, *, display: str = ".") -> dict[str, os.stat_result]:

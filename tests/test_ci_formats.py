@@ -184,3 +184,13 @@ def test_the_installed_packages_documentation_url_is_the_default(
     result = invoke("check", "lab.yaml", "--format", "sarif")
     rules = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
     assert {r["helpUri"] for r in rules if r["id"] == "GEO-001"} == {"https://docs.example.net/imsdr/rules.md#geo-001"}
+
+
+def test_a_plain_table_cell_is_one_line_whatever_it_holds() -> None:
+    """cell_text joins a cell's lines and escapes what could break or colour a log line (one_line)."""
+    from imsdr.output.plain import cell_text
+
+    assert cell_text("finding  \n\n   its fix") == "finding — its fix"
+    assert cell_text("a\u2028b\x85c") == "a — b — c"  # line breaks to str.splitlines: joined
+    assert cell_text("red \x1b[31m") == "red \\x1b[31m"  # an escape sequence is shown, not obeyed
+    assert cell_text(None) == ""

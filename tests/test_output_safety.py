@@ -267,21 +267,39 @@ def test_a_library_caller_gets_the_same_protection(tmp_path: Path) -> None:
 
 
 def test_parts_of_a_plan_output_and_a_tree_of_parts_are_imsdr_s(tmp_path: Path) -> None:
-    """Every directory imsdr writes carries a marker: `render dns --out DIR/dns` may replace the dns/
-    of a plan output, `plan --out DIR` may replace a DIR made of such parts, and a file of the
-    user's anywhere below still stops both."""
+    """One marker per output tree, at its root: `render dns --out DIR/dns` may replace the dns/ of a
+    plan output (its files are those DIR's marker lists under dns/), `plan --out DIR` may replace a
+    DIR made of such parts, and a file of the user's anywhere below still stops both."""
     out = tmp_path / "out"
     assert invoke("render", "dns", str(LAB), "--out", str(out / "dns")).exit_code == 0
     assert invoke("plan", str(LAB), "--out", str(out)).exit_code in (0, 1)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob(MARKER)) == [MARKER]
     assert invoke("render", "dns", str(LAB), "--out", str(out / "dns")).exit_code == 0
     assert invoke("render", "runbook", str(LAB), "--out", str(out / "runbooks")).exit_code == 0
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob(MARKER)) == [
+        MARKER, f"dns/{MARKER}", f"runbooks/{MARKER}"]
     assert invoke("plan", str(LAB), "--out", str(out)).exit_code in (0, 1)
-    for directory in [out, *(p for p in out.rglob("*") if p.is_dir())]:
-        listed = json.loads((directory / MARKER).read_text())["files"]
-        assert listed == sorted(str(p.relative_to(directory)) for p in directory.rglob("*")
-                                if p.is_file() and p.name != MARKER), directory
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob(MARKER)) == [MARKER]
+    listed = json.loads((out / MARKER).read_text())["files"]
+    assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                            if p.is_file() and p.name != MARKER)
     (out / "dns" / "zones" / "by-hand.zone").write_text("; mine\n")
     before = snapshot(tmp_path)
     refused(invoke("plan", str(LAB), "--out", str(out)), "dns/zones/by-hand.zone")
     refused(invoke("render", "dns", str(LAB), "--out", str(out / "dns")), "zones/by-hand.zone")
     assert snapshot(tmp_path) == before
+
+
+def test_a_marker_above_the_output_counts_only_when_it_is_the_user_s(tmp_path: Path) -> None:
+    """Anyone may write into /tmp: a marker there listing the files of a directory below it must not
+    let imsdr replace that directory (the files would be lost)."""
+    out = tmp_path / "mine" / "out"
+    out.mkdir(parents=True)
+    (out / "notes.txt").write_text("keep\n")
+    marker = tmp_path / MARKER
+    marker.write_text(json.dumps({"format": "imsdr.output/1", "files": ["mine/out/notes.txt"]}))
+    check_output(out)  # the user's own marker vouches for it
+    os.chown(marker, 54321, 54321)  # now someone else's (the tests run as root, as .ci/test does)
+    with pytest.raises(ImsdrError, match="notes.txt"):
+        check_output(out)
+    assert (out / "notes.txt").read_text() == "keep\n"

@@ -77,9 +77,9 @@ def capacity(inventory: InventoryArg, fmt: FormatOpt = ReportFormat.table, show_
 
             write_stdout(dumps(envelope("capacity", capacity_to_dict(report), str(inventory))))
         elif fmt is ReportFormat.markdown:
-            from imsdr.output.capacity_md import capacity_markdown
+            from imsdr.output.capacity_md import capacity_markdown, headroom_picture
 
-            write_stdout(capacity_markdown(report))
+            write_stdout(capacity_markdown(report, picture=headroom_picture(report)))
         else:
             from imsdr.output.tables import capacity_tables
 

@@ -22,6 +22,7 @@ from imsdr.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from imsdr.model.topology import Topology
     from imsdr.rules.engine import CheckReport
 
 
@@ -302,13 +303,20 @@ SiteOpt = Annotated[str | None, typer.Option(
     "--site", metavar="SITE", show_default=False,
     help="Only this site's elements, their pair/pool peers and the local networks and DR SBCs they touch.")]
 
+GraphFailOpt = Annotated[list[str] | None, typer.Option(
+    "--fail", metavar="ID", show_default=False,
+    help="Draw the failed state instead (Mermaid): what fails (a site, element, region, power feed or "
+         "route, as `simulate --fail`) in red and what takes over, as the site pages draw a site's "
+         "failure. Repeatable.")]
+
 
 @handle_errors
-def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, site: SiteOpt = None) -> None:
+def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, site: SiteOpt = None,
+          fail: GraphFailOpt = None) -> None:
     """Export the topology (sites as groups, elements, redundancy and DR links) as Mermaid, DOT or JSON.
 
     Examples: `imsdr graph inventory.yaml > topology.mmd`; `imsdr graph inventory.yaml --site site-a --format
-    dot`"""
+    dot`; `imsdr graph inventory.yaml --fail site-b`"""
     import difflib
 
     from imsdr.errors import ImsdrError
@@ -317,6 +325,12 @@ def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, si
 
     inv, source = load(inventory)
     topo = Topology(inv, source)
+    if fail:
+        if site is not None or fmt is not GraphFormat.mermaid:
+            raise ImsdrError("--fail draws the whole failed state in Mermaid: it takes neither --site nor "
+                             "--format dot/json")
+        write_stdout(_failed_state(topo, fail))
+        return
     if site is not None and site not in topo.sites:
         close = difflib.get_close_matches(site, list(topo.sites), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (sites: {', '.join(topo.sites)})"
@@ -336,3 +350,15 @@ def graph(inventory: InventoryArg, fmt: GraphFormatOpt = GraphFormat.mermaid, si
     for problem in mermaid_limit_problems(text):
         sys.stderr.write(f"warning: the diagram has {problem}: GitHub and most viewers will not draw it; "
                          "draw one site (--site ID) or use --format dot\n")
+
+
+def _failed_state(topo: Topology, fail: list[str]) -> str:
+    """Simulate ``fail`` and draw it as the site pages do (imsdr.output.topology.failed_state_mermaid)."""
+    from imsdr.output.topology import failed_state_mermaid, lost_local_networks
+    from imsdr.scenarios.simulate import simulate
+
+    report = simulate(topo, list(fail))
+    failed = [f.id for f in report.failed]
+    takeovers = {f.id: list(f.takeover) for f in report.failed}
+    sbcs = [f.id for f in report.failed if f.element_type == "sbc"]
+    return failed_state_mermaid(topo, failed, takeovers, lost_local_networks(topo, sbcs))

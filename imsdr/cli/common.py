@@ -58,6 +58,8 @@ InventoryArg = Annotated[
 ]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format (text: the table as plain lines).",
                                            callback=text_is_plain_table)]
+OutDirOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
+                                         file_okay=False, show_default=False)]  # the render commands'
 ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Replace OUT even if imsdr did not write it (its files are lost) and follow OUT if it "
     "is a symlink. Never replaces /, a system directory, HOME, the working directory or a parent, a git "

@@ -7,19 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from imsdr.cli.common import (
-    ForceOpt,
-    Format,
-    FormatOpt,
-    ImsdrCommand,
-    InventoryArg,
-    handle_errors,
-    load,
-    output_target,
-    stage,
-    stdout,
-    write_stdout,
-)
+from imsdr.cli import common
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -28,14 +16,13 @@ if TYPE_CHECKING:
 
 
 def register(render_app: typer.Typer) -> None:
-    render_app.command("dns", cls=ImsdrCommand)(render_dns)
+    render_app.command("dns", cls=common.ImsdrCommand)(render_dns)
 
 
-@handle_errors
+@common.handle_errors
 def render_dns(
-    inventory: InventoryArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
-                                      file_okay=False)],
+    inventory: common.InventoryArg,
+    out: common.OutDirOpt,
     serial: Annotated[int | None, typer.Option(
         "--serial", metavar="SERIAL", min=1, max=4294967295,
         help="SOA serial for every zone (default: keep it when a zone is unchanged, else "
@@ -54,8 +41,8 @@ def render_dns(
         "--enum-exceptions", metavar="FILE", dir_okay=False,
         help="ENUM exceptions provisioning file (CSV: number,kind,target,params; see docs/dns.md) "
              "rendered into the block zones.")] = None,
-    fmt: FormatOpt = Format.table,
-    force: ForceOpt = False,
+    fmt: common.FormatOpt = common.Format.table,
+    force: common.ForceOpt = False,
     show_all: Annotated[bool, typer.Option(
         "--all", help="Table: list every file written, not a summary per kind (json always lists every "
                       "file, and so does README.md in OUT).")] = False,
@@ -73,24 +60,24 @@ def render_dns(
     from imsdr.dns.render import render_dns as render
     from imsdr.model.topology import Topology
 
-    target = output_target(out, force, inventory)
-    inv, source = load(inventory)
+    target = common.output_target(out, force, inventory)
+    inv, source = common.load(inventory)
     exceptions = None
     if enum_exceptions is not None:
         from imsdr.dns.enum_exceptions import load_enum_exceptions
 
         exceptions = load_enum_exceptions(enum_exceptions, inv.enum_blocks)
-    with stage(f"rendering DNS into {out}"):
+    with common.stage(f"rendering DNS into {out}"):
         report = render(Topology(inv, source, exceptions), target, inventory.name, serial=serial, keys=keys,
                         drain=tuple(drain or ()))
     for note in report.notes:
         sys.stderr.write(f"note: {note}\n")
     if report.keys_added:
         sys.stderr.write(f"{keys}: {len(report.keys_added)} TSIG key(s) generated: {', '.join(report.keys_added)}\n")
-    if fmt is Format.json:
+    if fmt is common.Format.json:
         from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(envelope("render-dns", {
+        common.write_stdout(dumps(envelope("render-dns", {
             "out": str(out),
             "views": report.views,
             "files": [f.to_dict() for f in report.files],
@@ -99,7 +86,7 @@ def render_dns(
             "failback": report.failback.to_dict() if report.failback else None,
         }, str(inventory))))
         return
-    stdout().print(_files_table(report, out, show_all))
+    common.stdout().print(_files_table(report, out, show_all))
     changes = report.drain or report.failback
     if changes is not None:
         if report.drain is not None:
@@ -111,7 +98,7 @@ def render_dns(
             sys.stderr.write(f"failing back from the drained state of {', '.join(changes.drained)}: "
                              "reload with these commands\n")
         for r in changes.live_reloads():
-            write_stdout(f"{r.element}: {r.command}\n")
+            common.write_stdout(f"{r.element}: {r.command}\n")
         down = sorted({r.element for r in changes.reloads if r.down} | set(changes.demoted))
         if down:
             sys.stderr.write(f"skipped (drained, down): {', '.join(down)}\n")

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import (
-    ForceOpt,
-    Format,
-    FormatOpt,
-    ImsdrCommand,
-    InventoryArg,
-    handle_errors,
-    load,
-    output_target,
-    stdout,
-    write_stdout,
-)
+from imsdr.cli import common
 
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
-                                      file_okay=False, show_default=False)]
 RunbookUrlOpt = Annotated[str, typer.Option(
     "--runbook-url", metavar="URL",
     help="Where the runbook pages are published; each alert's runbook_url is URL + page + anchor "
@@ -29,12 +15,12 @@ RunbookUrlOpt = Annotated[str, typer.Option(
 
 
 def register(render_app: typer.Typer) -> None:
-    render_app.command("monitoring", cls=ImsdrCommand)(monitoring)
+    render_app.command("monitoring", cls=common.ImsdrCommand)(monitoring)
 
 
-@handle_errors
-def monitoring(inventory: InventoryArg, out: OutOpt, fmt: FormatOpt = Format.table, force: ForceOpt = False,
-               runbook_url: RunbookUrlOpt = "../runbooks/") -> None:
+@common.handle_errors
+def monitoring(inventory: common.InventoryArg, out: common.OutDirOpt, fmt: common.FormatOpt = common.Format.table,
+               force: common.ForceOpt = False, runbook_url: RunbookUrlOpt = "../runbooks/") -> None:
     """Render Prometheus alerting and recording rules that watch what the DR design assumes into OUT.
 
     Examples: `imsdr render monitoring inventory.yaml --out monitoring --runbook-url https://wiki/runbooks/`."""
@@ -42,15 +28,15 @@ def monitoring(inventory: InventoryArg, out: OutOpt, fmt: FormatOpt = Format.tab
     from imsdr.model.topology import Topology
     from imsdr.monitoring.render import monitoring_files, runbook_base, write_monitoring
 
-    target = output_target(out, force, inventory)
-    inv, source = load(inventory)
+    target = common.output_target(out, force, inventory)
+    inv, source = common.load(inventory)
     files = monitoring_files(Analysis(Topology(inv, source)), runbook_base(runbook_url))
     write_monitoring(target, files)
     alerts = {name: text.count("\n      - alert: ") for name, text in files.items()}
-    if fmt is Format.json:
+    if fmt is common.Format.json:
         from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(envelope("render-monitoring", {"out": str(out), "files": sorted(files),
+        common.write_stdout(dumps(envelope("render-monitoring", {"out": str(out), "files": sorted(files),
                                                            "alerts": alerts}, str(inventory))))
         return
     from rich.table import Table
@@ -60,4 +46,4 @@ def monitoring(inventory: InventoryArg, out: OutOpt, fmt: FormatOpt = Format.tab
     table.add_column("alerts", justify="right")
     for name in sorted(files):
         table.add_row(name, str(alerts[name]))
-    stdout().print(table)
+    common.stdout().print(table)

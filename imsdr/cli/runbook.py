@@ -7,26 +7,8 @@ from typing import Annotated
 
 import typer
 
-from imsdr.cli.common import (
-    TEMPLATE_MAX_OUTPUT_MIB,
-    TEMPLATE_TIMEOUT_S,
-    ForceOpt,
-    Format,
-    FormatOpt,
-    ImsdrCommand,
-    InventoryArg,
-    TemplateMaxOutputOpt,
-    TemplateTimeoutOpt,
-    handle_errors,
-    output_target,
-    stage,
-    stdout,
-    template_limits,
-    write_stdout,
-)
+from imsdr.cli import common
 
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (replaced atomically).",
-                                      file_okay=False, show_default=False)]
 TemplatesOpt = Annotated[
     Path | None,
     typer.Option("--templates", "-t", file_okay=False, show_default=False,
@@ -36,14 +18,14 @@ TemplatesOpt = Annotated[
 
 
 def register(render_app: typer.Typer) -> None:
-    render_app.command("runbook", cls=ImsdrCommand)(runbook)
+    render_app.command("runbook", cls=common.ImsdrCommand)(runbook)
 
 
-@handle_errors
-def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None,
-            fmt: FormatOpt = Format.table, force: ForceOpt = False,
-            template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
-            template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB) -> None:
+@common.handle_errors
+def runbook(inventory: common.InventoryArg, out: common.OutDirOpt, templates: TemplatesOpt = None,
+            fmt: common.FormatOpt = common.Format.table, force: common.ForceOpt = False,
+            template_timeout: common.TemplateTimeoutOpt = common.TEMPLATE_TIMEOUT_S,
+            template_max_output: common.TemplateMaxOutputOpt = common.TEMPLATE_MAX_OUTPUT_MIB) -> None:
     """Render the DR runbook (Markdown with Mermaid diagrams) for an inventory into OUT.
 
     Examples: `imsdr render runbook inventory.yaml --out runbooks`; `imsdr render runbook inventory.yaml
@@ -51,15 +33,15 @@ def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None
     from imsdr.plan import analyse, runbook_pages_text
     from imsdr.runbook.render import write_runbook
 
-    target = output_target(out, force, inventory, templates)
-    with stage(f"analysing {inventory}"):
+    target = common.output_target(out, force, inventory, templates)
+    with common.stage(f"analysing {inventory}"):
         pipe = analyse(inventory)
-    pages = runbook_pages_text(pipe, templates, template_limits(template_timeout, template_max_output))
+    pages = runbook_pages_text(pipe, templates, common.template_limits(template_timeout, template_max_output))
     write_runbook(target, pages)
-    if fmt is Format.json:
+    if fmt is common.Format.json:
         from imsdr.output.jsonout import dumps, envelope
 
-        write_stdout(dumps(envelope("render-runbook", {"out": str(out), "pages": sorted(pages),
+        common.write_stdout(dumps(envelope("render-runbook", {"out": str(out), "pages": sorted(pages),
                                                         "sandboxed": templates is not None}, str(inventory))))
         return
     from rich.table import Table
@@ -69,4 +51,4 @@ def runbook(inventory: InventoryArg, out: OutOpt, templates: TemplatesOpt = None
     table.add_column("lines", justify="right")
     for name in sorted(pages, key=lambda p: (p != "README.md", p)):
         table.add_row(name, str(pages[name].count("\n")))
-    stdout().print(table)
+    common.stdout().print(table)

@@ -29,6 +29,15 @@ Design (see docs/dns.md): access and core data are kept apart.
 
 ``excluded`` element ids (a drained element) are left out of every SRV and SBC answer; their own
 address records stay.
+
+Why one module (~1,300 lines, most of it :class:`_Builder`): the plan's types, their lookups and
+the builder share one representation that none of them explains alone. The builder computes core,
+access and ENUM zones and every view's overrides from common intermediate state (the SBC DR
+orders, the name servers, each site's preference) and, for a lazy plan, leaves closures in
+``DnsPlan.pending`` that :meth:`DnsPlan.materialise` calls back; the lookups (RFC 4592 closest
+encloser, ``existing_nodes``, ENUM wildcard ``stems``) read wildcards and empty non-terminals
+exactly as the builder and :func:`apply_exceptions` store them. Split in two, each half would
+hold the other's invariants without their code, and the plan's readers would import both.
 """
 
 from __future__ import annotations

@@ -56,12 +56,11 @@ def headroom_guards(analysis: Analysis) -> list[HeadroomGuard]:
     for group in (*report.pools, *report.pairs):
         if not group.utilisation_after or group.load <= 0:
             continue
-        survivor, worst = _simulated(group.formula)
+        worst = f"losing {', '.join(group.worst_loss)}" if group.worst_loss else f"the worst loss in {group.id}"
         guards.append(HeadroomGuard(
             f"{group.kind}:{group.id}", group.kind, "CAP-001" if group.kind == "pool" else "CAP-002",
             group.element_type, group.unit, tuple(group.members), float(group.load),
-            float(group.utilisation_after), limit, worst or f"the worst loss in {group.id}",
-            survivor or f"the survivors of {group.id}"))
+            float(group.utilisation_after), limit, worst, group.survivor or f"the survivors of {group.id}"))
     for hss in report.hss:
         if not hss.ratio or hss.subscribers <= 0:
             continue
@@ -82,11 +81,3 @@ def headroom_guards(analysis: Analysis) -> list[HeadroomGuard]:
             planned, float(utilisation), limit, f"losing {takeover.failed}", survivor))
     return guards
 
-
-def _simulated(formula: tuple[str, ...]) -> tuple[str, str]:
-    """(survivor, what fails) from the report's "simulated: losing X → Y at N%" line, if any."""
-    for line in formula:
-        if line.startswith("simulated: losing ") and " → " in line:
-            losing, rest = line.removeprefix("simulated: ").split(" → ", 1)
-            return rest.split(" at ", 1)[0], losing
-    return "", ""

@@ -209,7 +209,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
 # --- what may be replaced ---------------------------------------------------------------------------
 
-MARKER = ".imsdr-output"  # in the root of every directory imsdr writes: format version and file list
+MARKER = ".imsdr-output"  # in the root of every tree imsdr writes: format version and file list
 MARKER_FORMAT = "imsdr.output"
 MARKER_VERSION = 1
 MAX_MARKER_BYTES = 64 << 20
@@ -311,7 +311,7 @@ def protected_reason(real: Path, inputs: tuple[Path, ...] = ()) -> str | None:
     return None
 
 
-def _read_marker(directory: Path, strict: bool = True) -> frozenset[str] | None:
+def _read_marker(directory: Path, strict: bool = True, owner: int | None = None) -> frozenset[str] | None:
     """The files imsdr listed in ``directory``'s marker; None if there is no readable imsdr marker.
 
     The marker is opened without following a symlink or waiting on a FIFO; a marker of another
@@ -324,6 +324,8 @@ def _read_marker(directory: Path, strict: bool = True) -> frozenset[str] | None:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
+            return None
+        if owner is not None and info.st_uid != owner:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = json.loads(fh.read(MAX_MARKER_BYTES + 1).decode("utf-8"))
@@ -345,6 +347,24 @@ def _read_marker(directory: Path, strict: bool = True) -> frozenset[str] | None:
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         return None
     return frozenset(files)
+
+
+def _listed_by_enclosing_tree(directory: Path) -> frozenset[str] | None:
+    """The files below ``directory`` that the marker of a tree holding it lists (relative to
+    ``directory``), or None if no directory above it carries a readable imsdr marker that lists
+    any: ``render dns --out DIR/dns`` replaces the dns/ part of a ``plan`` output, whose one marker
+    is at DIR.
+
+    Only a marker of the user running imsdr counts: a directory above the output may be writable
+    by others (``/tmp``), and a marker someone else put there must not vouch for files it lists."""
+    real = _real(directory)
+    for above in real.parents:  # the nearest marked tree decides
+        listed = _read_marker(above, strict=False, owner=os.getuid())
+        if listed is None:
+            continue
+        prefix = real.relative_to(above).as_posix() + "/"
+        return frozenset(f[len(prefix):] for f in listed if f.startswith(prefix)) or None
+    return None
 
 
 def _unexpected(directory: Path, known: frozenset[str]) -> tuple[list[str], int]:
@@ -444,6 +464,8 @@ def check_output(out: Path | str | os.PathLike[str] | OutputTarget) -> Path:
     if info is None or target.force:
         return path
     known = _read_marker(path)
+    if known is None:
+        known = _listed_by_enclosing_tree(path)
     found, count = _unexpected(path, known or frozenset())
     if count and known is None:
         raise _refuse(path, f"imsdr did not write it (it has no {MARKER} marker), and replacing it would "
@@ -459,43 +481,38 @@ def check_output(out: Path | str | os.PathLike[str] | OutputTarget) -> Path:
 def seal(staging: Path) -> None:
     """Make the finished tree readable by the programs that load it and mark it as imsdr's.
 
-    Every directory gets a marker listing the files below it, so any part of the tree (``DIR/dns``
-    of a ``plan`` output) can later be replaced on its own, and a tree holding marked parts can be
-    replaced as a whole.
+    One marker, at the root of the tree, lists every file below it. A part of the tree
+    (``DIR/dns`` of a ``plan`` output) can still be replaced on its own: :func:`check_output`
+    reads the files of that part from the marker of the tree that holds it, and the part then
+    carries a marker of its own (a tree holding marked parts can be replaced as a whole).
     """
-    below: dict[str, list[str]] = {}  # directory (relative, "." for the root) → files below it
+    files: list[str] = []
 
-    def walk(directory: str, rel_dir: str) -> None:
+    def walk(directory: str, prefix: str) -> None:
         # os.scandir, not os.walk: the entry types come with the listing, so a tree of ten thousand
         # files costs one chmod per file and no extra lstat (national plans write ~17,000 files)
         os.chmod(directory, DIR_MODE)
-        below.setdefault(rel_dir, [])
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=lambda e: e.name)
         for entry in entries:
-            if entry.is_dir():
+            if entry.is_dir() and not entry.is_symlink():  # (a link to a directory is not followed)
+                walk(entry.path, f"{prefix}{entry.name}/")
                 continue
             if not entry.is_symlink():
                 os.chmod(entry.path, FILE_MODE)
-            parts = (entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}").split("/")
-            for i in range(len(parts)):  # the file as seen from each directory above it
-                below.setdefault("/".join(parts[:i]) or ".", []).append("/".join(parts[i:]))
-        for entry in entries:
-            if entry.is_dir() and not entry.is_symlink():  # (a link to a directory is not followed)
-                walk(entry.path, entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}")
+            files.append(prefix + entry.name)
 
-    walk(os.fspath(staging), ".")
-    for rel_dir, files in below.items():
-        marker = {
-            "format": f"{MARKER_FORMAT}/{MARKER_VERSION}",
-            "about": "written by imsdr, which replaces this directory as a whole; it refuses to when files "
-                     "not listed here are present",
-            "files": sorted(files),
-        }
-        path = staging / rel_dir / MARKER
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(json.dumps(marker, indent=1, sort_keys=True) + "\n")
-        os.chmod(path, FILE_MODE)
+    walk(os.fspath(staging), "")
+    marker = {
+        "format": f"{MARKER_FORMAT}/{MARKER_VERSION}",
+        "about": "written by imsdr, which replaces this directory (or any directory below it) as a whole; "
+                 "it refuses to when files not listed here are present",
+        "files": sorted(files),
+    }
+    path = staging / MARKER
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(marker, indent=1, sort_keys=True) + "\n")
+    os.chmod(path, FILE_MODE)
 
 
 LOCK_WAIT_S = 600.0  # how long a command waits for another one writing beside the same output

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.timing import PART_LABEL
 from imsdr.output.markdown import markdown_text
+from imsdr.output.switchover_text import switchover_text, worst_switchover_phrase
 
 if TYPE_CHECKING:
     from imsdr.capacity.report import CapacityReport
@@ -49,7 +50,24 @@ def _finish(lines: list[str]) -> str:
 # --- capacity ------------------------------------------------------------------------------------------
 
 
-def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
+def _formulas(lines: list[str], items: list[str]) -> None:
+    """The formula of every check, folded below its table (the picture and tables come first)."""
+    lines += ["<details><summary>Formulas with this network's numbers</summary>", "", *items, "", "</details>"]
+
+
+def headroom_picture(report: CapacityReport) -> str:
+    """The headroom picture as a Markdown image carrying its SVG (a data URI): stdout has no file
+    beside it to point to."""
+    import base64
+
+    from imsdr.output.headroom_svg import headroom_svg
+
+    data = base64.b64encode(headroom_svg(report).encode("utf-8")).decode("ascii")
+    return f"![Capacity headroom per element type and failure scenario](data:image/svg+xml;base64,{data})"
+
+
+def capacity_markdown(report: CapacityReport, level: int = 1, picture: str | None = None) -> str:
+    """``picture``: a Markdown image of the headroom picture shown under the verdict (None: none)."""
     h = level
     lines = [f"{'#' * h} Capacity: {markdown_text(report.network)}", ""]
     failures = len(report.failures())
@@ -58,6 +76,8 @@ def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
         f"{fmt(report.subscribers)} subscribers, {fmt(report.busy_hour_erlangs)} busy-hour Erlangs, "
         f"utilisation limit {pct(report.max_utilisation)}."
     )
+    if picture:
+        lines += ["", picture]
     if report.pools:
         _section(lines, "N+K pools", h + 1)
         lines += _table(
@@ -78,7 +98,7 @@ def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
             ),
         )
         lines.append("")
-        lines += [f"- `{p.id}`: " + "; ".join(p.formula) for p in report.pools]
+        _formulas(lines, [f"- `{p.id}`: " + "; ".join(p.formula) for p in report.pools])
     if report.pairs:
         _section(lines, "1+1 pairs", h + 1)
         lines += _table(
@@ -113,10 +133,10 @@ def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
             ),
         )
         lines.append("")
-        lines += [f"- `{x.id}`: " + " ".join(x.formula) for x in report.hss]
+        _formulas(lines, [f"- `{x.id}`: " + " ".join(x.formula) for x in report.hss])
     if report.cscf:
         _section(lines, "S-CSCF load with restoration data", h + 1)
-        lines += [f"- `{c.id}`: " + "; ".join(c.formula) for c in report.cscf]
+        _formulas(lines, [f"- `{c.id}`: " + "; ".join(c.formula) for c in report.cscf])
     if report.trunks:
         _section(lines, "Trunks (Erlang B)", h + 1)
         lines += _table(
@@ -134,16 +154,20 @@ def capacity_markdown(report: CapacityReport, level: int = 1) -> str:
             ),
         )
         lines.append("")
-        lines += [f"- `{t.id}`: " + "; ".join(t.formula) for t in report.trunks]
+        _formulas(lines, [f"- `{t.id}`: " + "; ".join(t.formula) for t in report.trunks])
     if report.takeovers:
         _section(lines, "DR SBC and P-CSCF takeovers", h + 1)
         lines += _table(
             ("failed", "type", "load", "taken over by", "verdict"),
             (
-                (t.failed, t.element_type, _num(t.load), "; ".join(t.formula), t.verdict)
+                (t.failed, t.element_type, _num(t.load),
+                 ", ".join(f"{tid} at {_pct(util)}" for tid, _after, _cap, util in t.takers) or "nothing",
+                 t.verdict)
                 for t in report.takeovers
             ),
         )
+        lines.append("")
+        _formulas(lines, [f"- `{t.failed}`: " + "; ".join(t.formula) for t in report.takeovers])
     if report.sites:
         _section(lines, "Site survivability", h + 1)
         lines += _table(
@@ -175,9 +199,9 @@ def simulation_markdown(report: SimulationReport, level: int = 2) -> str:
     h = level
     what = ", ".join(report.requested)
     lines = [f"{'#' * h} Simulated failure: {what}", ""]
-    who = f" ({report.switchover_from})" if report.switchover_from else ""
+    switchover = worst_switchover_phrase(report.switchover_s, report.switchover_from, report.verdict)
     lines.append(
-        f"Verdict: **{report.verdict}**; worst switchover {fmt(report.switchover_s)} s{who}; "
+        f"Verdict: **{report.verdict}**; {switchover}; "
         f"unserved {fmt(round(report.unserved_users))} users, {fmt(report.unserved_erlangs)} Erlangs."
     )
     _section(lines, "What takes over", h + 1)
@@ -306,7 +330,7 @@ def scenarios_markdown(report: ScenariosReport, level: int = 1, all_rows: bool =
             (
                 r.id,
                 r.verdict,
-                f"{fmt(r.switchover_s)} s",
+                switchover_text(r.switchover_s, r.switchover_from, r.verdict),
                 fmt(round(r.unserved_users)),
                 _num(r.unserved_erlangs),
                 f"{r.busiest or '–'} {_pct(r.busiest_utilisation)}",

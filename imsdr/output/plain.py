@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from imsdr.diagnostics import one_line
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -21,12 +23,12 @@ GAP = "  "
 
 
 def cell_text(value: Any) -> str:
-    """One line of text for a table cell (a str, a rich Text or anything with a plain form)."""
+    """One line of text for a table cell (a str, a rich Text or anything with a plain form): its
+    lines joined with `` — `` by :func:`imsdr.diagnostics.one_line`, which escapes the rest."""
     text = getattr(value, "plain", None)
     if text is None:
         text = "" if value is None else str(value)
-    lines = [part.rstrip() for part in text.splitlines() if part.strip()]
-    return " — ".join([lines[0], *(line.strip() for line in lines[1:])]) if lines else ""
+    return one_line(text, joiner=" — ")
 
 
 def table_lines(table: Table) -> list[str]:

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from imsdr.capacity.formulas import fmt, pct
+from imsdr.output.headroom_svg import scenario_label
 from imsdr.output.markdown import markdown_code
 
 if TYPE_CHECKING:
     from imsdr.untrusted import UntrustedTree
 
 CHANGE_ORDER = {"add": 0, "remove": 1, "change": 2}
+CAPACITY_PARTS = ("headroom", "load")  # compared in plan.json, not a file's text
 MAX_REVIEW_BYTES = 512 << 20  # a committed file read for its review (as imsdr.plan.MAX_REVIEW_BYTES)
 
 
@@ -25,7 +28,7 @@ MAX_REVIEW_BYTES = 512 << 20  # a committed file read for its review (as imsdr.p
 class Change:
     """One reviewable change: in which part and file, what (a record or a page), how."""
 
-    part: str  # dns | dispatcher | runbook | file
+    part: str  # dns | dispatcher | runbook | file | headroom | load
     where: str  # the view/zone file, the dispatcher list, the page or the file
     what: str  # "name TYPE" for DNS, the entry for dispatcher lists, "" for whole files
     action: str  # add | remove | change
@@ -72,6 +75,11 @@ def review(old_tree: UntrustedTree, new_tree: UntrustedTree, added: list[str], r
         new = new_tree if action != "remove" else None
         before = len(result.changes)
         try:
+            if rel == "plan.json" and action == "change":
+                result.changes += _element_changes(_rows(old_tree, rel, "element_headroom", ("element",)),
+                                                   _rows(new_tree, rel, "element_headroom", ("element",)))
+                result.changes += _headroom_changes(_rows(old_tree, rel, "headroom", ("element_type", "scenario")),
+                                                    _rows(new_tree, rel, "headroom", ("element_type", "scenario")))
             if path.suffix == ".zone":
                 result.changes += _zone_changes(rel, _rrsets(old, rel), _rrsets(new, rel))
             elif path.suffix == ".list" and "dispatcher" in path.name:
@@ -147,6 +155,98 @@ def _zone_changes(where: str, old: dict[tuple[str, str], str], new: dict[tuple[s
     return changes
 
 
+def _rows(tree: UntrustedTree, rel: str, key: str, by: tuple[str, ...]) -> dict[tuple[str, ...], dict[str, Any]]:
+    """The rows of list ``key`` of a plan.json, by the fields ``by``; {} when it has none (an older
+    plan) or is not what imsdr writes (a committed file may hold anything)."""
+    import json
+
+    try:
+        data = json.loads(_text(tree, rel))
+    except ValueError:
+        return {}
+    rows = data.get(key) if isinstance(data, dict) else None
+    found: dict[tuple[str, ...], dict[str, Any]] = {}
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and all(isinstance(row.get(f), str) for f in by):
+            found[tuple(row[f] for f in by)] = row
+    return found
+
+
+def _number(row: dict[str, Any], name: str) -> float | None:
+    value = row.get(name)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _worst_text(row: dict[str, Any]) -> str:
+    worst, scenario = _number(row, "worst_utilisation"), row.get("worst_scenario")
+    if worst is None:
+        return "?"
+    when = "normally" if scenario == "normal" else f"with {scenario_label(str(scenario))}"
+    limit = _number(row, "limit")
+    over = ", above the limit" if limit is not None and worst > limit + 1e-9 else ""
+    return f"{pct(worst)} {when}{over}"
+
+
+def _carried_text(row: dict[str, Any]) -> str:
+    load, capacity, util = _number(row, "load"), _number(row, "capacity"), _number(row, "utilisation")
+    if load is None or capacity is None or util is None:
+        return "?"
+    return f"{fmt(load)} of {fmt(capacity)} {row.get('unit', '')} ({pct(util)})"
+
+
+def _element_changes(old: dict[tuple[str, ...], dict[str, Any]],
+                     new: dict[tuple[str, ...], dict[str, Any]]) -> list[Change]:
+    """Per sized element: its worst utilisation after a failure (headroom) and what it carries
+    normally against its capacity (load), where the shown text moved."""
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a is None or b is None:
+            row = a or b or {}
+            changes.append(Change("headroom", key[0], "", "add" if a is None else "remove",
+                                  old="" if a is None else _worst_text(row), new="" if b is None else _worst_text(row)))
+            continue
+        if _worst_text(a) != _worst_text(b):
+            changes.append(Change("headroom", key[0], "", "change", old=_worst_text(a), new=_worst_text(b)))
+        if _carried_text(a) != _carried_text(b):
+            changes.append(Change("load", key[0], "", "change", old=_carried_text(a), new=_carried_text(b)))
+    return changes
+
+
+def _utilisation_text(cell: dict[str, Any]) -> str:
+    util = cell.get("utilisation")
+    if not isinstance(util, (int, float)):
+        return "no surviving element"
+    limit = cell.get("limit")
+    over = " (above the limit)" if isinstance(limit, (int, float)) and util > limit + 1e-9 else ""
+    return f"{cell.get('element')} at {pct(util)}{over}"
+
+
+def _load_text(cell: dict[str, Any]) -> str:
+    load = cell.get("load")
+    return f"{fmt(load)} {cell.get('unit', '')}".strip() if isinstance(load, (int, float)) else "?"
+
+
+def _headroom_changes(old: dict[tuple[str, ...], dict[str, Any]],
+                      new: dict[tuple[str, ...], dict[str, Any]]) -> list[Change]:
+    """Headroom (the busiest element's utilisation per type and scenario) and load (what the type
+    carries) that moved between the two plans, as shown (one decimal of a percent)."""
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        type_, scenario = key
+        where = f"{type_}, {scenario_label(scenario)}"
+        a, b = old.get(key), new.get(key)
+        if a is None or b is None:
+            changes.append(Change("headroom", where, "", "add" if a is None else "remove",
+                                  old=_utilisation_text(a) if a else "", new=_utilisation_text(b) if b else ""))
+            continue
+        if _utilisation_text(a) != _utilisation_text(b):
+            changes.append(Change("headroom", where, "", "change", old=_utilisation_text(a), new=_utilisation_text(b)))
+        if _load_text(a) != _load_text(b):
+            changes.append(Change("load", where, "", "change", old=_load_text(a), new=_load_text(b)))
+    return changes
+
+
 def _entries(tree: UntrustedTree | None, rel: str) -> set[str]:
     if tree is None:
         return set()
@@ -165,10 +265,18 @@ def review_markdown(review_: PlanReview, label: str) -> str:
         return f"### imsdr plan: {markdown_code(label)} is up to date\n"
     counts = review_.counts()
     parts = ", ".join(f"{part}: +{c['add']} -{c['remove']} ~{c['change']}" for part, c in sorted(counts.items()))
-    lines = [f"### imsdr plan: {len(review_.changes)} change(s) to {markdown_code(label)}", "", parts, "",
-             "| | Part | Where | What | Old | New |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = [f"### imsdr plan: {len(review_.changes)} change(s) to {markdown_code(label)}", "", parts, ""]
     sign = {"add": "+", "remove": "-", "change": "~"}
+    capacity = [c for c in review_.changes if c.part in CAPACITY_PARTS]
+    if capacity:  # what a reviewer weighs first: how close the network runs to its limits
+        lines += ["#### Headroom and load", "", "| | What | Where | Old | New |", "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {sign[c.action]} | {c.part} | {_cell(c.where)} | {_cell(c.old)} | {_cell(c.new)} |"
+                  for c in capacity]
+        lines += ["", "#### Files", ""]
+    lines += ["| | Part | Where | What | Old | New |", "| --- | --- | --- | --- | --- | --- |"]
     for c in review_.changes:
+        if c.part in CAPACITY_PARTS:
+            continue
         cells = [sign[c.action], c.part, _cell(c.where), _cell(c.what), _cell(c.old), _cell(c.new)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

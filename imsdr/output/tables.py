@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.output import SUMMARY_ABOVE
+from imsdr.output.switchover_text import switchover_text, worst_switchover_phrase
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -208,10 +209,10 @@ def simulation_tables(console: Console, report: SimulationReport) -> None:
     for f in report.failed:
         t.add_row(f.id, "\n".join(f"• {x}" for x in f.impact), "\n".join(f"• {x}" for x in f.failback))
     console.print(t)
-    who = f" ({report.switchover_from})" if report.switchover_from else ""
+    switchover = worst_switchover_phrase(report.switchover_s, report.switchover_from, report.verdict)
     line = styled("verdict ", "")
     line.append_text(verdict(report.verdict))
-    line.append(f"; worst switchover {fmt(report.switchover_s)} s{who}; unserved "
+    line.append(f"; {switchover}; unserved "
                 f"{fmt(round(report.unserved_users))} users, {fmt(report.unserved_erlangs)} Erlangs")
     console.print(line)
 
@@ -271,7 +272,8 @@ def scenario_tables(console: Console, report: ScenariosReport, show_all: bool = 
     for r in rows:
         busiest = "–" if r.busiest is None else f"{r.busiest} {pct(r.busiest_utilisation or 0)}"
         lost = f"{fmt(round(r.unserved_users))} users, {fmt(r.unserved_erlangs)} E"
-        t.add_row(r.id, verdict(r.verdict), f"{fmt(r.switchover_s)} s", lost, busiest)
+        t.add_row(r.id, verdict(r.verdict), switchover_text(r.switchover_s, r.switchover_from, r.verdict), lost,
+                  busiest)
     console.print(t)
     if report.worst_by_kind:
         t = table("Worst scenario of each kind", "kind", "scenario", "verdict", "unserved", "busiest survivor")

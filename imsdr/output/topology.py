@@ -8,6 +8,7 @@ each local network it backs up (DR). Output is deterministic: everything in inve
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -119,6 +120,72 @@ def to_mermaid(topo: Topology, site: str | None = None) -> str:
     for sbc_id, ln_id in view.dr:
         out.append(f"  {_mid('el', sbc_id)} -.->|{_mlabel('DR')}| {_mid('ln', ln_id)}")
     return "\n".join(out) + "\n"
+
+
+# --- the failed state (site pages, `imsdr graph --fail`) ------------------------------------------
+
+def lost_local_networks(topo: Topology, failed: Iterable[str]) -> list[str]:
+    """The local networks whose users must re-register: one of their SBCs failed."""
+    gone = set(failed)
+    return sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if any(s.id in gone for s in sbcs))
+
+
+def failed_state_mermaid(topo: Topology, failed: Iterable[str], takeovers: Mapping[str, Sequence[str]],
+                         lost: Iterable[str] = ()) -> str:
+    """The failed elements (red, inside their sites; a site whose every element failed is titled
+    FAILED) with an arrow from each to what takes over, or to "no takeover"; the ``lost`` local
+    networks re-register with their surviving SBCs. The site pages draw a site's failure with it,
+    ``imsdr graph --fail`` any failure."""
+    els = topo.elements
+    gone = [e for e in sorted(set(failed)) if e in els]
+    gone_set = set(gone)
+    backers = {e: [b for b in takeovers.get(e, []) if b in els and b not in gone_set] for e in gone}
+    by_site: dict[str, list[str]] = {}
+    for el_id in gone:
+        by_site.setdefault(els[el_id].site, []).append(el_id)
+    survivors: dict[str, list[str]] = {}
+    for el_id in gone:
+        for backer in backers[el_id]:
+            at = survivors.setdefault(els[backer].site, [])
+            if backer not in at:
+                at.append(backer)
+    lines = ["flowchart LR"]
+    for site_id in sorted(by_site):
+        site = topo.sites[site_id]
+        whole = gone_set >= {e.id for e in topo.by_site.get(site_id, [])}
+        title = f"FAILED: {site.name} ({site_id})" if whole else f"{site.name} ({site_id})"
+        lines.append(f"  subgraph {_mid('site', site_id)}[{_mlabel(title)}]")
+        for el_id in [*by_site[site_id], *sorted(survivors.pop(site_id, []))]:
+            lines.append(f"    {_element_node(topo, el_id)}")
+        lines.append("  end")
+    for other_site in sorted(survivors):
+        s = topo.sites[other_site]
+        lines.append(f"  subgraph {_mid('site', other_site)}[{_mlabel(f'{s.name} ({other_site})')}]")
+        for el_id in sorted(survivors[other_site]):
+            lines.append(f"    {_element_node(topo, el_id)}")
+        lines.append("  end")
+    lost_lns = sorted(set(lost))
+    for ln_id in lost_lns:
+        ln = topo.local_networks[ln_id]
+        lines.append(f"  {_mid('ln', ln_id)}([{_mlabel(f'{ln.name} users')}])")
+    for el_id in gone:
+        if not backers[el_id]:
+            lines.append(f"  {_mid('el', el_id)} --x {_mid('none', el_id)}[{_mlabel('no takeover')}]")
+        for backer in backers[el_id]:
+            lines.append(f"  {_mid('el', el_id)} ==>|takes over| {_mid('el', backer)}")
+    for ln_id in lost_lns:
+        for sbc in topo.sbc_answer(ln_id):
+            if sbc.id not in gone_set:
+                lines.append(f"  {_mid('ln', ln_id)} -.->|re-register| {_mid('el', sbc.id)}")
+    lines.append("  classDef failed fill:#f8d7da,stroke:#b02a37")
+    if gone:
+        lines.append(f"  class {','.join(_mid('el', e) for e in gone)} failed")
+    return "\n".join(lines) + "\n"
+
+
+def _element_node(topo: Topology, el_id: str) -> str:
+    el = topo.elements[el_id]
+    return f"{_mid('el', el_id)}[{_mlabel(f'{el_id} {TYPE_LABELS[el.type.value]}')}]"
 
 
 # --- DOT ----------------------------------------------------------------------------------------

@@ -11,6 +11,16 @@ from typing import TYPE_CHECKING
 
 from imsdr.diagnostics import Finding, Severity
 from imsdr.rules.base import Rule, RuleContext
+from imsdr.rules.capacity_fixes import (
+    dimension_fix,
+    hss_fix,
+    pair_fix,
+    pool_fix,
+    site_fix,
+    storm_fix,
+    takeover_fix,
+    trunk_fix,
+)
 
 if TYPE_CHECKING:
     from imsdr.capacity.report import CapacityReport
@@ -22,35 +32,41 @@ def shared_report(ctx: RuleContext) -> CapacityReport:
 
 
 def _pools(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
-    for check in shared_report(ctx).pools:
+    report = shared_report(ctx)
+    limit = report.max_utilisation
+    for check in report.pools:
         if check.verdict == "fail":
             yield rule.finding(
                 check.message,
                 subjects=(check.id, *check.members),
                 location=ctx.locate(check.id, "members"),
-                hint="add members or capacity: " + "; ".join(check.formula),
+                hint=pool_fix(check, limit),
             )
 
 
 def _pairs(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
-    for check in shared_report(ctx).pairs:
+    report = shared_report(ctx)
+    limit = report.max_utilisation
+    for check in report.pairs:
         if check.verdict == "fail":
             yield rule.finding(
                 check.message,
                 subjects=(check.id, *check.members),
                 location=ctx.locate(check.id, "members"),
-                hint="each side of a 1+1 pair must carry 100% of the load alone: " + "; ".join(check.formula),
+                hint=pair_fix(check, limit),
             )
 
 
 def _hss(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
-    for check in shared_report(ctx).hss:
+    report = shared_report(ctx)
+    limit = report.max_utilisation
+    for check in report.hss:
         if check.verdict == "fail":
             yield rule.finding(
                 check.message,
                 subjects=(check.id, *check.members),
                 location=ctx.locate(check.members[0], "capacity"),
-                hint=" ".join(check.formula),
+                hint=hss_fix(check, limit),
             )
 
 
@@ -61,29 +77,33 @@ def _trunks(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
                 check.message,
                 subjects=(check.id, *(m.id for m in check.normal)),
                 location=ctx.locate(check.id, "busy_hour_erlangs"),
-                hint="; ".join(check.formula),
+                hint=trunk_fix(check),
             )
 
 
 def _takeovers(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
-    for check in shared_report(ctx).takeovers:
+    report = shared_report(ctx)
+    limit = report.max_utilisation
+    for check in report.takeovers:
         if check.verdict == "fail":
             yield rule.finding(
                 check.message,
                 subjects=(check.failed, *(t[0] for t in check.takers)),
                 location=ctx.locate(check.failed, "capacity"),
-                hint="; ".join(check.formula),
+                hint=takeover_fix(check, limit),
             )
 
 
 def _sites(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
-    for check in shared_report(ctx).sites:
+    report = shared_report(ctx)
+    limit = report.max_utilisation
+    for check in report.sites:
         if check.verdict == "fail":
             yield rule.finding(
                 f"{check.element_type}: {check.message}",
                 subjects=(check.site,),
                 location=ctx.locate(check.site),
-                hint=check.formula,
+                hint=site_fix(check, limit),
             )
 
 
@@ -107,8 +127,7 @@ def _storms(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
                 check.message,
                 subjects=(check.scenario.split(":", 1)[1], *check.overloaded),
                 location=ctx.locate(check.overloaded[0], "capacity"),
-                hint=check.formula + "; raise registrations_per_second/transactions_per_second, or shorten "
-                "the storm's peak by pacing re-registration (restoration, SBC-driven)",
+                hint=storm_fix(check),
             )
 
 
@@ -129,13 +148,15 @@ def _unlimited(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
 
 
 def _dimensions(rule: Rule, ctx: RuleContext) -> Iterable[Finding]:
-    for check in shared_report(ctx).dimensions:
+    report = shared_report(ctx)
+    limit = report.max_utilisation
+    for check in report.dimensions:
         if check.verdict == "fail":
             yield rule.finding(
                 check.message,
                 subjects=(check.id,),
                 location=ctx.locate(check.id, "capacity", check.dimension),
-                hint=check.formula,
+                hint=dimension_fix(check, limit),
             )
 
 

@@ -53,37 +53,15 @@ def _pairs_of(members: Sequence[str], kind: str) -> Iterable[tuple[str, str]]:
 
 
 def topology_diagram(topo: Topology) -> str:
-    """Sites as subgraphs (inside regions), redundancy links between members, SBC DR links."""
+    """The topology as ``imsdr graph`` draws it (:func:`imsdr.output.topology.to_mermaid`: sites
+    as subgraphs, pairs and pools, access and DR links); above :data:`ELEMENT_DIAGRAM_LIMIT`
+    elements, sites instead of elements (a national network's elements are past what Mermaid
+    draws; ``imsdr graph --site`` draws one site's)."""
+    from imsdr.output.topology import to_mermaid
+
     if len(topo.elements) > ELEMENT_DIAGRAM_LIMIT:
         return _site_level_diagram(topo)
-    lines = ["flowchart LR"]
-    regions: dict[str, list[str]] = {}
-    for site in topo.sites.values():
-        regions.setdefault(site.region, []).append(site.id)
-    for region in sorted(regions):
-        lines.append(f"  subgraph {node_id('region', region)}[{label('region ' + region)}]")
-        for site_id in sorted(regions[region]):
-            site = topo.sites[site_id]
-            lines.append(f"    subgraph {node_id('site', site_id)}[{label(f'{site.name} ({site_id})')}]")
-            for el in sorted(topo.by_site.get(site_id, []), key=lambda e: (e.type.value, e.id)):
-                lines.append(f"      {element_node(el)}")
-            lines.append("    end")
-        lines.append("  end")
-    if topo.local_networks:
-        lines.append(f"  subgraph local_networks[{label('local networks')}]")
-        for ln in sorted(topo.local_networks.values(), key=lambda x: x.id):
-            lines.append(f"    {node_id('ln', ln.id)}([{label(ln.name)}])")
-        lines.append("  end")
-    for ln_id in sorted(topo.local_networks):
-        for sbc in topo.sbcs_of_ln.get(ln_id, []):
-            lines.append(f"  {node_id('ln', ln_id)} --> {node_id('el', sbc.id)}")
-    for group in sorted(topo.groups.values(), key=lambda g: g.id):
-        members = [m for m in group.members if m in topo.elements]
-        for a, b in _pairs_of(members, group.kind):
-            lines.append(f"  {node_id('el', a)} <-.->|{edge(group.id)}| {node_id('el', b)}")
-    for ln_id, sbc in sorted(topo.dr_sbc.items()):
-        lines.append(f"  {node_id('el', sbc.id)} -.->|DR| {node_id('ln', ln_id)}")
-    return "\n".join(lines) + "\n"
+    return to_mermaid(topo)
 
 
 def _site_level_diagram(topo: Topology) -> str:
@@ -128,43 +106,9 @@ def failover_diagram(
     takeovers: Mapping[str, Sequence[str]],
     lost_local_networks: Iterable[str] = (),
 ) -> str:
-    """A failed site (red) with arrows from each failed element to what takes over."""
-    failed = sorted(e.id for e in topo.by_site.get(site_id, []))
-    site = topo.sites[site_id]
-    lines = ["flowchart LR"]
-    lines.append(f"  subgraph {node_id('site', site_id)}[{label(f'FAILED: {site.name} ({site_id})')}]")
-    for el_id in failed:
-        lines.append(f"    {element_node(topo.elements[el_id])}")
-    lines.append("  end")
-    survivors: dict[str, list[str]] = {}
-    for el_id in failed:
-        for backer in takeovers.get(el_id, []):
-            if backer in topo.elements and topo.elements[backer].site != site_id:
-                survivors.setdefault(topo.elements[backer].site, [])
-                if backer not in survivors[topo.elements[backer].site]:
-                    survivors[topo.elements[backer].site].append(backer)
-    for other_site in sorted(survivors):
-        s = topo.sites[other_site]
-        lines.append(f"  subgraph {node_id('site', other_site)}[{label(f'{s.name} ({other_site})')}]")
-        for el_id in sorted(survivors[other_site]):
-            lines.append(f"    {element_node(topo.elements[el_id])}")
-        lines.append("  end")
-    lost = sorted(set(lost_local_networks))
-    for ln_id in lost:
-        ln = topo.local_networks[ln_id]
-        lines.append(f"  {node_id('ln', ln_id)}([{label(f'{ln.name} users')}])")
-    for el_id in failed:
-        backers = [b for b in takeovers.get(el_id, [])
-                   if b in topo.elements and topo.elements[b].site != site_id]
-        if not backers:
-            lines.append(f"  {node_id('el', el_id)} --x {node_id('none', el_id)}[{label('no takeover')}]")
-        for backer in backers:
-            lines.append(f"  {node_id('el', el_id)} ==>|takes over| {node_id('el', backer)}")
-    for ln_id in lost:
-        for sbc in topo.sbc_answer(ln_id):
-            if sbc.site != site_id:
-                lines.append(f"  {node_id('ln', ln_id)} -.->|re-register| {node_id('el', sbc.id)}")
-    lines.append("  classDef failed fill:#f8d7da,stroke:#b02a37")
-    if failed:
-        lines.append(f"  class {','.join(node_id('el', e) for e in failed)} failed")
-    return "\n".join(lines) + "\n"
+    """A failed site (red) with arrows from each failed element to what takes over: the drawing
+    ``imsdr graph --fail SITE`` prints (:func:`imsdr.output.topology.failed_state_mermaid`)."""
+    from imsdr.output.topology import failed_state_mermaid
+
+    return failed_state_mermaid(topo, [e.id for e in topo.by_site.get(site_id, [])], takeovers,
+                                lost_local_networks)
