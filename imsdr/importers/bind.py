@@ -580,9 +580,10 @@ class _Deriver:
                 self.state(f"sites[{site}].core_subnets", self.draft.entity("sites", site), "core_subnets", subnets)
                 for fqdn in index.inside(prefixes):
                     self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
-            elif side == "sbc":  # imsdr's sbc-<site>: the site of the SBCs whose core sides it matches
+            elif side == "sbc":  # imsdr's sbc-<site> beside its site's core view: that site's SBCs
                 site = view.name.removeprefix("sbc-")
-                if view.name.startswith("sbc-") and _ID.fullmatch(site):
+                core_sites = {self.view_id[v] for v, s in self.side.items() if s == "core"}
+                if view.name.startswith("sbc-") and site in core_sites:
                     for fqdn in index.inside(prefixes):
                         self.state(f"elements[{self.ident[fqdn]}].site", self.element(fqdn), "site", site)
             elif side == "access":
