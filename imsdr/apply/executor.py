@@ -1,0 +1,603 @@
+"""``imsdr apply``: change set, pre-flight, ordered waves with a canary, rollback, recovery.
+
+One apply is a list of :class:`Action` — a typed runbook step (:class:`imsdr.runbook.steps.Step`:
+title, host, commands as shown, expected output) and the function that performs it. ``--dry-run``
+prints the steps with :func:`imsdr.runbook.steps.step_text`, the text the runbook pages use, and
+running them executes the very same objects, so what is shown and what is done cannot differ.
+
+Order (docs/apply.md): pre-flight of every target before any is touched; the canary wave (one DNS
+primary and one SBC: the ``--canary`` ones or the first in order), each verified; the other DNS
+primaries; the secondaries, whose serials must converge (bounded SOA checks); the other Kamailio
+instances one at a time; the Diameter clients last, after the DNS they depend on. When a reload
+fails or a verification shows drift, every target this apply touched goes back to its previous
+files, is reloaded and verified, and the apply ends with exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imsdr.apply import servers
+from imsdr.apply.journal import Journal
+from imsdr.apply.state import Record, StateDir, now, sha256
+from imsdr.apply.targets import Target, Targets
+from imsdr.errors import ImsdrError
+from imsdr.output.atomic import safe_join, write_files_atomically
+from imsdr.runbook.steps import Step
+from imsdr.untrusted import open_directory, read_untrusted_in, walk_untrusted
+
+FILE_LIMIT = 256 << 20
+OWNER = {"role": "imsdr apply", "name": "", "phone": ""}
+CONVERGE_POLL_S = 0.2
+DEFAULT_CONVERGE_S = 60.0
+
+
+@dataclass
+class TargetPlan:
+    """What the plan directory holds for one target."""
+
+    target: Target
+    files: dict[str, bytes]  # path inside the target -> content
+    refs: list[servers.ZoneRef] = field(default_factory=list)
+    secondary: bool = False
+
+    @property
+    def digests(self) -> dict[str, str]:
+        return {rel: sha256(data) for rel, data in self.files.items()}
+
+
+@dataclass
+class Action:
+    phase: str
+    target: str
+    step: Step
+    perform: Callable[[], tuple[bool, str]]
+
+
+class ApplyFailed(Exception):
+    def __init__(self, entry: dict[str, Any]) -> None:
+        super().__init__(entry["step"])
+        self.entry = entry
+
+
+# --- the plan directory ------------------------------------------------------------------------
+
+def _plan_tree(plan_dir: Path) -> dict[str, bytes]:
+    fd = open_directory(plan_dir)
+    try:
+        entries = walk_untrusted(fd, display=str(plan_dir))
+        return {rel: read_untrusted_in(fd, rel, FILE_LIMIT, display=f"{plan_dir}/{rel}")
+                for rel in sorted(entries) if not rel.split("/")[-1].startswith(".")}
+    finally:
+        os.close(fd)
+
+
+def plan_digest(tree: dict[str, bytes]) -> str:
+    return sha256("".join(f"{rel}\0{sha256(data)}\n" for rel, data in sorted(tree.items())).encode())
+
+
+def target_files(tree: dict[str, bytes], target: Target) -> TargetPlan:
+    """The rendered files of one target, keyed by their path inside the target's directory."""
+    tid = target.id
+    if target.kind == "bind":
+        fragment = tree.get(f"dns/named/{tid}.conf")
+        if fragment is None:
+            raise ImsdrError(f"targets.{tid}: the plan has no dns/named/{tid}.conf (is {tid} a DNS server "
+                             "of this inventory?)")
+        refs = servers.zone_refs(fragment.decode("utf-8"))
+        files = {f"named/{tid}.conf": fragment}
+        if "dns/named-options.conf" in tree:
+            files["named-options.conf"] = tree["dns/named-options.conf"]
+        for ref in refs:
+            if ref.kind == "primary":
+                data = tree.get(f"dns/{ref.file}")
+                if data is None:
+                    raise ImsdrError(f"dns/named/{tid}.conf: zone {ref.zone} names {ref.file}, not in the plan")
+                files[ref.file] = data
+        secondary = bool(refs) and all(ref.kind == "secondary" for ref in refs)
+        return TargetPlan(target, files, refs, secondary)
+    prefix = f"dns/kamailio/{tid}/" if target.kind == "kamailio" else f"diameter/{tid}/"
+    files = {rel.removeprefix(prefix): data for rel, data in tree.items() if rel.startswith(prefix)}
+    if not files:
+        raise ImsdrError(f"targets.{tid}: the plan has no files under {prefix}")
+    return TargetPlan(target, files)
+
+
+# --- one target's change: deliver, reload, verify ------------------------------------------------
+
+@dataclass
+class Context:
+    targets: Targets
+    state: StateDir
+    staging: Path
+    ring: dict[str, str]
+    converge_s: float
+    expected_serials: dict[tuple[str, str], int] = field(default_factory=dict)  # (view, zone) -> serial
+
+
+def _stage(ctx: Context, tid: str, files: dict[str, bytes]) -> Path:
+    root = ctx.staging / tid
+    write_files_atomically([(safe_join(root, rel), data.decode("utf-8")) for rel, data in sorted(files.items())],
+                           mode=0o644)
+    return root
+
+
+def _deliver(ctx: Context, tp: TargetPlan, files: dict[str, bytes], changed: list[str], phase: str) -> Action:
+    target = tp.target
+    staged = ctx.staging / f"{phase.replace(' ', '-')}-{target.id}"
+    if target.directory is not None:
+        shown = tuple(f"install -m 0644 {shlex.quote(str(staged / rel))} {shlex.quote(str(target.directory / rel))}"
+                      for rel in changed)
+
+        def perform() -> tuple[bool, str]:
+            write_files_atomically([(safe_join(staged, rel), files[rel].decode("utf-8")) for rel in changed], 0o644)
+            # every file of the target at once: a target is never left on a mix of old and new files
+            write_files_atomically([(safe_join(target.directory, rel), files[rel].decode("utf-8"))
+                                    for rel in changed], 0o644)
+            return True, f"{len(changed)} file(s) written into {target.directory}"
+    else:
+        argvs = [target.transfer_argv(str(staged / rel), rel) for rel in changed]
+        shown = tuple(shlex.join(argv) for argv in argvs)
+
+        def perform() -> tuple[bool, str]:
+            write_files_atomically([(safe_join(staged, rel), files[rel].decode("utf-8")) for rel in changed], 0o644)
+            for argv in argvs:
+                outcome = servers.run(argv)
+                if not outcome.ok:
+                    return False, outcome.output
+            return True, f"{len(changed)} file(s) transferred"
+    step = Step(f"Deliver {len(changed)} file(s) to {target.id}", OWNER, target.id, shown, "manual",
+                notes=tuple(f"{rel} sha256 {sha256(files[rel])[:16]}" for rel in changed))
+    return Action(phase, target.id, step, perform)
+
+
+def _reloads(ctx: Context, tp: TargetPlan, changed: list[str], phase: str) -> list[Action]:
+    target = tp.target
+    actions: list[Action] = []
+    if target.kind == "bind":
+        assert target.rndc is not None
+        if f"named/{target.id}.conf" in changed or "named-options.conf" in changed:
+            argv = target.rndc.argv("reconfig")
+            actions.append(_command(phase, target, "Load the new configuration (rndc reconfig)", argv, "empty", ()))
+        for ref in tp.refs:
+            if ref.kind == "primary" and ref.file in changed:
+                argv = target.rndc.argv("reload", ref.zone, "IN", ref.view)
+                actions.append(_command(phase, target, f"Reload zone {ref.zone} in view {ref.view}", argv,
+                                        "includes", servers.RNDC_OK[:1], accept=servers.RNDC_OK))
+    elif target.kind == "kamailio":
+        if "dispatcher.list" in changed:
+            actions.append(_rpc(phase, target, "Reload the dispatcher list", "dispatcher.reload",
+                                servers.KAMCMD_RELOAD_OK if target.rpc and target.rpc.kamcmd else ""))
+    else:
+        actions.append(_command(phase, target, "Reload the Diameter client", target.reload, "manual", ()))
+    return actions
+
+
+def _command(phase: str, target: Target, title: str, argv: tuple[str, ...], expect: str,
+             expected: tuple[str, ...], accept: tuple[str, ...] = ()) -> Action:
+    step = Step(title, OWNER, target.id, (shlex.join(argv),), expect, expected)
+
+    def perform() -> tuple[bool, str]:
+        outcome = servers.run(argv)
+        if not outcome.ok:
+            return False, outcome.output
+        if expect == "empty" and outcome.output:
+            return False, outcome.output
+        if accept and not any(line in outcome.output for line in accept):
+            return False, outcome.output
+        return True, outcome.output
+    return Action(phase, target.id, step, perform)
+
+
+def _rpc(phase: str, target: Target, title: str, method: str, expected: str) -> Action:
+    step = Step(title, OWNER, target.id, (servers.rpc_display(target, method),),
+                "exact" if expected else "manual", (expected,) if expected else ())
+
+    def perform() -> tuple[bool, str]:
+        outcome = servers.rpc(target, method)
+        return outcome.ok and (not expected or outcome.output.strip() == expected), outcome.output
+    return Action(phase, target.id, step, perform)
+
+
+def _verify(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: str) -> list[Action]:
+    target = tp.target
+    if target.kind == "bind":
+        assert target.dns is not None
+        address, port = target.dns
+        if tp.secondary:
+            wanted = {(ref.view, ref.zone): ctx.expected_serials.get((ref.view, ref.zone)) for ref in tp.refs}
+            wanted = {k: v for k, v in wanted.items() if v is not None}
+            shown = tuple(f"dig @{address} -p {port} +norec {zone} SOA  # signed with the key of view {view}"
+                          for view, zone in sorted(wanted))
+            step = Step(f"Wait for {target.id} to transfer the new serials (at most {ctx.converge_s:.0f} s)",
+                        OWNER, target.id, shown, "includes",
+                        tuple(f"{zone} serial {serial} in view {view}" for (view, zone), serial in sorted(wanted.items())),
+                        until_s=int(ctx.converge_s), poll_s=1)
+
+            def converge() -> tuple[bool, str]:
+                deadline = time.monotonic() + ctx.converge_s
+                by_key = {(ref.view, ref.zone): ref for ref in tp.refs}
+                pending = dict(wanted)
+                while pending:
+                    for key, serial in list(pending.items()):
+                        if servers.served_serial(target, by_key[key], ctx.ring) == serial:
+                            del pending[key]
+                    if not pending:
+                        break
+                    if time.monotonic() > deadline:
+                        return False, "not converged: " + "; ".join(
+                            f"{zone} in {view} (wants serial {s})" for (view, zone), s in sorted(pending.items()))
+                    time.sleep(CONVERGE_POLL_S)
+                return True, f"{len(wanted)} zone(s) at the primary's serial"
+            return [Action(phase, target.id, step, converge)]
+        refs = [ref for ref in tp.refs if ref.kind == "primary" and ref.file in files]
+        shown = tuple(f"dig @{address} -p {port} +norec {ref.zone} SOA  # signed with the key of view {ref.view}"
+                      for ref in refs)
+        expected = tuple(f"{ref.zone} serial {servers.zone_serial(files[ref.file].decode(), ref.zone)} in view {ref.view}"
+                         for ref in refs)
+        step = Step(f"Verify {target.id}: every view answers the delivered zone files", OWNER, target.id, shown,
+                    "includes", expected, notes=("every RRset of each zone file is asked too, with the view's key",))
+
+        def verify() -> tuple[bool, str]:
+            drift: list[str] = []
+            for ref in refs:
+                drift += servers.verify_zone(target, ref, files[ref.file].decode(), ctx.ring)
+            return not drift, "; ".join(drift[:20]) if drift else f"{len(refs)} zone(s) in their views: no drift"
+        return [Action(phase, target.id, step, verify)]
+    if target.kind == "kamailio":
+        want = servers.dispatcher_entries(files["dispatcher.list"].decode()) if "dispatcher.list" in files else set()
+        step = Step(f"Verify {target.id}: the dispatcher holds the delivered list", OWNER, target.id,
+                    (servers.rpc_display(target, "dispatcher.list"),), "includes",
+                    tuple(f"URI: {uri}" for _s, uri in sorted(want)))
+
+        def verify_kam() -> tuple[bool, str]:
+            outcome = servers.rpc(target, "dispatcher.list")
+            if not outcome.ok:
+                return False, outcome.output
+            live = servers.live_dispatcher(outcome.output)
+            if live != want:
+                return False, (f"missing {sorted(want - live)}; unexpected {sorted(live - want)}")
+            return True, f"{len(want)} destination(s) as delivered"
+        return [Action(phase, target.id, step, verify_kam)]
+    if target.verify:
+        return [_command(phase, target, f"Verify {target.id}", target.verify, "manual", ())]
+    return []
+
+
+def transition(ctx: Context, tp: TargetPlan, before: dict[str, str], files: dict[str, bytes],
+               phase: str) -> list[Action]:
+    """The steps that take one target from the files ``before`` (path -> digest) to ``files``."""
+    changed = sorted(rel for rel, data in files.items() if before.get(rel) != sha256(data))
+    if not changed:
+        return []
+    return [_deliver(ctx, tp, files, changed, phase), *_reloads(ctx, tp, changed, phase),
+            *_verify(ctx, tp, files, phase)]
+
+
+# --- pre-flight ----------------------------------------------------------------------------------
+
+def preflight(ctx: Context, plans: list[TargetPlan]) -> list[Action]:
+    actions: list[Action] = []
+    for tp in plans:
+        target = tp.target
+        if target.kind == "bind":
+            root = ctx.staging / "preflight" / target.id
+            conf = root / "check.conf"
+            keys = f'include "{ctx.targets.tsig_keys}";\n' if ctx.targets.tsig_keys else ""
+            options = '    include "named-options.conf";\n' if "named-options.conf" in tp.files else ""
+            wrapper = (f'options {{\n    directory "{root}";\n{options}}};\n{keys}'
+                       f'include "{root}/named/{target.id}.conf";\n')
+            argv = ("named-checkconf", "-z", str(conf))
+
+            def check(root: Path = root, tp: TargetPlan = tp, wrapper: str = wrapper,
+                      argv: tuple[str, ...] = argv) -> tuple[bool, str]:
+                files = [(safe_join(root, rel), data.decode("utf-8")) for rel, data in tp.files.items()]
+                write_files_atomically([*files, (root / "check.conf", wrapper)], 0o644)
+                outcome = servers.run(argv, timeout=600)
+                return outcome.ok, outcome.output
+            actions.append(Action("pre-flight", target.id, Step(f"Check {target.id}'s staged configuration",
+                                  OWNER, target.id, (shlex.join(argv),), "manual", ()), check))
+            for ref in tp.refs:
+                if ref.kind == "primary":
+                    argv = ("named-checkzone", "-q", ref.zone, str(root / ref.file))
+                    actions.append(_command("pre-flight", target, f"Check zone {ref.zone} ({ref.view})",
+                                            argv, "empty", ()))
+            assert target.rndc is not None
+            actions.append(_command("pre-flight", target, f"{target.id} answers on its control channel",
+                                    target.rndc.argv("status"), "includes", ("server is up and running",),
+                                    accept=("server is up and running",)))
+        elif target.kind == "kamailio":
+            text = tp.files.get("dispatcher.list", b"").decode("utf-8")
+
+            def parse(text: str = text) -> tuple[bool, str]:
+                try:
+                    return True, f"{len(servers.dispatcher_entries(text))} destination(s)"
+                except ImsdrError as exc:
+                    return False, str(exc)
+            actions.append(Action("pre-flight", target.id, Step(f"Parse {target.id}'s dispatcher list", OWNER,
+                                  target.id, (), "manual", ()), parse))
+            actions.append(_rpc("pre-flight", target, f"{target.id} answers its RPC", "core.uptime", ""))
+    return actions
+
+
+# --- running -------------------------------------------------------------------------------------
+
+def run_actions(actions: list[Action], journal: Journal, stop_on_failure: bool = True) -> list[dict[str, Any]]:
+    failures = []
+    for action in actions:
+        start = time.monotonic()
+        try:
+            ok, output = action.perform()
+        except (ImsdrError, OSError, UnicodeDecodeError, ValueError) as exc:
+            ok, output = False, str(exc)
+        entry = journal.write(action.phase, action.target, action.step.title, "\n".join(action.step.commands),
+                              ok, output[: servers.OUTPUT_KEPT], time.monotonic() - start)
+        if not ok:
+            failures.append(entry)
+            if stop_on_failure:
+                raise ApplyFailed(entry)
+    return failures
+
+
+def waves(plans: list[TargetPlan], canary: tuple[str, ...]) -> list[tuple[str, list[TargetPlan]]]:
+    """The order: canary (one DNS primary, one SBC), other primaries, secondaries, the other
+    Kamailio instances one by one, the Diameter clients."""
+    primaries = [tp for tp in plans if tp.target.kind == "bind" and not tp.secondary]
+    secondaries = [tp for tp in plans if tp.target.kind == "bind" and tp.secondary]
+    kamailios = [tp for tp in plans if tp.target.kind == "kamailio"]
+    diameters = [tp for tp in plans if tp.target.kind == "diameter"]
+    first: list[TargetPlan] = []
+    for group in (primaries, kamailios):
+        chosen = [tp for tp in group if tp.target.id in canary][:1] or group[:1]
+        first += chosen
+    out = [("canary", first)] if first else []
+    rest_primaries = [tp for tp in primaries if tp not in first]
+    rest_kam = [tp for tp in kamailios if tp not in first]
+    groups = [rest_primaries, secondaries, *([tp] for tp in rest_kam), diameters]
+    out += [(f"wave {i}", g) for i, g in enumerate((g for g in groups if g), 1)]
+    return out
+
+
+@dataclass
+class Result:
+    outcome: str  # applied | nothing | preflight-failed | rolled-back | dry-run
+    apply_id: str
+    journal: str
+    targets: list[dict[str, Any]]
+    steps: list[Step]
+    failure: dict[str, Any] | None = None
+    rollback_failures: list[dict[str, Any]] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.outcome in ("applied", "nothing", "dry-run") else 1
+
+
+class Applier:
+    """One run of ``imsdr apply`` over a targets file and a state directory."""
+
+    def __init__(self, targets: Targets, state_dir: Path, converge_s: float = DEFAULT_CONVERGE_S) -> None:
+        self.targets = targets
+        self.state = StateDir(state_dir)
+        self.converge_s = converge_s
+        self.apply_id = now().replace(":", "").replace("+0000", "Z") + "-" + uuid.uuid4().hex[:6]
+
+    def _context(self, staging: Path) -> Context:
+        ring = servers.read_keyring(self.targets.tsig_keys) if self.targets.tsig_keys else {}
+        if self.targets.of_kind("bind") and not self.targets.tsig_keys:
+            raise ImsdrError(f"{self.targets.path}: tsig_keys: needed to verify the views of the bind targets")
+        return Context(self.targets, self.state, staging, ring, self.converge_s)
+
+    def _plans(self, tree: dict[str, bytes]) -> list[TargetPlan]:
+        return [target_files(tree, t) for t in self.targets.targets.values()]
+
+    @staticmethod
+    def _serials(ctx: Context, plans: list[TargetPlan], files_of: Callable[[TargetPlan], dict[str, bytes]]) -> None:
+        ctx.expected_serials.clear()
+        for tp in plans:
+            files = files_of(tp)
+            for ref in tp.refs:
+                if ref.kind == "primary" and ref.file in files:
+                    ctx.expected_serials[(ref.view, ref.zone)] = servers.zone_serial(files[ref.file].decode(), ref.zone)
+
+    def _old_files(self, record: Record | None) -> dict[str, bytes]:
+        if record is None:
+            return {}
+        return {rel: self.state.load(digest) for rel, digest in record.files.items()}
+
+    def _record(self, tp: TargetPlan, files: dict[str, bytes], digest: str) -> Record:
+        from imsdr import __version__
+
+        serials = {f"{ref.view} {ref.zone}": servers.zone_serial(files[ref.file].decode(), ref.zone)
+                   for ref in tp.refs if ref.kind == "primary" and ref.file in files}
+        return Record(tp.target.id, digest, {rel: sha256(d) for rel, d in files.items()}, serials, now(),
+                      __version__, self.apply_id)
+
+    # --- the steps of a change, in order ----------------------------------------------------
+    def _moves(self, ctx: Context, plans: list[TargetPlan], canary: tuple[str, ...],
+               before: dict[str, dict[str, str]], after: dict[str, dict[str, bytes]],
+               phase_prefix: str = "") -> list[tuple[str, TargetPlan, list[Action]]]:
+        moving = [tp for tp in plans if transition(ctx, tp, before[tp.target.id], after[tp.target.id], "x")]
+        out = []
+        for phase, group in waves(moving, canary):
+            for tp in group:
+                name = f"{phase_prefix}{phase}"
+                out.append((name, tp, transition(ctx, tp, before[tp.target.id], after[tp.target.id], name)))
+        return out
+
+    def apply(self, plan_dir: Path, canary: tuple[str, ...] = (), dry_run: bool = False) -> Result:
+        tree = _plan_tree(plan_dir)
+        digest = plan_digest(tree)
+        for cid in canary:
+            if cid not in self.targets.targets:
+                raise ImsdrError(f"--canary {cid}: not a target of {self.targets.path}")
+        plans = self._plans(tree)
+        with tempfile.TemporaryDirectory(prefix="imsdr-apply-") as tmp:
+            ctx = self._context(Path(tmp))
+            if dry_run:
+                return self._dry_run(ctx, plans, canary)
+            with self.state.lock():
+                journal = Journal(self.state.path / "journal", self.apply_id)
+                recovered = self._recover(ctx, plans, journal)
+                records = {tp.target.id: self.state.record(tp.target.id) for tp in plans}
+                before = {tid: (r.files if r else {}) for tid, r in records.items()}
+                after = {tp.target.id: tp.files for tp in plans}
+                self._serials(ctx, plans, lambda tp: tp.files)
+                moves = self._moves(ctx, plans, canary, before, after)
+                if not moves:
+                    result = Result("nothing", self.apply_id, str(journal.path), self._status_rows(plans, digest), [],
+                                    recovered=recovered)
+                    return result
+                checks = preflight(ctx, [tp for _p, tp, _a in moves])
+                try:
+                    run_actions(checks, journal)
+                except ApplyFailed as failed:
+                    return Result("preflight-failed", self.apply_id, str(journal.path), [], [a.step for a in checks],
+                                  failed.entry, recovered=recovered)
+                for tp in plans:
+                    for data in tp.files.values():
+                        self.state.store(data)
+                self.state.set_pending({"apply": self.apply_id, "plan_digest": digest, "targets": {
+                    tp.target.id: {"from": records[tp.target.id].to_dict() if records[tp.target.id] else None,
+                                   "to": self._record(tp, tp.files, digest).to_dict()}
+                    for _p, tp, _a in moves}})
+                touched: list[TargetPlan] = []
+                try:
+                    for _phase, tp, actions in moves:
+                        touched.append(tp)
+                        run_actions(actions, journal)
+                except ApplyFailed as failed:
+                    rollback_failures = self._roll_back(ctx, plans, touched, records, journal)
+                    self.state.set_pending(None)
+                    return Result("rolled-back", self.apply_id, str(journal.path),
+                                  [{"id": tp.target.id, "result": "rolled back"} for tp in touched], [],
+                                  failed.entry, rollback_failures, recovered)
+                for _p, tp, _a in moves:
+                    self.state.commit(self._record(tp, tp.files, digest), records[tp.target.id])
+                self.state.set_pending(None)
+                return Result("applied", self.apply_id, str(journal.path), self._status_rows(plans, digest),
+                              [a.step for _p, _t, acts in moves for a in acts], recovered=recovered)
+
+    def _roll_back(self, ctx: Context, plans: list[TargetPlan], touched: list[TargetPlan],
+                   records: dict[str, Record | None], journal: Journal) -> list[dict[str, Any]]:
+        """Every touched target back to its previous files (those it had), reloaded and verified."""
+        old = {tp.target.id: self._old_files(records[tp.target.id]) for tp in plans}
+        self._serials(ctx, plans, lambda tp: {**tp.files, **old[tp.target.id]} if tp in touched else
+                      (old[tp.target.id] or tp.files))
+        failures: list[dict[str, Any]] = []
+        for tp in touched:
+            previous = old[tp.target.id]
+            if not previous:
+                journal.write("rollback", tp.target.id, "No previous files: left on the new files", "", None, "", 0.0)
+                continue
+            actions = transition(ctx, tp, {rel: sha256(d) for rel, d in tp.files.items()}, previous, "rollback")
+            failures += run_actions(actions, journal, stop_on_failure=False)
+        return failures
+
+    def _recover(self, ctx: Context, plans: list[TargetPlan], journal: Journal) -> list[str]:
+        """An apply that was stopped while delivering left ``pending.json``: each of its targets goes
+        back to the files it had before (a target with none is completed), reloaded and verified."""
+        pending = self.state.pending()
+        if not pending:
+            return []
+        by_id = {tp.target.id: tp for tp in plans}
+        done = []
+        moves: list[tuple[TargetPlan, dict[str, str], dict[str, bytes]]] = []
+        for tid, change in sorted(pending.get("targets", {}).items()):
+            tp = by_id.get(tid)
+            if tp is None:
+                continue
+            to = Record.from_dict(change["to"], "pending.json")
+            frm = Record.from_dict(change["from"], "pending.json") if change.get("from") else None
+            goal = frm or to
+            goal_files = {rel: self.state.load(d) for rel, d in goal.files.items()}
+            # the target may hold either set: every file of the goal is delivered again
+            other = {rel: "0" * 64 for rel in goal.files}
+            moves.append((TargetPlan(tp.target, goal_files, tp.refs, tp.secondary), other, goal_files))
+            done.append(tid)
+        recovered_plans = [m[0] for m in moves]
+        self._serials(ctx, recovered_plans + [tp for tp in plans if tp.target.id not in done],
+                      lambda tp: tp.files)
+        for tp, before, files in sorted(moves, key=lambda m: m[0].secondary):
+            run_actions(transition(ctx, tp, before, files, "recovery"), journal, stop_on_failure=False)
+        self.state.set_pending(None)
+        return done
+
+    def rollback(self) -> Result:
+        """``apply --rollback``: every target back to its previous record, reloaded and verified."""
+        with tempfile.TemporaryDirectory(prefix="imsdr-apply-") as tmp, self.state.lock():
+            ctx = self._context(Path(tmp))
+            journal = Journal(self.state.path / "journal", self.apply_id)
+            plans, current, previous = [], {}, {}
+            for target in self.targets.targets.values():
+                now_rec, prev = self.state.record(target.id), self.state.record(target.id, previous=True)
+                if now_rec is None or prev is None:
+                    continue
+                files = self._old_files(now_rec)
+                refs = servers.zone_refs(files.get(f"named/{target.id}.conf", b"").decode())
+                tp = TargetPlan(target, files, refs, bool(refs) and all(r.kind == "secondary" for r in refs))
+                plans.append(tp)
+                current[target.id], previous[target.id] = now_rec, prev
+            if not plans:
+                return Result("nothing", self.apply_id, str(journal.path), [], [])
+            goal = {tp.target.id: self._old_files(previous[tp.target.id]) for tp in plans}
+            goal_plans = [TargetPlan(tp.target, goal[tp.target.id], servers.zone_refs(
+                goal[tp.target.id].get(f"named/{tp.target.id}.conf", b"").decode()), tp.secondary) for tp in plans]
+            self._serials(ctx, goal_plans, lambda tp: tp.files)
+            moves = self._moves(ctx, goal_plans, (), {tp.target.id: current[tp.target.id].files for tp in plans},
+                                goal, "rollback ")
+            try:
+                for _p, _tp, actions in moves:
+                    run_actions(actions, journal)
+            except ApplyFailed as failed:
+                return Result("rolled-back", self.apply_id, str(journal.path), [], [], failed.entry)
+            for tp in plans:
+                back = previous[tp.target.id]
+                back.applied_at, back.apply_id = now(), self.apply_id
+                self.state.commit(back, current[tp.target.id])
+            return Result("applied", self.apply_id, str(journal.path),
+                          [{"id": tp.target.id, "result": "rolled back"} for tp in plans],
+                          [a.step for _p, _t, acts in moves for a in acts])
+
+    def _dry_run(self, ctx: Context, plans: list[TargetPlan], canary: tuple[str, ...]) -> Result:
+        records = {tp.target.id: self.state.record(tp.target.id) for tp in plans}
+        before = {tid: (r.files if r else {}) for tid, r in records.items()}
+        self._serials(ctx, plans, lambda tp: tp.files)
+        moves = self._moves(ctx, plans, canary, before, {tp.target.id: tp.files for tp in plans})
+        steps = [a.step for a in preflight(ctx, [tp for _p, tp, _a in moves])] if moves else []
+        steps += [a.step for _p, _t, acts in moves for a in acts]
+        return Result("dry-run" if moves else "nothing", self.apply_id, "", [], steps)
+
+    def _status_rows(self, plans: list[TargetPlan] | None, digest: str | None) -> list[dict[str, Any]]:
+        records = self.state.records()
+        rows = []
+        for target in self.targets.targets.values():
+            record = records.get(target.id)
+            planned = next((tp for tp in plans or [] if tp.target.id == target.id), None)
+            differ = None
+            if planned is not None:
+                differ = sorted(rel for rel, d in planned.digests.items() if record is None or record.files.get(rel) != d)
+            rows.append({"id": target.id, "kind": target.kind,
+                         "deployed": record.plan_digest[:12] if record else None,
+                         "planned": digest[:12] if digest and planned is not None else None,
+                         "applied_at": record.applied_at if record else None,
+                         "imsdr": record.imsdr if record else None,
+                         "files": len(record.files) if record else 0,
+                         "serials": record.serials if record else {},
+                         "differs": differ})
+        return rows
+
+    def status(self, plan_dir: Path | None) -> list[dict[str, Any]]:
+        if plan_dir is None:
+            return self._status_rows(None, None)
+        tree = _plan_tree(plan_dir)
+        return self._status_rows(self._plans(tree), plan_digest(tree))
