@@ -389,6 +389,7 @@ class Applier:
         self.targets = targets
         self.state = StateDir(state_dir)
         self.converge_s = converge_s
+        self._expected: dict[tuple[str, str], int] = {}
         self.apply_id = now().replace(":", "").replace("+0000", "Z") + "-" + uuid.uuid4().hex[:6]
 
     def _context(self, staging: Path) -> Context:
@@ -400,9 +401,10 @@ class Applier:
     def _plans(self, tree: dict[str, bytes]) -> list[TargetPlan]:
         return [target_files(tree, t) for t in self.targets.targets.values()]
 
-    @staticmethod
-    def _serials(ctx: Context, plans: list[TargetPlan], files_of: Callable[[TargetPlan], dict[str, bytes]]) -> None:
+    def _serials(self, ctx: Context, plans: list[TargetPlan],
+                 files_of: Callable[[TargetPlan], dict[str, bytes]]) -> None:
         ctx.expected_serials.clear()
+        self._expected = ctx.expected_serials
         for tp in plans:
             files = files_of(tp)
             for ref in tp.refs:
@@ -419,6 +421,9 @@ class Applier:
 
         serials = {f"{ref.view} {ref.zone}": servers.zone_serial(files[ref.file].decode(), ref.zone)
                    for ref in tp.refs if ref.kind == "primary" and ref.file in files}
+        if tp.secondary:  # what it transferred from its primaries
+            serials = {f"{view} {zone}": serial for (view, zone), serial in self._expected.items()
+                       if any(ref.view == view and ref.zone == zone for ref in tp.refs)}
         return Record(tp.target.id, digest, {rel: sha256(d) for rel, d in files.items()}, serials, now(),
                       __version__, self.apply_id)
 
@@ -426,13 +431,27 @@ class Applier:
     def _moves(self, ctx: Context, plans: list[TargetPlan], canary: tuple[str, ...],
                before: dict[str, dict[str, str]], after: dict[str, dict[str, bytes]],
                phase_prefix: str = "") -> list[tuple[str, TargetPlan, list[Action]]]:
-        moving = [tp for tp in plans if transition(ctx, tp, before[tp.target.id], after[tp.target.id], "x")]
+        def steps(tp: TargetPlan, phase: str) -> list[Action]:
+            actions = transition(ctx, tp, before[tp.target.id], after[tp.target.id], phase)
+            if not actions and tp.secondary and self._serials_move(ctx, tp, before[tp.target.id]):
+                actions = _verify(ctx, tp, after[tp.target.id], phase)  # only the transfer to await
+            return actions
+
+        moving = [tp for tp in plans if steps(tp, "x")]
         out = []
         for phase, group in waves(moving, canary):
             for tp in group:
                 name = f"{phase_prefix}{phase}"
-                out.append((name, tp, transition(ctx, tp, before[tp.target.id], after[tp.target.id], name)))
+                out.append((name, tp, steps(tp, name)))
         return out
+
+    def _serials_move(self, ctx: Context, tp: TargetPlan, before: dict[str, str]) -> bool:
+        """Whether a secondary's zones get new serials from their primaries (its own files unchanged)."""
+        record = self.state.record(tp.target.id)
+        if record is None or record.files != before:
+            return bool(before) or record is None
+        wanted = {f"{ref.view} {ref.zone}": ctx.expected_serials.get((ref.view, ref.zone)) for ref in tp.refs}
+        return any(serial is not None and record.serials.get(key) != serial for key, serial in wanted.items())
 
     def apply(self, plan_dir: Path, canary: tuple[str, ...] = (), dry_run: bool = False) -> Result:
         tree = _plan_tree(plan_dir)
