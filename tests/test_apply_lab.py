@@ -93,7 +93,7 @@ if IN_NETNS:
             self.named: dict[str, Any] = {}
 
         def render(self, change: int) -> None:
-            inv = _inventory(self.root / f"inv{change}.yaml", self.root / "secondary-zones", change)
+            inv = _inventory(self.root / "province.yaml", self.root / "secondary-zones", change)
             done = imsdr("plan", str(inv), "--out", str(self.plan), "--fail-on", "never", "-q")
             assert done.returncode == 0, done.stderr
 
@@ -245,9 +245,11 @@ targets:
         assert status.returncode == 0 and all(r["differs"] == [] for r in json.loads(status.stdout)["targets"])
 
     def test_canary_refuses_the_reload_others_untouched_canary_back(lab: Lab) -> None:
+        deployed = {r["id"]: r["deployed"] for r in json.loads(lab.apply("--status", "--format", "json").stdout)["targets"]}
         lab.render(2)
         done = lab.apply()
         assert done.returncode == 1, done.stdout + done.stderr
+        sys.stderr.write(f"canary failure: {done.stderr}")
         assert "rolled back" in done.stderr
         entries = lab.journal()
         assert not any(e["target"] in ("dns-b-1", SBCS[1]) for e in entries if e["phase"] != "pre-flight")
@@ -256,11 +258,11 @@ targets:
         back = [e for e in entries if e["phase"] == "rollback"]
         assert back and all(e["result"] == "ok" for e in back)
         assert any(e["step"].startswith("Verify dns-a-1") for e in back)
-        status = lab.apply("--status", "--format", "json")  # still on the previous apply
-        assert status.returncode == 1  # the plan on disk (change 2) is not deployed
-        lab.render(1)
         status = lab.apply("--status", "--format", "json")
-        assert status.returncode == 0, status.stdout
+        assert status.returncode == 1  # the plan on disk (change 2) is not deployed
+        rows = json.loads(status.stdout)["targets"]
+        assert {r["id"]: r["deployed"] for r in rows} == deployed  # every target still on the previous apply
+        assert [r["id"] for r in rows if r["differs"]] == ["dns-a-1"]  # the secondary's own files are the same
 
     def test_concurrent_apply_refused_with_the_lock_message(lab: Lab) -> None:
         import fcntl
@@ -278,15 +280,15 @@ targets:
 
     def test_sigkill_mid_wave_then_apply_recovers_and_finishes(lab: Lab) -> None:
         lab.render(0)  # back to the first inventory: the zones change again
+        earlier = set((lab.state / "journal").glob("*.jsonl"))
         proc = subprocess.Popen([sys.executable, "-m", "imsdr", "apply", str(lab.plan), "--targets",
                                  str(lab.targets), "--state", str(lab.state)], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         killed = False
         while time.monotonic() < deadline and proc.poll() is None:
-            journals = list((lab.state / "journal").glob("*.jsonl"))
-            latest = max(journals, key=lambda p: p.stat().st_mtime)
-            if any('"Reload zone' in line and '"canary"' in line for line in latest.read_text().splitlines()):
+            journals = set((lab.state / "journal").glob("*.jsonl")) - earlier
+            if journals and any('"Reload zone' in line and '"canary"' in line for line in next(iter(journals)).read_text().splitlines()):
                 os.kill(proc.pid, signal.SIGKILL)
                 killed = True
                 break

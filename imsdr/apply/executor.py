@@ -222,10 +222,27 @@ def _verify(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: str) -
                         tuple(f"{zone} serial {serial} in view {view}" for (view, zone), serial in sorted(wanted.items())),
                         until_s=int(ctx.converge_s), poll_s=1)
 
+            going_back = phase.startswith(("rollback", "recovery"))
+            if going_back:  # a secondary never takes a lower serial by NOTIFY: it is told to transfer again
+                assert target.rndc is not None
+                shown = tuple(shlex.join(target.rndc.argv("retransfer", zone, "IN", view))
+                              for view, zone in sorted(wanted)) + shown
+                step = Step(f"Transfer {target.id}'s zones again from the primary and wait for the serials "
+                            f"(at most {ctx.converge_s:.0f} s)", OWNER, target.id, shown, "includes",
+                            step.expected, until_s=int(ctx.converge_s), poll_s=1,
+                            notes=("rndc retransfer is sent only for the zones whose serial differs",))
+
             def converge() -> tuple[bool, str]:
                 deadline = time.monotonic() + ctx.converge_s
                 by_key = {(ref.view, ref.zone): ref for ref in tp.refs}
                 pending = dict(wanted)
+                if going_back:
+                    assert target.rndc is not None
+                    for (view, zone), serial in sorted(pending.items()):
+                        if servers.served_serial(target, by_key[(view, zone)], ctx.ring) != serial:
+                            outcome = servers.run(target.rndc.argv("retransfer", zone, "IN", view))
+                            if not outcome.ok:
+                                return False, outcome.output
                 while pending:
                     for key, serial in list(pending.items()):
                         if servers.served_serial(target, by_key[key], ctx.ring) == serial:
@@ -520,7 +537,23 @@ class Applier:
                 continue
             actions = transition(ctx, tp, {rel: sha256(d) for rel, d in tp.files.items()}, previous, "rollback")
             failures += run_actions(actions, journal, stop_on_failure=False)
+        failures += run_actions(self._realign(ctx, [tp for tp in plans if tp not in touched], "rollback"), journal,
+                                stop_on_failure=False)
         return failures
+
+    @staticmethod
+    def _realign(ctx: Context, plans: list[TargetPlan], phase: str) -> list[Action]:
+        """The secondaries that took a serial the rollback took back (the primary loaded it and sent
+        NOTIFY): transferred again and awaited. A secondary already on the right serials is left alone."""
+        actions: list[Action] = []
+        for tp in plans:
+            if not tp.secondary:
+                continue
+            wanted = {(ref.view, ref.zone): ctx.expected_serials.get((ref.view, ref.zone)) for ref in tp.refs}
+            if any(serial is not None and servers.served_serial(tp.target, ref, ctx.ring) != serial
+                   for ref in tp.refs for serial in [wanted[(ref.view, ref.zone)]]):
+                actions += _verify(ctx, tp, tp.files, phase)
+        return actions
 
     def _recover(self, ctx: Context, plans: list[TargetPlan], journal: Journal) -> list[str]:
         """An apply that was stopped while delivering left ``pending.json``: each of its targets goes
@@ -547,7 +580,12 @@ class Applier:
         self._serials(ctx, recovered_plans + [tp for tp in plans if tp.target.id not in done],
                       lambda tp: tp.files)
         for tp, before, files in sorted(moves, key=lambda m: m[0].secondary):
-            run_actions(transition(ctx, tp, before, files, "recovery"), journal, stop_on_failure=False)
+            actions = transition(ctx, tp, before, files, "recovery")
+            if tp.secondary and not any(a.step.title.startswith("Transfer") for a in actions):
+                actions += _verify(ctx, tp, files, "recovery")
+            run_actions(actions, journal, stop_on_failure=False)
+        run_actions(self._realign(ctx, [tp for tp in plans if tp.target.id not in done], "recovery"), journal,
+                    stop_on_failure=False)
         self.state.set_pending(None)
         return done
 
