@@ -51,7 +51,7 @@ def test_apply_in_a_network_namespace() -> None:
     result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True, env=env,
                             timeout=900, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-3000:]
-    assert re.search(r"\b6 passed\b", result.stdout), result.stdout[-3000:]
+    assert re.search(r"\b7 passed\b", result.stdout), result.stdout[-3000:]
 
 
 def _inventory(path: Path, secondary_dir: Path, change: int = 0) -> Path:
@@ -63,9 +63,11 @@ def _inventory(path: Path, secondary_dir: Path, change: int = 0) -> Path:
             el["addresses"] = [SECONDARY]
         if change >= 1 and el["id"] == "cscf-a-1":
             el["addresses"] = ["192.0.2.99"]  # an address change: a few zones, no dispatcher list
+        if change == 3 and el["id"] == "pcscf-a-1":
+            el["addresses"] = ["192.0.2.98"]  # zones and both SBCs' dispatcher lists
     data["redundancy"]["enum_dns"] = {"sync": "master-slave", "primaries": ["dns-a-1"], "load_sharing": "regional"}
     data["network"]["dns"]["secondary_directory"] = str(secondary_dir)
-    if change >= 2:
+    if change == 2:
         data["network"]["ttl"]["ns"] = MAX_TTL * 2  # above the canary's max-zone-ttl
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
@@ -263,6 +265,53 @@ targets:
         rows = json.loads(status.stdout)["targets"]
         assert {r["id"]: r["deployed"] for r in rows} == deployed  # every target still on the previous apply
         assert [r["id"] for r in rows if r["differs"]] == ["dns-a-1"]  # the secondary's own files are the same
+
+    def _journal_of(lab: Lab, earlier: set[Path]) -> list[dict[str, Any]]:
+        journals = set((lab.state / "journal").glob("*.jsonl")) - earlier
+        if not journals:
+            return []
+        return [json.loads(line) for line in next(iter(journals)).read_text().splitlines() if line.endswith("}")]
+
+    def test_second_wave_failure_rolls_every_target_back(lab: Lab) -> None:
+        """The secondary stops answering after the canary wave (SIGSTOP): its convergence fails in
+        wave 1; the canary primary and SBC go back, the secondary is transferred the old zones again."""
+        deployed = {p.stem: p.read_text() for p in (lab.state / "targets").glob("*.json")}
+        lab.render(3)
+        earlier = set((lab.state / "journal").glob("*.jsonl"))
+        secondary = lab.named["dns-b-1"]
+        proc = subprocess.Popen([sys.executable, "-m", "imsdr", "apply", str(lab.plan), "--targets", str(lab.targets),
+                                 "--state", str(lab.state), "--converge-timeout", "4"], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stopped = resumed = False
+        try:
+            deadline = time.monotonic() + 240
+            while proc.poll() is None and time.monotonic() < deadline:
+                entries = _journal_of(lab, earlier)
+                if not stopped and any(e["phase"] == "canary" and e["step"].startswith(f"Verify {SBCS[0]}")
+                                       for e in entries):
+                    os.kill(secondary.pid, signal.SIGSTOP)
+                    stopped = True
+                if stopped and not resumed and any(e["result"] == "failed" for e in entries):
+                    os.kill(secondary.pid, signal.SIGCONT)
+                    resumed = True
+                time.sleep(0.02)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            os.kill(secondary.pid, signal.SIGCONT)
+        assert stopped and resumed
+        assert proc.returncode == 1, out + err
+        entries = _journal_of(lab, earlier)
+        failed = next(e for e in entries if e["result"] == "failed")
+        assert failed["phase"] == "wave 1" and failed["target"] == "dns-b-1"
+        back = [e for e in entries if e["phase"] == "rollback"]
+        assert {e["target"] for e in back} == {"dns-a-1", "dns-b-1", SBCS[0]}
+        assert all(e["result"] == "ok" for e in back), [e for e in back if e["result"] != "ok"]
+        assert any(e["step"].startswith(f"Verify {SBCS[0]}") for e in back)
+        assert any(e["step"].startswith("Verify dns-a-1") for e in back)
+        assert any(e["step"].startswith("Transfer dns-b-1") for e in back)
+        assert not any(e["target"] == SBCS[1] for e in entries if e["phase"] != "pre-flight")
+        assert {p.stem: p.read_text() for p in (lab.state / "targets").glob("*.json")} == deployed
+        sys.stderr.write(f"second-wave failure: {len(entries)} journal steps, {len(back)} of them the rollback\n")
 
     def test_concurrent_apply_refused_with_the_lock_message(lab: Lab) -> None:
         import fcntl

@@ -537,7 +537,7 @@ class Applier:
                 continue
             actions = transition(ctx, tp, {rel: sha256(d) for rel, d in tp.files.items()}, previous, "rollback")
             failures += run_actions(actions, journal, stop_on_failure=False)
-        failures += run_actions(self._realign(ctx, [tp for tp in plans if tp not in touched], "rollback"), journal,
+        failures += run_actions(self._realign(ctx, [tp for tp in plans if tp.secondary], "rollback"), journal,
                                 stop_on_failure=False)
         return failures
 
