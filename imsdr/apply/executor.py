@@ -219,7 +219,8 @@ def _verify(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: str) -
                           for view, zone in sorted(wanted))
             step = Step(f"Wait for {target.id} to transfer the new serials (at most {ctx.converge_s:.0f} s)",
                         OWNER, target.id, shown, "includes",
-                        tuple(f"{zone} serial {serial} in view {view}" for (view, zone), serial in sorted(wanted.items())),
+                        tuple(f"{zone} serial {serial} in view {view}"
+                              for (view, zone), serial in sorted(wanted.items())),
                         until_s=int(ctx.converge_s), poll_s=1)
 
             going_back = phase.startswith(("rollback", "recovery"))
@@ -258,8 +259,8 @@ def _verify(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: str) -
         refs = [ref for ref in tp.refs if ref.kind == "primary" and ref.file in files]
         shown = tuple(f"dig @{address} -p {port} +norec {ref.zone} SOA  # signed with the key of view {ref.view}"
                       for ref in refs)
-        expected = tuple(f"{ref.zone} serial {servers.zone_serial(files[ref.file].decode(), ref.zone)} in view {ref.view}"
-                         for ref in refs)
+        expected = tuple(f"{ref.zone} serial {servers.zone_serial(files[ref.file].decode(), ref.zone)} "
+                         f"in view {ref.view}" for ref in refs)
         step = Step(f"Verify {target.id}: every view answers the delivered zone files", OWNER, target.id, shown,
                     "includes", expected, notes=("every RRset of each zone file is asked too, with the view's key",))
 
@@ -642,7 +643,8 @@ class Applier:
             planned = next((tp for tp in plans or [] if tp.target.id == target.id), None)
             differ = None
             if planned is not None:
-                differ = sorted(rel for rel, d in planned.digests.items() if record is None or record.files.get(rel) != d)
+                differ = sorted(rel for rel, d in planned.digests.items()
+                                if record is None or record.files.get(rel) != d)
             rows.append({"id": target.id, "kind": target.kind,
                          "deployed": record.plan_digest[:12] if record else None,
                          "planned": digest[:12] if digest and planned is not None else None,
