@@ -51,7 +51,7 @@ def test_apply_in_a_network_namespace() -> None:
     result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True, env=env,
                             timeout=900, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-3000:]
-    assert re.search(r"\b7 passed\b", result.stdout), result.stdout[-3000:]
+    assert re.search(r"\b8 passed\b", result.stdout), result.stdout[-3000:]
 
 
 def _inventory(path: Path, secondary_dir: Path, change: int = 0) -> Path:
@@ -95,10 +95,12 @@ if IN_NETNS:
             self.processes: list[subprocess.Popen[bytes]] = []
             self.named: dict[str, Any] = {}
 
-        def render(self, change: int) -> None:
+        def render(self, change: int, *drain: str) -> Path:
             inv = _inventory(self.root / "province.yaml", self.root / "secondary-zones", change)
-            done = imsdr("plan", str(inv), "--out", str(self.plan), "--fail-on", "never", "-q")
+            drains = [arg for element in drain for arg in ("--drain", element)]
+            done = imsdr("plan", str(inv), "--out", str(self.plan), "--fail-on", "never", "-q", *drains)
             assert done.returncode == 0, done.stderr
+            return inv
 
         def apply(self, *extra: str, plan: bool = True) -> subprocess.CompletedProcess[str]:
             args = ["apply", *([str(self.plan)] if plan else []), "--targets", str(self.targets),
@@ -374,3 +376,28 @@ targets:
                     if e["step"].startswith(("Verify", "Transfer")) and e["result"] == "ok"}
         assert {"dns-a-1", "dns-b-1"} <= verified
         assert all(e["result"] == "ok" for e in entries)
+
+    def test_drain_then_failback_with_apply(lab: Lab) -> None:
+        """`plan --drain pcscf-a-1` applied: every live DNS server answers the drained state and
+        neither SBC's dispatcher holds pcscf-a-1; the failback brings both back (as `verify` says)."""
+        inventory = lab.render(1, "pcscf-a-1")
+        address = next(el["addresses"][0] for el in yaml.safe_load(inventory.read_text())["elements"]
+                       if el["id"] == "pcscf-a-1")
+        keys = str(lab.root / "keys" / "tsig.keys")
+
+        def listed(sbc: str) -> str:
+            return subprocess.run(["kamcmd", "-s", f"unix:{lab.root / (sbc + '.ctl')}", "dispatcher.list"],
+                                  capture_output=True, text=True, timeout=30, check=True).stdout
+
+        assert all(address in listed(sbc) for sbc in SBCS)
+        drained = lab.apply()
+        assert drained.returncode == 0, drained.stdout + drained.stderr
+        check = imsdr("verify", str(inventory), "--drain", "pcscf-a-1", "--keys", keys)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert not any(address in listed(sbc) for sbc in SBCS)
+        lab.render(1)
+        back = lab.apply()
+        assert back.returncode == 0, back.stdout + back.stderr
+        check = imsdr("verify", str(inventory), "--drain", "pcscf-a-1", "--failback", "--keys", keys)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert all(address in listed(sbc) for sbc in SBCS)

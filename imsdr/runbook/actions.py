@@ -99,6 +99,19 @@ def count_command(control: str, uri: str) -> str:
     return f"{control} dispatcher.list | grep -F 'URI: {uri}' | wc -l"
 
 
+APPLY_PLAN_DIR = "plan"
+APPLY_FLAGS = "--targets targets.yaml --state apply-state"
+
+
+def apply_commands(inventory: str, ids: Sequence[str]) -> dict[str, str]:
+    """The ``imsdr apply`` commands that do the page's drain and failback (docs/apply.md): the same
+    drained state, delivered canary first, each server verified, all rolled back on a failure."""
+    drains = " ".join(f"--drain {i}" for i in ids)
+    return {"apply": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} {drains} && "
+                     f"imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}",
+            "apply_back": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} && imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}"}
+
+
 def _dig_lines(plan: DnsPlan, check: Mapping[str, Any]) -> list[str]:
     rrset = plan.lookup_rrset(check["view"], check["qname"], check["rdtype"])
     if rrset is None:
@@ -259,7 +272,8 @@ class ActionBuilder:
         drain_cmd = f"imsdr render dns {self.inventory} --out {directory} --drain {' --drain '.join(ids)}"
         back_cmd = f"imsdr render dns {self.inventory} --out {directory}"
         if not self.detailed:
-            return {"detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
+            return {**apply_commands(self.inventory, ids),
+                    "detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
                     "failback_steps": [], "ttl_s": max(topo.network.ttl.srv, topo.network.ttl.a)}
         drained_plan = build_dns_plan(topo, excluded=tuple(sorted(self._expand(ids))))
         state = drained_state(topo, ids, normal=self.normal, drained=drained_plan)
@@ -303,7 +317,8 @@ class ActionBuilder:
             steps.append(self._drain_period_step(subject, owner, ttl, back_cmd))
         failback = self._failback(ids, label, service, changes, drained_plan, back_cmd, drain_cmd, skip_site,
                                   subject)
-        return {"detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
+        return {**apply_commands(self.inventory, ids),
+                "detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
                 "changes": changes.to_dict(), "record_changes": len(changes.records),
                 "dispatcher_changes": len(changes.dispatcher), "ttl_s": ttl, **failback}
 
