@@ -38,6 +38,7 @@ FILE_LIMIT = 256 << 20
 OWNER = {"role": "imsdr apply", "name": "", "phone": ""}
 CONVERGE_POLL_S = 0.2
 DEFAULT_CONVERGE_S = 60.0
+RELOAD_DELTA_WAIT_S = 12.0  # Kamailio dispatcher's reload_delta is 5 s by default
 
 
 @dataclass
@@ -202,7 +203,13 @@ def _rpc(phase: str, target: Target, title: str, method: str, expected: str) -> 
                 "exact" if expected else "manual", (expected,) if expected else ())
 
     def perform() -> tuple[bool, str]:
+        deadline = time.monotonic() + RELOAD_DELTA_WAIT_S
         outcome = servers.rpc(target, method)
+        # the dispatcher refuses a reload within reload_delta (5 s) of the previous one: a rollback
+        # right after an apply's reload waits for it rather than failing
+        while not outcome.ok and "Ongoing reload" in outcome.output and time.monotonic() < deadline:
+            time.sleep(0.5)
+            outcome = servers.rpc(target, method)
         return outcome.ok and (not expected or outcome.output.strip() == expected), outcome.output
     return Action(phase, target.id, step, perform)
 
