@@ -46,12 +46,13 @@ def test_apply_in_a_network_namespace() -> None:
     assert unshare, "util-linux 'unshare' is needed for the network namespace"
     adds = " && ".join(f"{ip} addr add {a}/32 dev lo" for a in (PRIMARY, SECONDARY, SBC_1, SBC_2))
     setup = (f"{ip} link set lo up && {adds} && exec {sys.executable} -m pytest -q -s -p no:cacheprovider "
-             f"-p no:randomly -p no:xdist {Path(__file__).resolve()} -k 'not in_a_network_namespace'")
+             f"-p no:randomly -p no:xdist -s {Path(__file__).resolve()} -k 'not in_a_network_namespace'")
     env = {**os.environ, "IMSDR_APPLY_NETNS": "1"}
     result = subprocess.run([unshare, "--net", "sh", "-c", setup], capture_output=True, text=True, env=env,
                             timeout=900, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-3000:]
     assert re.search(r"\b8 passed\b", result.stdout), result.stdout[-3000:]
+    print("\n" + "\n".join(re.findall(r"^(?:apply lab|second-wave failure): .*$", result.stdout + result.stderr, re.M)))
 
 
 def _inventory(path: Path, secondary_dir: Path, change: int = 0) -> Path:
@@ -210,9 +211,12 @@ targets:
         dry = lab.apply("--dry-run")
         assert dry.returncode == 0, dry.stderr
         assert "$ rndc -s 127.0.0.10" in dry.stdout and "expect lines: zone reload queued" in dry.stdout
+        started = time.monotonic()
         done = lab.apply()
+        took = time.monotonic() - started
         assert done.returncode == 0, done.stdout + done.stderr
         entries = lab.journal()
+        sys.stderr.write(f"apply lab: fresh apply of 4 targets, {len(entries)} steps, {took:.1f} s\n")
         touched = [e["target"] for e in entries if e["phase"] != "pre-flight"]
         assert touched[0] == "dns-a-1" and SBCS[0] in touched[: touched.index("dns-b-1")]
         assert all(e["result"] == "ok" for e in entries), [e for e in entries if e["result"] != "ok"]
@@ -235,9 +239,12 @@ targets:
         changed_zones = {rel for rel, data in after.items() if rel.endswith(".zone") and before.get(rel) != data}
         all_zones = {rel for rel in after if rel.endswith(".zone")}
         assert changed_zones and changed_zones != all_zones
+        started = time.monotonic()
         done = lab.apply()
+        took = time.monotonic() - started
         assert done.returncode == 0, done.stdout + done.stderr
         entries = lab.journal()
+        sys.stderr.write(f"apply lab: inventory change, {len(entries)} steps, {took:.1f} s\n")
         reloads = [e for e in entries if e["step"].startswith("Reload zone")]
         assert reloads and all(e["target"] == "dns-a-1" for e in reloads)
         refs = zone_refs((lab.plan / "dns" / "named" / "dns-a-1.conf").read_text())

@@ -393,7 +393,7 @@ def waves(plans: list[TargetPlan], canary: tuple[str, ...]) -> list[tuple[str, l
 
 @dataclass
 class Result:
-    outcome: str  # applied | nothing | preflight-failed | rolled-back | dry-run
+    outcome: str  # applied | nothing | preflight-failed | rolled-back | rollback-failed | dry-run
     apply_id: str
     journal: str
     targets: list[dict[str, Any]]
@@ -623,8 +623,8 @@ class Applier:
             try:
                 for _p, _tp, actions in moves:
                     run_actions(actions, journal)
-            except ApplyFailed as failed:
-                return Result("rolled-back", self.apply_id, str(journal.path), [], [], failed.entry)
+            except ApplyFailed as failed:  # the records stay as they are: the journal says where it stopped
+                return Result("rollback-failed", self.apply_id, str(journal.path), [], [], failed.entry)
             for tp in plans:
                 back = previous[tp.target.id]
                 back.applied_at, back.apply_id = now(), self.apply_id

@@ -113,8 +113,9 @@ def _print_result(result: Any, fmt: Format) -> None:
         out.append(f"applied and verified ({len(result.steps)} steps); journal {result.journal}")
     else:
         failure = result.failure or {}
-        what = "pre-flight failed, no server touched" if result.outcome == "preflight-failed" else \
-            "failed; every target of this apply rolled back to its previous files and verified"
+        what = {"preflight-failed": "pre-flight failed, no server touched",
+                "rollback-failed": "--rollback failed; the state records are unchanged (see the journal)"}.get(
+            result.outcome, "failed; every target of this apply rolled back to its previous files and verified")
         if result.rollback_failures:
             what = "failed, and the rollback failed too: " + "; ".join(
                 f"{f['target']}: {f['step']}" for f in result.rollback_failures)
