@@ -521,7 +521,8 @@ class Applier:
                         run_actions(actions, journal)
                 except ApplyFailed as failed:
                     rollback_failures = self._roll_back(ctx, plans, touched, records, journal)
-                    self.state.set_pending(None)
+                    if not rollback_failures:  # else the next apply finds pending.json and tries again
+                        self.state.set_pending(None)
                     return Result("rolled-back", self.apply_id, str(journal.path),
                                   [{"id": tp.target.id, "result": "rolled back"} for tp in touched], [],
                                   failed.entry, rollback_failures, recovered)
