@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PRIMARY, SECONDARY, SBC_1, SBC_2 = "127.0.0.10", "127.0.0.11", "127.0.0.20", "127.0.0.21"
 SBCS = ("sbc-capital", "sbc-harbour")
 IN_NETNS = os.environ.get("IMSDR_APPLY_NETNS") == "1"
+DRAIN_REFRESH_S = 10
 MAX_TTL = 86400  # the province's largest TTL (NS): the canary primary refuses anything above
 
 
@@ -66,6 +67,8 @@ def _inventory(path: Path, secondary_dir: Path, change: int = 0) -> Path:
             el["addresses"] = ["192.0.2.99"]  # an address change: a few zones, no dispatcher list
         if change == 3 and el["id"] == "pcscf-a-1":
             el["addresses"] = ["192.0.2.98"]  # zones and both SBCs' dispatcher lists
+    data["network"]["timers"]["registration_refresh"] = DRAIN_REFRESH_S  # a short drain period
+    data["network"]["ttl"].update({"a": 5, "aaaa": 5, "srv": 5, "naptr": 5})
     data["redundancy"]["enum_dns"] = {"sync": "master-slave", "primaries": ["dns-a-1"], "load_sharing": "regional"}
     data["network"]["dns"]["secondary_directory"] = str(secondary_dir)
     if change == 2:
@@ -387,7 +390,7 @@ targets:
     def test_drain_then_failback_with_apply(lab: Lab) -> None:
         """`plan --drain pcscf-a-1` applied: every live DNS server answers the drained state and
         neither SBC's dispatcher holds pcscf-a-1; the failback brings both back (as `verify` says)."""
-        inventory = lab.render(1, "pcscf-a-1")
+        inventory = _inventory(lab.root / "province.yaml", lab.root / "secondary-zones", 1)
         address = next(el["addresses"][0] for el in yaml.safe_load(inventory.read_text())["elements"]
                        if el["id"] == "pcscf-a-1")
         keys = str(lab.root / "keys" / "tsig.keys")
@@ -397,13 +400,15 @@ targets:
                                   capture_output=True, text=True, timeout=30, check=True).stdout
 
         assert all(address in listed(sbc) for sbc in SBCS)
-        drained = lab.apply()
+        drained = lab.apply("--drain", "pcscf-a-1", "--inventory", str(inventory))
         assert drained.returncode == 0, drained.stdout + drained.stderr
+        waited = [e for e in lab.journal() if e["phase"] == "drain period"]
+        assert [(e["target"], e["result"]) for e in waited] == [("pcscf-a-1", "ok")]
+        assert f"drain period {DRAIN_REFRESH_S + 5} s" in waited[0]["step"]  # refresh + TTL, as the page says
         check = imsdr("verify", str(inventory), "--drain", "pcscf-a-1", "--keys", keys)
         assert check.returncode == 0, check.stdout + check.stderr
         assert not any(address in listed(sbc) for sbc in SBCS)
-        lab.render(1)
-        back = lab.apply()
+        back = lab.apply("--failback", "--inventory", str(inventory))
         assert back.returncode == 0, back.stdout + back.stderr
         check = imsdr("verify", str(inventory), "--drain", "pcscf-a-1", "--failback", "--keys", keys)
         assert check.returncode == 0, check.stdout + check.stderr

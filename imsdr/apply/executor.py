@@ -393,7 +393,7 @@ def waves(plans: list[TargetPlan], canary: tuple[str, ...]) -> list[tuple[str, l
 
 @dataclass
 class Result:
-    outcome: str  # applied | nothing | preflight-failed | rolled-back | rollback-failed | dry-run
+    outcome: str  # applied | nothing | preflight-failed | rolled-back | rollback-failed | drain-incomplete | dry-run
     apply_id: str
     journal: str
     targets: list[dict[str, Any]]
@@ -415,6 +415,7 @@ class Applier:
         self.state = StateDir(state_dir)
         self.converge_s = converge_s
         self._expected: dict[tuple[str, str], int] = {}
+        self.journal: Journal | None = None
         self.apply_id = now().replace(":", "").replace("+0000", "Z") + "-" + uuid.uuid4().hex[:6]
 
     def _context(self, staging: Path) -> Context:
@@ -491,6 +492,7 @@ class Applier:
                 return self._dry_run(ctx, plans, canary)
             with self.state.lock():
                 journal = Journal(self.state.path / "journal", self.apply_id)
+                self.journal = journal
                 recovered = self._recover(ctx, plans, journal)
                 records = {tp.target.id: self.state.record(tp.target.id) for tp in plans}
                 before = {tid: (r.files if r else {}) for tid, r in records.items()}
@@ -668,3 +670,33 @@ class Applier:
             return self._status_rows(None, None)
         tree = _plan_tree(plan_dir)
         return self._status_rows(self._plans(tree), plan_digest(tree))
+
+
+def drain_period_action(targets: Targets, element_id: str, step: dict[str, Any]) -> Action:
+    """The page's drain-period step, run by imsdr: on a Kamailio target the registered users are
+    polled over its RPC (``stats.get_statistics registered_users`` until the page's expected line,
+    at most the drain period); any other element is given the whole drain period."""
+    target = targets.targets.get(element_id)
+    period, poll = int(step["until_s"]), max(1, int(step["poll_s"]))
+    expected = tuple(step["expected"])
+    if target is not None and target.kind == "kamailio":
+        shown = (servers.rpc_display(target, "stats.get_statistics", "registered_users"),)
+        typed = Step(step["title"], step["owner"], target.id, shown, "exact", expected, until_s=period, poll_s=poll)
+
+        def poll_users() -> tuple[bool, str]:
+            deadline = time.monotonic() + period
+            while True:
+                outcome = servers.rpc(target, "stats.get_statistics", "registered_users")
+                if outcome.ok and any(line in outcome.output for line in expected):
+                    return True, outcome.output
+                if time.monotonic() >= deadline:
+                    return False, f"after {period} s: {outcome.output}"
+                time.sleep(poll)
+        return Action("drain period", element_id, typed, poll_users)
+    typed = Step(step["title"], step["owner"], element_id, (), "manual", (), until_s=period, poll_s=poll,
+                 notes=(f"{element_id} is not a Kamailio target: the whole drain period ({period} s) is waited",))
+
+    def wait() -> tuple[bool, str]:
+        time.sleep(period)
+        return True, f"waited {period} s"
+    return Action("drain period", element_id, typed, wait)

@@ -100,13 +100,13 @@ def run(argv: tuple[str, ...], timeout: float = COMMAND_TIMEOUT_S) -> Outcome:
     return Outcome(done.returncode == 0, output[:OUTPUT_KEPT], time.monotonic() - start)
 
 
-def rpc(target: Target, method: str, timeout: float = COMMAND_TIMEOUT_S) -> Outcome:
+def rpc(target: Target, method: str, *params: str, timeout: float = COMMAND_TIMEOUT_S) -> Outcome:
     """One Kamailio RPC: kamcmd over the binrpc socket, or JSON-RPC over HTTP."""
     assert target.rpc is not None
     if target.rpc.kamcmd:
-        return run(target.rpc.argv(method), timeout)
+        return run(target.rpc.argv(method, *params), timeout)
     start = time.monotonic()
-    body = json.dumps({"jsonrpc": "2.0", "method": method, "id": 1}).encode()
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": list(params), "id": 1}).encode()
     request = urllib.request.Request(target.rpc.jsonrpc, body, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http:// checked
@@ -120,11 +120,11 @@ def rpc(target: Target, method: str, timeout: float = COMMAND_TIMEOUT_S) -> Outc
     return Outcome(True, text[:OUTPUT_KEPT], time.monotonic() - start)
 
 
-def rpc_display(target: Target, method: str) -> str:
+def rpc_display(target: Target, method: str, *params: str) -> str:
     assert target.rpc is not None
     if target.rpc.kamcmd:
-        return " ".join(target.rpc.argv(method))
-    return f"POST {target.rpc.jsonrpc} {{\"jsonrpc\": \"2.0\", \"method\": \"{method}\"}}"
+        return " ".join(target.rpc.argv(method, *params))
+    return f"POST {target.rpc.jsonrpc} {json.dumps({'jsonrpc': '2.0', 'method': method, 'params': list(params)})}"
 
 
 def _ask(target: Target, qname: str, rdtype: str, key: str | None, ring: dict[str, str],

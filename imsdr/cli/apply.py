@@ -37,6 +37,15 @@ def apply(
     converge_timeout: Annotated[float, typer.Option("--converge-timeout", metavar="SECONDS", min=1, max=3600,
                                                     help="How long the secondaries may take to serve the "
                                                     "new serials.")] = 60.0,
+    drain: Annotated[list[str] | None, typer.Option(
+        "--drain", metavar="ID", help="Render PLAN_DIR in the drained state of this element or site (as "
+        "`imsdr plan --drain`, needs --inventory), apply it, then wait the runbook's drain period "
+        "(repeatable).")] = None,
+    failback: Annotated[bool, typer.Option("--failback", help="Render PLAN_DIR in the normal state (needs "
+                                           "--inventory) and apply it: the failback of a drain.")] = False,
+    inventory: Annotated[Path | None, typer.Option("--inventory", metavar="FILE", dir_okay=False,
+                                                   help="Inventory YAML file for --drain and --failback.")]
+    = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Apply a plan to live servers: pre-flight, canary, waves, verify; roll back on failure.
@@ -62,9 +71,44 @@ def apply(
         if plan_dir is not None and any(r["differs"] for r in rows):
             raise typer.Exit(1)
         return
+    if drain or failback:
+        if inventory is None or plan_dir is None or rollback or (drain and failback):
+            raise ImsdrError("--drain ID (or --failback) needs PLAN_DIR and --inventory, and goes without "
+                             "--rollback; --drain and --failback are used one at a time")
+        _render(inventory, plan_dir, tuple(drain or ()))
     result = applier.rollback() if rollback else applier.apply(plan_dir, tuple(canary or ()), dry_run)  # type: ignore[arg-type]
+    if drain and result.outcome == "applied" and applier.journal is not None:
+        result = _drain_period(applier, inventory, tuple(drain), result)  # type: ignore[arg-type]
     _print_result(result, fmt)
     raise typer.Exit(result.exit_code)
+
+
+def _render(inventory: Path, plan_dir: Path, drain: tuple[str, ...]) -> None:
+    """PLAN_DIR rendered as `imsdr plan INVENTORY --out PLAN_DIR [--drain ID]` renders it."""
+    from imsdr.cli.common import output_target, progress
+    from imsdr.plan import write_plan
+
+    with progress(f"planning {inventory} into {plan_dir}") as stages:
+        write_plan(inventory, output_target(plan_dir, False, inventory, None), fail_on="never", drain=drain,
+                   stages=stages)
+
+
+def _drain_period(applier: Any, inventory: Path, drain: tuple[str, ...], result: Any) -> Any:
+    """The runbook's drain-period steps of the drained elements, run after the drained state is
+    applied; one that does not reach its expected output makes the apply's result a failure."""
+    from imsdr.apply.executor import ApplyFailed, drain_period_action, run_actions
+    from imsdr.plan import load_topology
+    from imsdr.runbook.actions import drain_period_steps
+
+    topo = load_topology(inventory)
+    actions = [drain_period_action(applier.targets, element_id, step)
+               for element_id, step in drain_period_steps(topo, drain, inventory.name)]
+    try:
+        run_actions(actions, applier.journal)
+    except ApplyFailed as failed:
+        result.outcome, result.failure = "drain-incomplete", failed.entry
+    result.steps += [a.step for a in actions]
+    return result
 
 
 def _print_status(rows: list[dict[str, Any]], fmt: Format, plan_dir: Path | None) -> None:
@@ -114,6 +158,8 @@ def _print_result(result: Any, fmt: Format) -> None:
     else:
         failure = result.failure or {}
         what = {"preflight-failed": "pre-flight failed, no server touched",
+                "drain-incomplete": "applied the drained state, but the drain period did not end as the "
+                                    "runbook expects (fail back with --failback, or wait longer)",
                 "rollback-failed": "--rollback failed; the state records are unchanged (see the journal)"}.get(
             result.outcome, "failed; every target of this apply rolled back to its previous files and verified")
         if result.rollback_failures:

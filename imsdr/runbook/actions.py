@@ -109,7 +109,8 @@ def apply_commands(inventory: str, ids: Sequence[str]) -> dict[str, str]:
     drains = " ".join(f"--drain {i}" for i in ids)
     return {"apply": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} {drains} && "
                      f"imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}",
-            "apply_back": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} && imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}"}
+            "apply_back": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} && "
+                          f"imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}"}
 
 
 def _dig_lines(plan: DnsPlan, check: Mapping[str, Any]) -> list[str]:
@@ -797,3 +798,20 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
     return {"elements": elements, "sites": sites, "detailed": builder.detailed,
             "contacts": notify_list(topo, None),
             "render_dir": builder.render_dir()}
+
+
+def drain_period_steps(topo: Topology, ids: Sequence[str], inventory: str) -> list[tuple[str, dict[str, Any]]]:
+    """(element id, step) of each drain-period step the pages give for draining ``ids`` (a P-CSCF or
+    an SBC: wait for the users registered through it to move): what ``imsdr apply --drain`` waits
+    for after applying the drained state, so the page and the apply wait for the same thing."""
+    normal = build_dns_plan(topo)
+    builder = ActionBuilder(topo, normal, {}, inventory, {})
+    state = drained_state(topo, ids, normal=normal)
+    ttl = builder._ttl(state.changes)
+    back = f"imsdr render dns {builder.inventory} --out {builder.render_dir()}"
+    out = []
+    for element_id in state.drained:
+        el = topo.elements[element_id]
+        if el.type.value in ("pcscf", "sbc"):
+            out.append((element_id, builder._drain_period_step(el, owner_for(topo, el.type.value), ttl, back)))
+    return out
