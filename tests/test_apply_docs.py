@@ -50,3 +50,16 @@ def test_worked_example_dry_run_prints_the_documented_steps(tmp_path: Path) -> N
     printed = printed.replace(str(srv), "/srv/imsdr").replace(str(etc), "/etc/imsdr")
     assert _normal(printed) == _normal(documented)
     assert not (tmp_path / "state").exists()  # a dry run writes nothing
+
+
+def test_runbook_pages_show_the_apply_commands_beside_the_manual_steps(tmp_path: Path) -> None:
+    """The drain and failback of a page carry the `imsdr apply` commands, next to the manual steps."""
+    out = tmp_path / "runbooks"
+    done = subprocess.run([sys.executable, "-m", "imsdr", "render", "runbook", str(ROOT / "inventories" / "lab.yaml"),
+                           "--out", str(out), "-q"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (out / "pcscf.md").read_text()
+    drain = page.index("imsdr apply plan --drain lab-pcscf-1 --inventory lab.yaml --targets targets.yaml")
+    assert page.index("#### Drain lab-pcscf-1") < drain < page.index("**Step 1. Render the drained state")
+    back = page.index("imsdr apply plan --failback --inventory lab.yaml --targets targets.yaml")
+    assert page.index("#### Fail back lab-pcscf-1") < back < page.index("**Step 1. Render the normal state")

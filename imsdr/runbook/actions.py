@@ -105,12 +105,11 @@ APPLY_FLAGS = "--targets targets.yaml --state apply-state"
 
 def apply_commands(inventory: str, ids: Sequence[str]) -> dict[str, str]:
     """The ``imsdr apply`` commands that do the page's drain and failback (docs/apply.md): the same
-    drained state, delivered canary first, each server verified, all rolled back on a failure."""
+    drained state, delivered canary first, each server verified, all rolled back on a failure, then
+    the page's drain period."""
     drains = " ".join(f"--drain {i}" for i in ids)
-    return {"apply": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} {drains} && "
-                     f"imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}",
-            "apply_back": f"imsdr plan {inventory} --out {APPLY_PLAN_DIR} && "
-                          f"imsdr apply {APPLY_PLAN_DIR} {APPLY_FLAGS}"}
+    return {"apply": f"imsdr apply {APPLY_PLAN_DIR} {drains} --inventory {inventory} {APPLY_FLAGS}",
+            "apply_back": f"imsdr apply {APPLY_PLAN_DIR} --failback --inventory {inventory} {APPLY_FLAGS}"}
 
 
 def _dig_lines(plan: DnsPlan, check: Mapping[str, Any]) -> list[str]:
