@@ -20,9 +20,9 @@ from named_harness import free_port
 from test_dns_kamailio import kamailio_bin, module_dir
 
 from imsdr.apply import servers
-from imsdr.apply.executor import Context, TargetPlan, run_actions, transition
 from imsdr.apply.journal import Journal
 from imsdr.apply.state import StateDir, sha256
+from imsdr.apply.steps import Context, TargetPlan, run_actions, transition
 from imsdr.apply.targets import parse_targets
 
 LIST_A = "1 sip:127.0.0.1:5071 0 0\n1 sip:127.0.0.1:5072 0 0\n"

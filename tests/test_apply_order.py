@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from imsdr.apply.executor import TargetPlan, waves
+from imsdr.apply.executor import waves
 from imsdr.apply.journal import Journal
 from imsdr.apply.servers import ZoneRef
 from imsdr.apply.state import Record, StateDir, sha256
+from imsdr.apply.steps import TargetPlan
 from imsdr.apply.targets import parse_targets
 from imsdr.errors import ImsdrError
 

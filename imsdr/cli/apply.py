@@ -96,7 +96,7 @@ def _render(inventory: Path, plan_dir: Path, drain: tuple[str, ...]) -> None:
 def _drain_period(applier: Any, inventory: Path, drain: tuple[str, ...], result: Any) -> Any:
     """The runbook's drain-period steps of the drained elements, run after the drained state is
     applied; one that does not reach its expected output makes the apply's result a failure."""
-    from imsdr.apply.executor import ApplyFailed, drain_period_action, run_actions
+    from imsdr.apply.steps import ApplyFailed, drain_period_action, run_actions
     from imsdr.plan import load_topology
     from imsdr.runbook.actions import drain_period_steps
 
