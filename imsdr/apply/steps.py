@@ -24,6 +24,7 @@ from imsdr.runbook.steps import Step
 
 OWNER = {"role": "imsdr apply", "name": "", "phone": ""}
 CONVERGE_POLL_S = 0.2
+ROLLBACK_CONVERGE_MIN_S = 30.0
 RELOAD_DELTA_WAIT_S = 12.0  # Kamailio dispatcher's reload_delta is 5 s by default
 
 
@@ -161,24 +162,27 @@ def verify_steps(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: s
             wanted = {k: v for k, v in wanted.items() if v is not None}
             shown = tuple(f"dig @{address} -p {port} +norec {zone} SOA  # signed with the key of view {view}"
                           for view, zone in sorted(wanted))
-            step = Step(f"Wait for {target.id} to transfer the new serials (at most {ctx.converge_s:.0f} s)",
+            going_back = phase.startswith(("rollback", "recovery"))
+            # going back is never given up sooner than ROLLBACK_CONVERGE_MIN_S: a short --converge-timeout
+            # is for detecting a failure, not for abandoning the way back
+            limit = max(ctx.converge_s, ROLLBACK_CONVERGE_MIN_S) if going_back else ctx.converge_s
+            step = Step(f"Wait for {target.id} to transfer the new serials (at most {limit:.0f} s)",
                         OWNER, target.id, shown, "includes",
                         tuple(f"{zone} serial {serial} in view {view}"
                               for (view, zone), serial in sorted(wanted.items())),
-                        until_s=int(ctx.converge_s), poll_s=1)
+                        until_s=int(limit), poll_s=1)
 
-            going_back = phase.startswith(("rollback", "recovery"))
             if going_back:  # a secondary never takes a lower serial by NOTIFY: it is told to transfer again
                 assert target.rndc is not None
                 shown = tuple(shlex.join(target.rndc.argv("retransfer", zone, "IN", view))
                               for view, zone in sorted(wanted)) + shown
                 step = Step(f"Transfer {target.id}'s zones again from the primary and wait for the serials "
-                            f"(at most {ctx.converge_s:.0f} s)", OWNER, target.id, shown, "includes",
-                            step.expected, until_s=int(ctx.converge_s), poll_s=1,
+                            f"(at most {limit:.0f} s)", OWNER, target.id, shown, "includes",
+                            step.expected, until_s=int(limit), poll_s=1,
                             notes=("rndc retransfer is sent only for the zones whose serial differs",))
 
             def converge() -> tuple[bool, str]:
-                deadline = time.monotonic() + ctx.converge_s
+                deadline = time.monotonic() + limit
                 by_key = {(ref.view, ref.zone): ref for ref in tp.refs}
                 pending = dict(wanted)
                 if going_back:
