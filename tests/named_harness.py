@@ -252,3 +252,15 @@ def start_named(
             server.stop()
             raise RuntimeError(f"named did not answer within {timeout} s:\n{text[-4000:]}")
         time.sleep(0.05)
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """Stop a server process a test started, by its pid: SIGTERM, then SIGKILL after ``timeout``."""
+    if process.poll() is not None:
+        return
+    os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)

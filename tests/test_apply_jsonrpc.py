@@ -6,8 +6,6 @@ One Kamailio on 127.0.0.1 (free ports), started once for the module and stopped 
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -16,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from named_harness import free_port
+from named_harness import free_port, stop_process
 from test_dns_kamailio import kamailio_bin, module_dir
 
 from imsdr.apply import servers
@@ -77,12 +75,7 @@ event_route[xhttp:request] {{ jsonrpc_dispatch(); }}
                 time.sleep(0.1)
         yield {"root": root, "directory": directory, "url": url}
     finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_process(proc)
         log.close()
 
 

@@ -78,7 +78,7 @@ def _inventory(path: Path, secondary_dir: Path, change: int = 0) -> Path:
 
 
 if IN_NETNS:
-    from named_harness import RNDC_SECRET, start_named
+    from named_harness import RNDC_SECRET, start_named, stop_process
     from test_dns_kamailio import kamailio_bin
     from test_rehearsal import _kamailio_cfg
 
@@ -119,13 +119,17 @@ if IN_NETNS:
             for server in self.named.values():
                 server.stop()
             for proc in self.processes:
-                if proc.poll() is None:
-                    os.kill(proc.pid, signal.SIGTERM)
-                    try:
-                        proc.wait(timeout=10)
-                    except subprocess.TimeoutExpired:
-                        os.kill(proc.pid, signal.SIGKILL)
-                        proc.wait(timeout=10)
+                stop_process(proc)
+
+        def timed_apply(self, what: str) -> list[dict[str, Any]]:
+            """Apply the plan (exit 0 expected), print how long it took, return its journal."""
+            started = time.monotonic()
+            done = self.apply()
+            took = time.monotonic() - started
+            assert done.returncode == 0, done.stdout + done.stderr
+            entries = self.journal()
+            sys.stderr.write(f"apply lab: {what}, {len(entries)} steps, {took:.1f} s\n")
+            return entries
 
     def _targets_text(root: Path, keys: Path, rndc_key: Path, ports: dict[str, int]) -> str:
         return f"""version: 1
@@ -214,12 +218,7 @@ targets:
         dry = lab.apply("--dry-run")
         assert dry.returncode == 0, dry.stderr
         assert "$ rndc -s 127.0.0.10" in dry.stdout and "expect lines: zone reload queued" in dry.stdout
-        started = time.monotonic()
-        done = lab.apply()
-        took = time.monotonic() - started
-        assert done.returncode == 0, done.stdout + done.stderr
-        entries = lab.journal()
-        sys.stderr.write(f"apply lab: fresh apply of 4 targets, {len(entries)} steps, {took:.1f} s\n")
+        entries = lab.timed_apply("fresh apply of 4 targets")
         touched = [e["target"] for e in entries if e["phase"] != "pre-flight"]
         assert touched[0] == "dns-a-1" and SBCS[0] in touched[: touched.index("dns-b-1")]
         assert all(e["result"] == "ok" for e in entries), [e for e in entries if e["result"] != "ok"]
@@ -233,7 +232,7 @@ targets:
         secret = RNDC_SECRET
         everything = "".join(p.read_text(errors="replace") for p in lab.state.rglob("*") if p.is_file()
                              and "objects" not in p.parts)
-        assert secret not in everything + done.stdout + dry.stdout
+        assert secret not in everything + json.dumps(entries) + dry.stdout
 
     def test_inventory_change_reloads_only_changed_zones_and_secondary_converges(lab: Lab) -> None:
         before = {rel: data for rel, data in _plan_tree(lab.plan).items()}
@@ -242,12 +241,7 @@ targets:
         changed_zones = {rel for rel, data in after.items() if rel.endswith(".zone") and before.get(rel) != data}
         all_zones = {rel for rel in after if rel.endswith(".zone")}
         assert changed_zones and changed_zones != all_zones
-        started = time.monotonic()
-        done = lab.apply()
-        took = time.monotonic() - started
-        assert done.returncode == 0, done.stdout + done.stderr
-        entries = lab.journal()
-        sys.stderr.write(f"apply lab: inventory change, {len(entries)} steps, {took:.1f} s\n")
+        entries = lab.timed_apply("inventory change")
         reloads = [e for e in entries if e["step"].startswith("Reload zone")]
         assert reloads and all(e["target"] == "dns-a-1" for e in reloads)
         refs = zone_refs((lab.plan / "dns" / "named" / "dns-a-1.conf").read_text())
