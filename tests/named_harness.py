@@ -278,3 +278,15 @@ def run_in_netns(test_file: str, test_name: str, addresses: tuple[str, ...], sum
     found = re.search(rf"{re.escape(summary)}.*", result.stdout)
     assert found, result.stdout[-3000:]
     return found.group(0)
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """Stop a server process a test started, by its pid: SIGTERM, then SIGKILL after ``timeout``."""
+    if process.poll() is not None:
+        return
+    os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)

@@ -73,8 +73,8 @@ IN_NETNS = os.environ.get(NETNS_ENV) == "1"
 
 def test_master_slave_in_a_network_namespace() -> None:
     """Run the scenario below in a fresh network namespace (loopback only) and check it passed."""
-    print("\n" + run_in_netns(__file__, "test_master_slave_transfers_every_view_with_its_key", (PRIMARY, SECONDARY),
-                              "master-slave on loopback: ", timeout=300))
+    print("\n" + run_in_netns(__file__, "test_master_slave_transfers_every_view_with_its_key",
+                                         (PRIMARY, SECONDARY), "master-slave on loopback: ", timeout=300))
 
 
 def master_slave_scenario(tmp_path: Path, make_inventory: Any, start_named: Any) -> None:
@@ -105,7 +105,7 @@ def master_slave_scenario(tmp_path: Path, make_inventory: Any, start_named: Any)
     assert "type primary" not in conf_b and f'primaries {{ {primary} key "imsdr-users-capital"; }};' in conf_b
     secrets = re.findall(r'secret "([^"]+)"', keys.read_text())
     rendered = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
-    assert len(secrets) == 9 and not any(secret in rendered for secret in secrets)
+    assert len(secrets) == 12 and not any(secret in rendered for secret in secrets)  # 6 user, 3 SBC, 3 core views
     assert not any(p.is_relative_to(out) for p in [keys.resolve()])
 
     start_named(out, include="named/dns-a-1.conf", keys=keys, address=primary, port=53, rndc=True,

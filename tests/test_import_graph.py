@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "imsdr"
 LAYERS: list[tuple[str, ...]] = [
     ("__main__",),
     ("cli",),
-    ("plan", "importers"),
+    ("apply", "plan", "importers"),
     ("monitoring",),
     ("runbook", "resolve"),
     ("dns", "diameter"),

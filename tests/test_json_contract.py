@@ -44,7 +44,12 @@ CASES = [
                     "--serial", "2026120101"]),  # (a drain into a fresh directory needs --serial)
     ("render-runbook", ["render", "runbook", "{lab}", "--out", "{out}/runbooks"]),
     ("render-monitoring", ["render", "monitoring", "{lab}", "--out", "{out}/monitoring"]),
+    ("apply", ["apply", "{out}", "--targets", "{targets}", "--state", "{out}/state", "--dry-run"]),
+    ("apply", ["apply", "{out}", "--targets", "{targets}", "--state", "{out}/state", "--status"]),
 ]
+# apply: a targets file naming the lab SBC (delivered to a local directory: no key file needed)
+TARGETS = ("version: 1\nroot: {root}\ntargets:\n"
+           "  lab-sbc-1: {{kind: kamailio, directory: sbc, rpc: {{kamcmd: /run/k.ctl}}}}\n")
 # verify needs a live DNS server; its schema is exercised by the named tests' fixtures
 NEEDS_A_SERVER = {"verify", "enum-update"}
 
@@ -99,9 +104,13 @@ def _case_id(kind: str, args: list[str]) -> str:
 def test_output_matches_its_schema(kind: str, args: list[str], tmp_path: Path) -> None:
     shutil.copy(LAB, tmp_path / "lab.yaml")
     shutil.copy(BAD, tmp_path / "bad.yaml")
-    argv = [a.format(lab=tmp_path / "lab.yaml", bad=tmp_path / "bad.yaml", out=tmp_path / "out") for a in args]
+    (tmp_path / "targets.yaml").write_text(TARGETS.format(root=tmp_path / "srv"))
+    argv = [a.format(lab=tmp_path / "lab.yaml", bad=tmp_path / "bad.yaml", out=tmp_path / "out",
+                     targets=tmp_path / "targets.yaml") for a in args]
     if kind == "plan-check":
         assert runner.invoke(app, argv[:-1]).exit_code == 0
+    if kind == "apply":
+        assert runner.invoke(app, ["plan", str(tmp_path / "lab.yaml"), "--out", str(tmp_path / "out")]).exit_code == 0
     result = runner.invoke(app, [*argv, "--format", "json"])
     assert result.exit_code in (0, 1, 2), result.output
     document = json.loads(result.stdout)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from imsdr import __version__
+from imsdr.cli import apply as apply_cmd
 from imsdr.cli import availability as availability_cmd
 from imsdr.cli import capacity as capacity_cmd
 from imsdr.cli import check as check_cmd
@@ -70,6 +71,7 @@ example.register(app)
 resolve_cmd.register(app)
 enum_update_cmd.register(app)
 import_cmd.register(app)
+apply_cmd.register(app)
 
 
 def main() -> None:

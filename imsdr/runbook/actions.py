@@ -109,6 +109,19 @@ def count_command(control: str, uri: str) -> str:
     return f"{control} dispatcher.list | grep -F 'URI: {uri}' | wc -l"
 
 
+APPLY_PLAN_DIR = "plan"
+APPLY_FLAGS = "--targets targets.yaml --state apply-state"
+
+
+def apply_commands(inventory: str, ids: Sequence[str]) -> dict[str, str]:
+    """The ``imsdr apply`` commands that do the page's drain and failback (docs/apply.md): the same
+    drained state, delivered canary first, each server verified, all rolled back on a failure, then
+    the page's drain period."""
+    drains = " ".join(f"--drain {i}" for i in ids)
+    return {"apply": f"imsdr apply {APPLY_PLAN_DIR} {drains} --inventory {inventory} {APPLY_FLAGS}",
+            "apply_back": f"imsdr apply {APPLY_PLAN_DIR} --failback --inventory {inventory} {APPLY_FLAGS}"}
+
+
 def _dig_lines(plan: DnsPlan, check: Mapping[str, Any]) -> list[str]:
     rrset = plan.lookup_rrset(check["view"], check["qname"], check["rdtype"])
     if rrset is None:
@@ -289,7 +302,8 @@ class ActionBuilder:
         drain_cmd = f"imsdr render dns {self.inventory} --out {directory} --drain {' --drain '.join(ids)}"
         back_cmd = f"imsdr render dns {self.inventory} --out {directory}"
         if not self.detailed:
-            return {"detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
+            return {**apply_commands(self.inventory, ids),
+                    "detailed": False, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": [],
                     "failback_steps": [], "ttl_s": max(topo.network.ttl.srv, topo.network.ttl.a)}
         drained_plan = build_dns_plan(topo, excluded=tuple(sorted(self._expand(ids))))
         state = drained_state(topo, ids, normal=self.normal, drained=drained_plan)
@@ -337,7 +351,8 @@ class ActionBuilder:
             steps.append(self._drain_period_step(subject, owner, ttl, back_cmd))
         failback = self._failback(ids, label, service, changes, drained_plan, back_cmd, drain_cmd, skip_site,
                                   subject)
-        return {"detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
+        return {**apply_commands(self.inventory, ids),
+                "detailed": True, "vendor": False, "render": drain_cmd, "failback_render": back_cmd, "steps": steps,
                 "promotion": promotion, "changes": changes.to_dict(), "record_changes": len(changes.records),
                 "dispatcher_changes": len(changes.dispatcher), "ttl_s": ttl, **failback}
 
@@ -928,3 +943,20 @@ def build_actions(topo: Topology, normal: DnsPlan, checks: Mapping[str, list[dic
     return {"elements": elements, "sites": sites, "detailed": builder.detailed,
             "contacts": notify_list(topo, None),
             "render_dir": builder.render_dir()}
+
+
+def drain_period_steps(topo: Topology, ids: Sequence[str], inventory: str) -> list[tuple[str, dict[str, Any]]]:
+    """(element id, step) of each drain-period step the pages give for draining ``ids`` (a P-CSCF or
+    an SBC: wait for the users registered through it to move): what ``imsdr apply --drain`` waits
+    for after applying the drained state, so the page and the apply wait for the same thing."""
+    normal = build_dns_plan(topo)
+    builder = ActionBuilder(topo, normal, {}, inventory, {})
+    state = drained_state(topo, ids, normal=normal)
+    ttl = builder._ttl(state.changes)
+    back = f"imsdr render dns {builder.inventory} --out {builder.render_dir()}"
+    out = []
+    for element_id in state.drained:
+        el = topo.elements[element_id]
+        if el.type.value in ("pcscf", "sbc"):
+            out.append((element_id, builder._drain_period_step(el, owner_for(topo, el.type.value), ttl, back)))
+    return out

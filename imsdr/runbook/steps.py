@@ -52,3 +52,19 @@ def step(title: str, owner: Mapping[str, Any], host: str, commands: Sequence[str
          expected: Sequence[str] = (), **rest: Any) -> dict[str, Any]:
     """A :class:`Step` as the templates read it."""
     return Step(title, owner, host, tuple(commands), expect, tuple(expected), **rest).to_dict()
+
+
+def step_text(number: int, step: Step) -> list[str]:
+    """One step as plain lines: what ``imsdr apply --dry-run`` prints, in the words of the pages
+    (title and host, each command, then what it must print)."""
+    lines = [f"{number}. {step.title} [on {step.host}]"]
+    lines += [f"   $ {command}" for command in step.commands]
+    if step.expect == "empty":
+        lines.append("   expect: no output")
+    elif step.expected:
+        label = {"exact": "expect exactly", "includes": "expect lines"}.get(step.expect, "expect")
+        lines += [f"   {label}: {line}" for line in step.expected]
+    if step.until_s:
+        lines.append(f"   repeat every {step.poll_s} s until so, at most {step.until_s} s")
+    lines += [f"   note: {note}" for note in step.notes]
+    return lines
