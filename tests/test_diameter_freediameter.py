@@ -192,6 +192,7 @@ def test_drain_scores_the_drained_hss_no_delivery(tmp_path: Path) -> None:
     from imsdr.plan import write_plan
 
     write_plan(PROVINCE, tmp_path / "normal")
+    write_plan(PROVINCE, tmp_path / "drained")  # a drain renders over the plan the servers load (its serials)
     write_plan(PROVINCE, tmp_path / "drained", drain=("hss-a-1",))
     normal = (tmp_path / "normal/diameter/cscf-a-1/rt_default.conf").read_text()
     drained = (tmp_path / "drained/diameter/cscf-a-1/rt_default.conf").read_text()

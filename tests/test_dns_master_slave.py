@@ -74,7 +74,7 @@ IN_NETNS = os.environ.get(NETNS_ENV) == "1"
 def test_master_slave_in_a_network_namespace() -> None:
     """Run the scenario below in a fresh network namespace (loopback only) and check it passed."""
     print("\n" + run_in_netns(__file__, "test_master_slave_transfers_every_view_with_its_key",
-                                         (PRIMARY, SECONDARY), "master-slave on loopback: ", timeout=300))
+                              (PRIMARY, SECONDARY), "master-slave on loopback: ", timeout=300))
 
 
 def master_slave_scenario(tmp_path: Path, make_inventory: Any, start_named: Any) -> None:

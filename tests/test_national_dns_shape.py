@@ -56,10 +56,10 @@ def test_a_province_server_holds_its_own_views_and_zones_only(rendered: tuple[Pa
         lns = [ln for ln in topo.local_networks if ln.startswith(province + "-")]
         for n in range(1, 5):
             views, zones = _views_and_zones(confs[f"{province}-dns-{n:02d}"])
-            # 10 local networks + 4 core sites + peers + default = 16 views
-            assert views == [f"users-{ln}" for ln in lns] + [f"core-{s}" for s in sites] + \
+            # 10 local networks + 4 sites (an SBC view before each core view) + peers + default = 20 views
+            assert views == [f"users-{ln}" for ln in lns] + [v for s in sites for v in (f"sbc-{s}", f"core-{s}")] + \
                 [f"peers-{province}", "default"]
-            assert len(views) == len(lns) + len(sites) + 2 == 16
+            assert len(views) == len(lns) + 2 * len(sites) + 2 == 20
             # its own zones, and the stubs to the national (level-1) set: nothing of another province
             assert set(zones) <= {domain, GPP, *own_blocks, "example.net", "6.8.e164.arpa"}, set(zones)
             assert domain in zones and own_blocks <= set(zones)
