@@ -70,6 +70,7 @@ def target_files(tree: dict[str, bytes], target: Target) -> TargetPlan:
             raise ImsdrError(f"targets.{tid}: the plan has no dns/named/{tid}.conf (is {tid} a DNS server "
                              "of this inventory?)")
         refs = servers.zone_refs(fragment.decode("utf-8"))
+        refs += servers.catalog_members(refs, tree)
         files = {f"named/{tid}.conf": fragment}
         if "dns/named-options.conf" in tree:
             files["named-options.conf"] = tree["dns/named-options.conf"]
@@ -150,7 +151,7 @@ class Applier:
         for tp in plans:
             files = files_of(tp)
             for ref in tp.refs:
-                if ref.kind == "primary" and ref.file in files:
+                if ref.kind == "primary" and ref.file in files and servers.queryable(ref):
                     ctx.expected_serials[(ref.view, ref.zone)] = servers.zone_serial(files[ref.file].decode(), ref.zone)
 
     def _old_files(self, record: Record | None) -> dict[str, bytes]:

@@ -29,6 +29,7 @@ import dns.tsigkeyring
 import dns.zone
 
 from imsdr.apply.targets import Target
+from imsdr.dns.catalog import CATALOG_SUFFIX
 from imsdr.errors import ImsdrError
 from imsdr.untrusted import read_untrusted_text
 
@@ -47,6 +48,29 @@ class ZoneRef:
     zone: str
     kind: str  # primary | secondary
     file: str
+
+
+def queryable(ref: ZoneRef) -> bool:
+    """Whether anyone but the set's own servers may ask for the zone: not a catalog zone (RFC 9432:
+    its primary answers it only to the secondaries it feeds, with the view's key)."""
+    return not ref.zone.endswith("." + CATALOG_SUFFIX)
+
+
+def catalog_members(refs: list[ZoneRef], tree: dict[str, bytes]) -> list[ZoneRef]:
+    """The member zones a secondary's catalogs bring into each view (read from the catalog zone
+    files of the plan): they are what its convergence is checked on."""
+    out: list[ZoneRef] = []
+    for ref in refs:
+        if ref.kind != "secondary" or queryable(ref):
+            continue
+        data = tree.get(f"dns/catalogs/{ref.zone}.zone")
+        if data is None:
+            continue
+        parsed = dns.zone.from_text(data.decode("utf-8"), origin=ref.zone, relativize=False, check_origin=False)
+        members = sorted({rdata.target.to_text(omit_final_dot=True) for _name, _ttl, rdata
+                          in parsed.iterate_rdatas("PTR")})
+        out += [ZoneRef(ref.view, ref.key, member, "secondary", "") for member in members]
+    return out
 
 
 _VIEW = re.compile(r'^view "([^"]+)" \{')

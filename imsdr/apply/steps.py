@@ -204,7 +204,7 @@ def verify_steps(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: s
                     time.sleep(CONVERGE_POLL_S)
                 return True, f"{len(wanted)} zone(s) at the primary's serial"
             return [Action(phase, target.id, step, converge)]
-        refs = [ref for ref in tp.refs if ref.kind == "primary" and ref.file in files]
+        refs = [ref for ref in tp.refs if ref.kind == "primary" and ref.file in files and servers.queryable(ref)]
         shown = tuple(f"dig @{address} -p {port} +norec {ref.zone} SOA  # signed with the key of view {ref.view}"
                       for ref in refs)
         expected = tuple(f"{ref.zone} serial {servers.zone_serial(files[ref.file].decode(), ref.zone)} "
