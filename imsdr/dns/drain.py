@@ -37,6 +37,8 @@ RNDC_RELOAD_OK = "zone reload queued"
 RNDC_RELOAD_CURRENT = "zone reload up-to-date"  # the zone was already loaded: a re-run is fine
 RNDC_RECONFIG_OK = ""  # rndc reconfig prints nothing on success
 KAMCMD_RELOAD_OK = "Ok. Dispatcher successfully reloaded."  # kamcmd dispatcher.reload, Kamailio 5.6
+RNDC_NOT_FOUND = "not found"  # rndc retransfer of a zone the server does not (yet) hold
+CATALOG_MEMBER_WAIT_S = 30  # a catalog member's creation: the catalog's transfer, then its update interval
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,9 @@ class Reload:
     expected: str
     placeholder: bool = False
     down: bool = False  # the element is drained itself (down): skipped, loaded when it comes back
+    # seconds the script retries a command answered "not found": a zone a catalog creates on a
+    # secondary (RFC 9432) exists only once the catalog is transferred and processed
+    wait_s: int = 0
 
 
 @dataclass
@@ -283,35 +288,42 @@ def first_address(el: Element) -> str:
     return (v4 or list(el.addresses))[0]
 
 
-def rejoin_reloads(topo: Topology, drained: DnsPlan, demoted: tuple[str, ...]) -> list[Reload]:
+def rejoin_reloads(topo: Topology, drained: DnsPlan, demoted: tuple[str, ...],
+                   excluded: frozenset[str] = frozenset()) -> list[Reload]:
     """What a drained primary runs when it comes back as a secondary of the promoted server: a
     fresh transfer of every zone it holds (``rndc retransfer``; the copies it may keep on disk
     from an earlier time as a secondary are older, and a secondary loaded from disk waits for its
-    refresh timer before asking)."""
-    return retransfers(topo, drained, demoted, down=True)
+    refresh timer before asking). ``excluded``: the drained elements (the layout it rejoins)."""
+    return retransfers(topo, drained, demoted, down=True, excluded=excluded)
 
 
-def retransfers(topo: Topology, plan: DnsPlan, ids: Iterable[str], down: bool = False) -> list[Reload]:
-    """``rndc retransfer ZONE IN VIEW`` for every zone instance the servers ``ids`` hold (a
-    zone shared with ``in-view`` once, in the view that defines it)."""
-    from imsdr.dns.views import server_layout
+def retransfers(topo: Topology, plan: DnsPlan, ids: Iterable[str], down: bool = False,
+                excluded: frozenset[str] = frozenset()) -> list[Reload]:
+    """``rndc retransfer ZONE IN VIEW`` for every zone instance the servers ``ids`` hold in the
+    layout without ``excluded``: a zone shared with ``in-view`` once, in the view that defines
+    it; on a secondary fed by catalog zones every view's copy, as each is its own zone there
+    (a copy skipped would keep serving what it loaded from disk until its refresh timer)."""
+    from imsdr.dns.views import server_layout, uses_catalogs
 
-    layout = {s.id: s for s in server_layout(topo).servers}
+    layout = server_layout(topo, excluded)
+    servers = {s.id: s for s in layout.servers}
     out: list[Reload] = []
     for ident in ids:
-        el, server = topo.elements[ident], layout.get(ident)
+        el, server = topo.elements[ident], servers.get(ident)
         plat = platform_of(topo, el)
+        own_copies = server is not None and server.role == "secondary" and uses_catalogs(layout, server)
         seen: set[str] = set()
         for view in plan.views:
             if view.side == "none" or (server is not None and not server.holds(view)):
                 continue
             for zone in plan.view_zones(view):
                 path = zone_file_path(view, zone, plan).path
-                if path in seen:
+                if path in seen and not own_copies:
                     continue  # a zone shared with in-view: transferred once, in the view that defines it
                 seen.add(path)
                 out.append(Reload(ident, first_address(el), f"{plat.control} retransfer {zone} IN {view.name}",
-                                  "", plat.placeholder, down=down))
+                                  "", plat.placeholder, down=down,
+                                  wait_s=CATALOG_MEMBER_WAIT_S if own_copies else 0))
     return out
 
 
@@ -422,7 +434,7 @@ def drained_state(topo: Topology, ids: Iterable[str], normal: DnsPlan | None = N
     return DrainedState(topo, drained_ids, normal, drained,
                         DrainChanges(drained_ids, records, dispatcher, commands, layout, promoted, demoted,
                                      promotion_reloads(topo, promoted, demoted, normal),
-                                     rejoin_reloads(topo, drained, demoted)))
+                                     rejoin_reloads(topo, drained, demoted, gone)))
 
 
 RELOAD_DIR = "reload"
@@ -455,7 +467,12 @@ def render_reload_script(element: str, commands: list[Reload], title: str, inven
     ]
     for r in commands:
         quoted = _sh_quote(r.command)
-        lines.append(f"out=$({r.command} 2>&1) || fail {quoted} \"$out\"")
+        if r.wait_s:  # "not found" is retried once a second: the zone is still to be created
+            lines.append(f"n=0; while ! out=$({r.command} 2>&1); do case \"$out\" in *{_sh_quote(RNDC_NOT_FOUND)}*) "
+                         f"[ \"$n\" -lt {r.wait_s} ] || fail {quoted} \"$out\"; n=$((n+1)); sleep 1 ;; "
+                         f"*) fail {quoted} \"$out\" ;; esac; done")
+        else:
+            lines.append(f"out=$({r.command} 2>&1) || fail {quoted} \"$out\"")
         if r.expected == RNDC_RELOAD_OK:
             lines.append(f"case \"$out\" in {_sh_quote(RNDC_RELOAD_OK)}|{_sh_quote(RNDC_RELOAD_CURRENT)}) ;; "
                          f"*) fail {quoted} \"$out\" ;; esac")

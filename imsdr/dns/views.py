@@ -119,6 +119,14 @@ class ServerLayout:
         return [s for s in self.servers if s.role == "secondary"]
 
 
+def uses_catalogs(layout: ServerLayout, server: Server) -> bool:
+    """Whether ``server``'s area distributes its member zones by catalog zones (RFC 9432): under
+    master-slave and backend-db, when the area has a secondary. A secondary of such an area holds
+    every view's copy of a zone as its own zone (no ``in-view``: a catalog lives in one view)."""
+    return layout.sync != "provisioning" and any(
+        s.role == "secondary" and s.area == server.area for s in layout.servers)
+
+
 def _address(el: Element, access: bool = False) -> str:
     addresses = (el.access_addresses or el.addresses) if access else el.addresses
     v4 = [a for a in addresses if ":" not in a]
@@ -321,10 +329,8 @@ class NamedConfParts:
         self.base_largest: dict[tuple[str, str], int] = {}  # (side, zone) -> its largest rrset
 
     def catalogs(self, server: Server) -> bool:
-        """Whether ``server``'s area distributes its member zones by catalog zones (RFC 9432):
-        under master-slave and backend-db, when the area has a secondary."""
-        return self.layout.sync != "provisioning" and any(
-            s.role == "secondary" and s.area == server.area for s in self.layout.servers)
+        """Whether ``server``'s area distributes its member zones by catalog zones (RFC 9432)."""
+        return uses_catalogs(self.layout, server)
 
     def _catalog_primary(self, view: ViewPlan, peers_notify: list[Server], peers: list[str]) -> list[str]:
         """The view's catalog zone on a primary: NOTIFY and transfer to the secondaries with the
