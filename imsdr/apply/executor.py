@@ -61,6 +61,19 @@ def plan_digest(tree: dict[str, bytes]) -> str:
     return sha256("".join(f"{rel}\0{sha256(data)}\n" for rel, data in sorted(tree.items())).encode())
 
 
+def bind_refs(tid: str, tree: dict[str, bytes]) -> list[servers.ZoneRef]:
+    """The zones of a BIND target's fragment in ``tree`` (plan paths), and the member zones its
+    secondary catalogs list there: a secondary converges on those."""
+    refs = servers.zone_refs(tree.get(f"dns/named/{tid}.conf", b"").decode("utf-8"))
+    return refs + servers.catalog_members(refs, tree)
+
+
+def delivered_tree(files: dict[str, dict[str, bytes]]) -> dict[str, bytes]:
+    """The plan paths of the files delivered to BIND targets (target id -> path inside the target ->
+    content): a rollback has no plan directory, and the catalogs it goes back to are the primaries'."""
+    return {f"dns/{rel}": data for tid_files in files.values() for rel, data in tid_files.items()}
+
+
 def target_files(tree: dict[str, bytes], target: Target) -> TargetPlan:
     """The rendered files of one target, keyed by their path inside the target's directory."""
     tid = target.id
@@ -69,8 +82,7 @@ def target_files(tree: dict[str, bytes], target: Target) -> TargetPlan:
         if fragment is None:
             raise ImsdrError(f"targets.{tid}: the plan has no dns/named/{tid}.conf (is {tid} a DNS server "
                              "of this inventory?)")
-        refs = servers.zone_refs(fragment.decode("utf-8"))
-        refs += servers.catalog_members(refs, tree)
+        refs = bind_refs(tid, tree)
         files = {f"named/{tid}.conf": fragment}
         if "dns/named-options.conf" in tree:
             files["named-options.conf"] = tree["dns/named-options.conf"]
@@ -335,8 +347,12 @@ class Applier:
             if not plans:
                 return Result("nothing", self.apply_id, str(journal.path), [], [])
             goal = {tp.target.id: self._old_files(previous[tp.target.id]) for tp in plans}
-            goal_plans = [TargetPlan(tp.target, goal[tp.target.id], servers.zone_refs(
-                goal[tp.target.id].get(f"named/{tp.target.id}.conf", b"").decode()), tp.secondary) for tp in plans]
+            # a secondary's zones come from its catalogs: the members the goal's catalogs list are
+            # what it must converge on (and be transferred again)
+            goal_tree = delivered_tree({tp.target.id: goal[tp.target.id] for tp in plans if tp.target.kind == "bind"})
+            goal_plans = [TargetPlan(tp.target, goal[tp.target.id],
+                                     bind_refs(tp.target.id, goal_tree) if tp.target.kind == "bind" else [],
+                                     tp.secondary) for tp in plans]
             self._serials(ctx, goal_plans, lambda tp: tp.files)
             moves = self._moves(ctx, goal_plans, (), {tp.target.id: current[tp.target.id].files for tp in plans},
                                 goal, "rollback ")
