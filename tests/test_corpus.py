@@ -66,7 +66,19 @@ COMMANDS = [
     Command("enum-update", lambda inv, out: ["enum-update", inv, "--enum-exceptions", f"{out}.csv",
                                              "--server", "127.0.0.1:9", "--keys", f"{out}.keys",
                                              "--timeout", "0.1"]),
+    # --inventory is read to render the failback into the plan directory, after the targets file
+    Command("apply", lambda inv, out: ["apply", out, "--targets", apply_targets(Path(out).parent.parent),
+                                       "--state", str(Path(out).parent.parent / "apply-state"),
+                                       "--failback", "--inventory", inv]),
 ]
+
+
+def apply_targets(base: Path) -> str:
+    """A valid targets file outside the watched work directory (one Diameter client)."""
+    path = base / "apply-targets.yaml"
+    path.write_text(f"version: 1\nroot: {base}\ntargets:\n  cscf-a:\n    kind: diameter\n"
+                    "    directory: cscf-a\n    reload: [true]\n", encoding="utf-8")
+    return str(path)
 
 runner = CliRunner()
 CLI = typer.main.get_command(app)  # the command tree, walked to find every inventory command
