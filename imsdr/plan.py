@@ -4,6 +4,9 @@
 ``check_plan`` renders into a temporary directory and diffs it against an existing tree.
 Each stage reads the output of the one before; analyses are reused by every renderer so the
 runbook shows exactly what ``check``, ``capacity``, ``simulate`` and ``render dns`` produce.
+
+One module past 600 lines: it is the pipeline, one stage per function over one ``Analysis``;
+the stages' order and what each hands the next are easiest to check read top to bottom.
 """
 
 from __future__ import annotations

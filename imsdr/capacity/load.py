@@ -22,6 +22,10 @@ users hands them to that SBC's P-CSCF list.
   of service, Erlang B); the peers take over.
 * ENUM/DNS, AS and CSCFs without the S-CSCF role: no load unit; they carry every subscriber
   structurally (infinite capacity) so losing every set/peer shows as an outage.
+
+One module past 600 lines: every load unit (per element type) is built from the same flows,
+weights and capacities of one pass over the topology; split per type, each part would rebuild
+that pass or take it as a parameter list of a dozen indices.
 """
 
 from __future__ import annotations

@@ -38,6 +38,10 @@ Addresses come from ranges reserved for documentation and benchmarking only: IPv
 5,000 elements): site core subnets are /24s of 198.18.0.0/16, local-network user prefixes
 /26s of 198.19.0.0/16; IPv6 from 2001:db8::/32 (RFC 3849): a /48 per site and per local
 network. Domains are under example.net (RFC 2606).
+
+One module past 600 lines: it is one generator whose parts (addresses, sites, elements, DNS
+areas, sizing) share the numbering and the per-province counters; split, every part would take
+the generator's whole state as arguments.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Atomic output: build everything in a temporary directory beside the target, then swap.
 
 On any error the previous output stays byte-identical and no temporary files are left.
+
+One module past 600 lines: staging, the marker, the lock and the swap form one protocol whose
+steps check each other's invariants (the lock held from the check of the target to the rename).
 """
 
 from __future__ import annotations
