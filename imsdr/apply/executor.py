@@ -302,19 +302,26 @@ class Applier:
         if not pending:
             return []
         by_id = {tp.target.id: tp for tp in plans}
-        done = []
-        moves: list[tuple[TargetPlan, dict[str, str], dict[str, bytes]]] = []
+        goals: dict[str, dict[str, bytes]] = {}
         for tid, change in sorted(pending.get("targets", {}).items()):
-            tp = by_id.get(tid)
-            if tp is None:
+            if tid not in by_id:
                 continue
             to = Record.from_dict(change["to"], "pending.json")
             frm = Record.from_dict(change["from"], "pending.json") if change.get("from") else None
-            goal = frm or to
-            goal_files = {rel: self.state.load(d) for rel, d in goal.files.items()}
+            goals[tid] = self._old_files(frm or to)
+        # a secondary's zones are the members its goal catalogs list: the catalogs the primaries go
+        # back to (or keep, when the stopped apply had not reached them), not the new plan's
+        goal_tree = delivered_tree({tp.target.id: goals.get(tp.target.id) or self._old_files(
+            self.state.record(tp.target.id)) for tp in plans if tp.target.kind == "bind"})
+        done = []
+        moves: list[tuple[TargetPlan, dict[str, str], dict[str, bytes]]] = []
+        for tid, goal_files in goals.items():
+            tp = by_id[tid]
+            refs = bind_refs(tid, goal_tree) if tp.target.kind == "bind" else []
+            secondary = bool(refs) and all(ref.kind == "secondary" for ref in refs)
             # the target may hold either set: every file of the goal is delivered again
-            other = {rel: "0" * 64 for rel in goal.files}
-            moves.append((TargetPlan(tp.target, goal_files, tp.refs, tp.secondary), other, goal_files))
+            other = {rel: "0" * 64 for rel in goal_files}
+            moves.append((TargetPlan(tp.target, goal_files, refs, secondary), other, goal_files))
             done.append(tid)
         recovered_plans = [m[0] for m in moves]
         self._serials(ctx, recovered_plans + [tp for tp in plans if tp.target.id not in done],

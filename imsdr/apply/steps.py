@@ -18,6 +18,7 @@ from imsdr.apply import servers
 from imsdr.apply.journal import Journal
 from imsdr.apply.state import StateDir, sha256
 from imsdr.apply.targets import Target, Targets
+from imsdr.dns.drain import CATALOG_MEMBER_WAIT_S, RNDC_NOT_FOUND
 from imsdr.errors import ImsdrError
 from imsdr.output.atomic import safe_join, write_files_atomically
 from imsdr.runbook.steps import Step
@@ -26,6 +27,7 @@ OWNER = {"role": "imsdr apply", "name": "", "phone": ""}
 CONVERGE_POLL_S = 0.2
 ROLLBACK_CONVERGE_MIN_S = 30.0
 RELOAD_DELTA_WAIT_S = 12.0  # Kamailio dispatcher's reload_delta is 5 s by default
+NOT_FOUND_RETRY_S = 1.0
 
 
 
@@ -58,6 +60,23 @@ class ApplyFailed(Exception):
 
 
 # --- one target's change: deliver, reload, verify ------------------------------------------------
+
+def retransfer(target: Target, ref: servers.ZoneRef) -> servers.Outcome:
+    """``rndc retransfer ZONE IN VIEW``. A member zone of a catalog (RFC 9432; no file of its own in
+    the fragment) exists on the secondary only once the catalog is transferred and processed: its
+    "not found" is asked again once a second, at most CATALOG_MEMBER_WAIT_S times, as the DNS
+    failback script does (imsdr.dns.drain). Any other failure, or a zone the fragment declares,
+    fails at once."""
+    assert target.rndc is not None
+    argv = target.rndc.argv("retransfer", ref.zone, "IN", ref.view)
+    outcome = servers.run(argv)
+    retries = CATALOG_MEMBER_WAIT_S if ref.file == "" else 0
+    while not outcome.ok and RNDC_NOT_FOUND in outcome.output and retries > 0:
+        retries -= 1
+        time.sleep(NOT_FOUND_RETRY_S)
+        outcome = servers.run(argv)
+    return outcome
+
 
 @dataclass
 class Context:
@@ -189,9 +208,12 @@ def verify_steps(ctx: Context, tp: TargetPlan, files: dict[str, bytes], phase: s
                     assert target.rndc is not None
                     for (view, zone), serial in sorted(pending.items()):
                         if servers.served_serial(target, by_key[(view, zone)], ctx.ring) != serial:
-                            outcome = servers.run(target.rndc.argv("retransfer", zone, "IN", view))
+                            outcome = retransfer(target, by_key[(view, zone)])
                             if not outcome.ok:
                                 return False, outcome.output
+                    # a member zone the catalog created late took some of the time: the transfer
+                    # itself still has the whole limit
+                    deadline = time.monotonic() + limit
                 while pending:
                     for key, serial in list(pending.items()):
                         if servers.served_serial(target, by_key[key], ctx.ring) == serial:
