@@ -280,13 +280,19 @@ def run_in_netns(test_file: str, test_name: str, addresses: tuple[str, ...], sum
     return found.group(0)
 
 
-def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """Stop a server process a test started, by its pid: SIGTERM, then SIGKILL after ``timeout``."""
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0, group: bool = False) -> None:
+    """Stop a server process a test started, by its pid: SIGTERM, then SIGKILL after ``timeout``.
+    ``group``: the process leads its own session (``start_new_session``): its whole group is
+    signalled, woken first in case a test froze it (SIGSTOP)."""
     if process.poll() is not None:
         return
-    os.kill(process.pid, signal.SIGTERM)
+    kill = os.killpg if group else os.kill
     try:
+        if group:
+            kill(process.pid, signal.SIGCONT)
+        kill(process.pid, signal.SIGTERM)
         process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.kill(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        with contextlib.suppress(ProcessLookupError):
+            kill(process.pid, signal.SIGKILL)
         process.wait(timeout=timeout)

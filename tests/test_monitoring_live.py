@@ -17,7 +17,6 @@ wrote.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import signal
@@ -31,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from named_harness import free_port
+from named_harness import free_port, stop_process
 from test_rehearsal import Lab, running_lab
 
 SCRAPE_S = 1  # scrape and evaluation interval of the test Prometheus
@@ -64,13 +63,7 @@ class Stack:
 
     def stop(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
+            stop_process(proc, timeout=15, group=True)
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name} ---\n{p.read_text(errors='replace')[-3000:]}"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from named_harness import RNDC_SECRET, free_port, wrapper_conf
+from named_harness import RNDC_SECRET, free_port, stop_process, wrapper_conf
 from test_dns_kamailio import kamailio_bin, kamcmd_bin, module_dir
 
 # Kamailio's dispatcher pinger and tm timers tick in whole seconds: a state change can come up to one
@@ -157,14 +157,7 @@ class Lab:
 
     def stop_all(self) -> None:
         for name, proc in self.processes.items():
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGCONT)
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    proc.wait(timeout=10)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
+            stop_process(proc, group=True)
             log = self.root / f"{name}.log"
             if log.exists() and proc.returncode not in (0, -15, None):
                 sys.stderr.write(f"--- {name} ---\n{log.read_text(errors='replace')[-2000:]}\n")

@@ -29,7 +29,7 @@ import dns.tsigkeyring
 import dns.zone
 
 from imsdr.apply.targets import Target
-from imsdr.dns.catalog import CATALOG_SUFFIX
+from imsdr.dns.catalog import CATALOG_DIRECTORY, CATALOG_SUFFIX
 from imsdr.errors import ImsdrError
 from imsdr.untrusted import read_untrusted_text
 
@@ -63,7 +63,7 @@ def catalog_members(refs: list[ZoneRef], tree: dict[str, bytes]) -> list[ZoneRef
     for ref in refs:
         if ref.kind != "secondary" or queryable(ref):
             continue
-        data = tree.get(f"dns/catalogs/{ref.zone}.zone")
+        data = tree.get(f"dns/{CATALOG_DIRECTORY}/{ref.zone}.zone")  # named after its zone, as every zone file
         if data is None:
             continue
         parsed = dns.zone.from_text(data.decode("utf-8"), origin=ref.zone, relativize=False, check_origin=False)

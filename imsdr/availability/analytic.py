@@ -21,9 +21,11 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING
+from operator import itemgetter
+from typing import TYPE_CHECKING, TypeVar
 
 from imsdr.availability.figures import Contributor, CutSet, Importance
 from imsdr.availability.importance import fussell_vesely
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
 #: the element types whose switchover is the re-registration window of their users' access type
 ACCESS_ELEMENTS = frozenset({"sbc", "pcscf"})
+T = TypeVar("T")
 EXACT_LIMIT = 12  # inclusion–exclusion over at most this many cut sets (2^12 terms)
 KEEP_CUTS = 20  # cut sets listed per service (all are counted)
 KEEP_IMPORTANCE = 10
@@ -344,7 +347,7 @@ class AvailabilityModel:
             outage = _union_probability(list(cuts), self.q) * MINUTES_PER_YEAR
         else:
             outage = math.fsum(m for m, _c, _f in scored)
-        top = _largest(scored, KEEP_CUTS)
+        top = _largest(scored, KEEP_CUTS, itemgetter(0))
         ranked = sorted((self.cut_set(c, f) for _m, c, f in top),
                         key=lambda cs: (-cs.minutes, len(cs.events), cs.events))[:KEEP_CUTS]
         in_cuts: dict[int, float] = defaultdict(float)
@@ -365,8 +368,8 @@ class AvailabilityModel:
             involved = dict(in_cuts)
             for k, m in switch.items():
                 involved[k] = involved.get(k, 0.0) + m
-            importance = fussell_vesely({events[k].id: m for k, m in _largest_items(involved, KEEP_IMPORTANCE)},
-                                        downtime, KEEP_IMPORTANCE)
+            most = _largest(list(involved.items()), KEEP_IMPORTANCE, itemgetter(1))
+            importance = fussell_vesely({events[k].id: m for k, m in most}, downtime, KEEP_IMPORTANCE)
             rows.append(ServiceAvailability(
                 service, ln_id, access, users, target, 1 - downtime / MINUTES_PER_YEAR, outage, switchover,
                 "exact" if exact else "rare-event", len(cuts), tuple(ranked),
@@ -393,21 +396,13 @@ def _redundant(combo: list[int], k: int, down: dict[int, frozenset[int]]) -> boo
     return any(down[c] <= frozenset().union(*(down[o] for o in chosen if o != c)) for c in combo)
 
 
-def _largest(scored: list[tuple[float, frozenset[int], float]], n: int) -> list[tuple[float, frozenset[int], float]]:
-    """The entries whose minutes are among the ``n`` largest (ties at the border all kept, so that
+def _largest(entries: list[T], n: int, value: Callable[[T], float]) -> list[T]:
+    """The entries whose value is among the ``n`` largest (ties at the border all kept, so that
     the caller's full ordering decides between them exactly as a sort of everything would)."""
-    if len(scored) <= n:
-        return scored
-    border = heapq.nlargest(n, (m for m, _c, _f in scored))[-1]
-    return [s for s in scored if s[0] >= border]
-
-
-def _largest_items(values: dict[int, float], n: int) -> list[tuple[int, float]]:
-    """The items with the ``n`` largest values (ties at the border kept, see :func:`_largest`)."""
-    if len(values) <= n:
-        return list(values.items())
-    border = heapq.nlargest(n, values.values())[-1]
-    return [(k, v) for k, v in values.items() if v >= border]
+    if len(entries) <= n:
+        return entries
+    border = heapq.nlargest(n, map(value, entries))[-1]
+    return [e for e in entries if value(e) >= border]
 
 
 def _union_probability(cuts: list[frozenset[int]], q: list[float]) -> float:
