@@ -551,6 +551,7 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
 
         drained = resolve_drain(pipe.topology, pipe.drain)
     written = False
+    made: set[Path] = set()  # directories created: one mkdir per client, not one per file
     for config in iter_diameter_configs(pipe.topology, drained):
         if not written:
             directory.mkdir(parents=True, exist_ok=True)
@@ -558,7 +559,9 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
             written = True
         for name, text in config.files.items():
             path = safe_join(directory, f"{config.client}/{name}")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
             write_text(path, text, digests)
 
 
@@ -568,7 +571,7 @@ def _write_monitoring(pipe: Pipeline, directory: Path, digests: WrittenDigests |
     from imsdr.output.atomic import safe_join, write_text
 
     directory.mkdir(parents=True, exist_ok=True)
-    for name, text in sorted(monitoring_files(pipe.analysis).items()):
+    for name, text in sorted(monitoring_files(pipe.analysis, dns_plan=pipe.dns_plan).items()):
         write_text(safe_join(directory, name), text, digests)
 
 

@@ -238,3 +238,23 @@ def test_the_national_example_passes_promtool_with_lint_fatal(tmp_path: Path) ->
              for r in g["rules"] if "alert" in r]
     assert len(links) > 1000 and any(page.startswith("capacity-") for page, _ in links)
     assert [(page, anchor) for page, anchor in links if anchor not in headings.get(page, set())] == []
+
+
+def test_the_runs_dns_plan_is_probed_without_building_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plan` hands monitoring its DNS plan: the probe files list that plan's views, the same bytes
+    as with a lazy plan of their own, and no second plan is built (nationally: seconds each)."""
+    import imsdr.dns.plan as dns_plan
+    from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE
+
+    topology = load_topology(INVENTORIES[1])
+    own = monitoring_files(Analysis(topology))
+    plan = dns_plan.build_dns_plan(topology)
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("monitoring built a DNS plan of its own")
+
+    monkeypatch.setattr(dns_plan, "build_dns_plan", refuse)
+    given = monitoring_files(Analysis(topology), dns_plan=plan)
+    assert given == own
+    assert all(f"imsdr_dns_{view.name}:" in given[BLACKBOX_FILE] for view in plan.views)
+    assert given[PROMETHEUS_FILE].count("job_name: \"imsdr-dns-probe-") == len(plan.views)

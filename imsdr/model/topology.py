@@ -69,6 +69,7 @@ class Topology:
         self.inventory = inventory
         self.source = source
         self._with_role: dict[str, tuple[Element, ...]] = {}
+        self._home_domain: dict[str, str] = {}  # host name -> home_domain (asked per peer of every Diameter file)
         # provisioned per-number ENUM records (a file given beside the inventory, never in it):
         # every DNS plan built from this topology places them (imsdr.dns.enum_exceptions). An
         # imsdr.dns.enum_exceptions.EnumExceptions, typed as object: the model sits below dns
@@ -107,11 +108,15 @@ class Topology:
         """The home domain the element's host name is under (the longest of
         ``network.home_domains``), else the primary one: its Diameter realm (imsdr.diameter)."""
         name = self.fqdn(element)
+        known = self._home_domain.get(name)
+        if known is not None:
+            return known
         best = ""
         for domain in self.network.home_domains:
             if name.endswith("." + domain) and len(domain) > len(best):
                 best = domain
-        return best or self.network.primary_domain
+        known = self._home_domain[name] = best or self.network.primary_domain
+        return known
 
     def element_region(self, element: Element | str) -> str:
         el = self.elements[element] if isinstance(element, str) else element

@@ -23,6 +23,7 @@ from imsdr.monitoring.ruletext import regex_alternation as _regex_alternation
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
+    from imsdr.dns.plan import DnsPlan
 
 LOAD_METRIC = "imsdr_element_load"
 PROJECTED = "imsdr:failure_projected_utilisation"
@@ -80,8 +81,10 @@ def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str, page_na
     ]
 
 
-def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> dict[str, str]:
-    """name → text of every file of the monitoring/ tree."""
+def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/",
+                     dns_plan: DnsPlan | None = None) -> dict[str, str]:
+    """name → text of every file of the monitoring/ tree; ``dns_plan``: the run's DNS plan, if
+    the caller has built one (its views are probed; else a lazy plan is built for them)."""
     from imsdr.rules.registry import all_rules
 
     severities: dict[str, Any] = {rule.id: SEVERITY[rule.severity.value] for rule in all_rules()}
@@ -102,10 +105,17 @@ def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> 
     topology = analysis.topology
     for name, build in ((DNS_FILE, dns_rules), (SIP_FILE, sip_rules), (DIAMETER_FILE, diameter_rules)):
         files[name] = build(topology, runbook_base, severity)[0]
-    from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE, blackbox_config, prometheus_config
+    from imsdr.monitoring.probes import (
+        BLACKBOX_FILE,
+        PROMETHEUS_FILE,
+        blackbox_config,
+        prometheus_config,
+        view_probes,
+    )
 
-    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files))
-    files[BLACKBOX_FILE] = blackbox_config(topology)
+    probes = view_probes(topology, dns_plan)
+    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files), probes)
+    files[BLACKBOX_FILE] = blackbox_config(topology, probes)
     return files
 
 
