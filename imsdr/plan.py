@@ -28,6 +28,7 @@ from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
+    from imsdr.capacity.storm import MovedUsers
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget, WrittenDigests
     from imsdr.runbook.sandbox import TemplateLimits
@@ -232,8 +233,8 @@ def _scenarios(pipe: Pipeline) -> None:
             pipe.analyses.element_rows[row["failed"][0]] = {
                 "verdict": row["verdict"], "switchover_s": row["switchover_s"]}
     for el_id in simulated_elements(topo):
-        sim = simulation_to_dict(simulate(topo, [el_id], eng, storm_index=storms, risks=risks))
-        pipe.analyses.element_failures[el_id] = element_failure(sim)
+        report = simulate(topo, [el_id], eng, storm_index=storms, risks=risks, storm=False)
+        pipe.analyses.element_failures[el_id] = element_failure(simulation_to_dict(report), report.moved)
 
 
 def simulated_elements(topo: Topology) -> list[str]:
@@ -274,8 +275,12 @@ def _slowest(failed: list[dict[str, Any]]) -> dict[str, Any] | None:
     return best
 
 
-def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
-    """One element's simulation, as the type pages read it."""
+def element_failure(sim: dict[str, Any], moved: MovedUsers | None = None) -> dict[str, Any]:
+    """One element's simulation, as the type pages read it. ``moved``: the simulation's
+    :class:`~imsdr.capacity.storm.MovedUsers` (``simulate(storm=False)``), given as its storm:
+    the failback actions read only who moves (imsdr.runbook.actions.storm)."""
+    from imsdr.capacity.storm import moved_to_dict
+
     f = sim["failed"][0]
     timeline = _timeline(f)
     return {
@@ -292,7 +297,8 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
         "impact": list(f["impact"]),
         "failback": list(f["failback"]),
         "load": f["load"],
-        "storm": sim.get("storm"),  # the traffic model's storm (imsdr.capacity.storm.storm_to_dict)
+        # the traffic model's storm (imsdr.capacity.storm.storm_to_dict), or of it who moves
+        "storm": sim.get("storm") if moved is None else moved_to_dict(moved),
     }
 
 

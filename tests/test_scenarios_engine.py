@@ -299,3 +299,25 @@ def test_load_is_conserved_for_any_failure_set(province_engine: Engine, data: st
     if outcome.verdict != "outage":
         assert (outcome.verdict == "degraded") == bool(above_limit), (sorted(failed), above_limit)
         assert outcome.users == 0
+
+
+@pytest.mark.parametrize("name", ["lab.yaml", "province.yaml"])
+def test_who_moves_without_the_storm_is_what_the_storm_says(name: str) -> None:
+    """`simulate(storm=False)` (the plan's element failures): the same report without the storm at
+    the survivors, and who moves with the numbers and spelling of the full storm's entries."""
+    from imsdr.capacity.storm import MOVED_KEYS, moved_to_dict, storm_to_dict
+    from imsdr.plan import load_topology
+
+    topo = load_topology(Path(__file__).resolve().parent.parent / "inventories" / name)
+    eng = Engine(topo, exact_numbers=False)
+    seen = {"moved": 0, "restored": 0, "failback": 0}
+    for ident in [*sorted(topo.sites), *sorted(topo.elements)]:
+        full, light = simulate(topo, [ident], eng), simulate(topo, [ident], eng, storm=False)
+        assert light.storm is None and light.moved is not None and full.moved is None
+        storm = storm_to_dict(full.storm)  # type: ignore[arg-type]
+        assert moved_to_dict(light.moved) == {key: storm[key] for key in MOVED_KEYS}
+        assert {**simulation_to_dict(light), "storm": None} == {**simulation_to_dict(full), "storm": None}
+        seen["moved"] += storm["moved_users"] > 0
+        seen["restored"] += storm["restored_users"] > 0
+        seen["failback"] += bool(storm["failback"])
+    assert seen["moved"] and seen["failback"], seen  # the comparison covered failures that move users

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.engine import NO_LOSS, Engine, Outcome
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
-from imsdr.capacity.storm import Storm, StormIndex, registration_storm, storm_to_dict
+from imsdr.capacity.storm import MovedUsers, Storm, StormIndex, moved_users, registration_storm, storm_to_dict
 from imsdr.capacity.timing import (
     Switchover,
     access_types,
@@ -90,6 +90,7 @@ class SimulationReport:
     switchover_from: str | None
     verdict: str
     storm: Storm | None = None  # the registration storm of the failure
+    moved: MovedUsers | None = None  # instead of the storm (``simulate(storm=False)``): who moves
 
 
 _PREFIXES = ("site", "element", "region", "power", "route")
@@ -186,13 +187,16 @@ def _lookup(
 def simulate(
     topology: Topology, failed_ids: list[str], engine: Engine | None = None, radius: Radius | None = None,
     storm_index: StormIndex | None = None, risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
+    storm: bool = True,
 ) -> SimulationReport:
     """Fail ``failed_ids`` (sites, elements, regions, power feeds, transmission routes) and the
     sites inside ``radius``; report takeover, capacity, time and impact.
 
     ``storm_index``: the engine's :class:`StormIndex`, when the caller simulates many failures with
     one engine (the plan simulates every element: building it for each costs ~30 ms nationally);
-    ``risks``: :func:`risk_sites` of the topology, likewise."""
+    ``risks``: :func:`risk_sites` of the topology, likewise. ``storm=False``: the report's
+    ``moved`` (who moves, the failback storm) instead of the registration storm at every survivor
+    (the plan's element failures read only that: most of a single element's simulation is its storm)."""
     eng = engine or Engine(topology, exact_numbers=False)
     sites, elements = resolve_ids(topology, list(failed_ids), radius, risks)
     outcome = eng.evaluate(elements, detail=True)
@@ -258,7 +262,8 @@ def simulate(
         switchover_s=outcome.switchover_s,
         switchover_from=outcome.worst_switchover_from,
         verdict=outcome.verdict,
-        storm=registration_storm(topology, eng, outcome, storm_index),
+        storm=registration_storm(topology, eng, outcome, storm_index) if storm else None,
+        moved=None if storm else moved_users(topology, eng, outcome),
     )
 
 
