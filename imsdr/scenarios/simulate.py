@@ -286,7 +286,7 @@ def _failed_element(topology: Topology, eng: Engine, outcome: Outcome, el: Eleme
     how = _how(topology, el, takers)
     if load <= 0:
         how = "carries no load normally (standby or unused): nothing needs to take over"
-    sw = switchover(topology, el) if (takers or load <= 0) and unserved <= 1e-9 else None
+    sw = switchover(topology, el, eng.access) if (takers or load <= 0) and unserved <= 1e-9 else None
     impact, failback = _texts(topology, eng, outcome, el, takers, got)
     return FailedElement(
         el.id, t, el.site, round(load, 3), unit, takers, how, round(unserved, 3), sw, impact, failback
@@ -371,7 +371,7 @@ def _texts(
     failback: list[str] = []
     # the access types of the users registered through it (a backup listing adds none): the fixed
     # refresh applies to fixed users only, PS users are restored by P-CSCF restoration (TS 23.380)
-    kinds = access_types(topology, el) if t in ("sbc", "pcscf") else ()
+    kinds = access_types(topology, el, eng.access) if t in ("sbc", "pcscf") else ()
     if t == "sbc":
         impact += [
             lost_calls,
@@ -457,7 +457,7 @@ def _texts(
                 f"- until then the loss of {active} stops the service"
             )
         elif takers:
-            sw = switchover(topology, el)
+            sw = switchover(topology, el, eng.access)
             impact.append(
                 f"Diameter clients (I-CSCF, S-CSCF, AS) detect a host or path loss in {detection.seconds} s "
                 f"({detection.how}), a hung application in {hung.seconds} s ({hung.how}), and fail over to {names}"
@@ -558,7 +558,7 @@ def _texts(
         ]
         failback.append(f"new sessions return to {el.id} once it answers OPTIONS; existing ones stay")
     if t in ("sbc", "pcscf"):
-        windows = access_windows(topology, el)
+        windows = access_windows(topology, el, eng.access)
         if "ps" in windows:
             mode = topology.network.restoration.pcscf_restoration
             if mode != "none":
