@@ -321,3 +321,16 @@ def test_who_moves_without_the_storm_is_what_the_storm_says(name: str) -> None:
         seen["restored"] += storm["restored_users"] > 0
         seen["failback"] += bool(storm["failback"])
     assert seen["moved"] and seen["failback"], seen  # the comparison covered failures that move users
+
+
+def test_an_mgcf_failure_names_each_gateway_it_controls_first() -> None:
+    """An MGCF's impact lines name the IM-MGWs whose first controller it is (in inventory order,
+    with their backup MGCF or none), and only those."""
+    from imsdr.plan import load_topology
+
+    topo = load_topology(Path(__file__).resolve().parent.parent / "inventories" / "province.yaml")
+    lines = [line for line in simulate(topo, ["mgcf-a-1"]).failed[0].impact if line.startswith("IM-MGW ")]
+    assert len(lines) == 1 and lines[0].startswith("IM-MGW imgw-a-1 notices its MGCF is gone")
+    assert lines[0].endswith("its backup MGCF mgcf-b-1 (H.248.1 ServiceChange)")
+    assert list(topo.imgws_by_mgcf) == ["mgcf-a-1", "mgcf-b-1"]
+    assert [g.id for g in topo.imgws_by_mgcf["mgcf-b-1"]] == ["imgw-b-1"]

@@ -157,6 +157,21 @@ class Topology:
                     result[ln_id] = hub
         return result
 
+    @cached_property
+    def dr_sbc_ids(self) -> frozenset[str]:
+        """The SBCs that back up another local network (the values of :attr:`dr_sbc`)."""
+        return frozenset(sbc.id for sbc in self.dr_sbc.values())
+
+    @cached_property
+    def imgws_by_mgcf(self) -> dict[str, list[Element]]:
+        """MGCF id → the IM-MGWs it controls first (``controlled_by[0]``), in inventory order:
+        every MGCF failure names its gateways (grouped once, not a walk of all IM-MGWs each)."""
+        out: dict[str, list[Element]] = {}
+        for gw in self.by_type.get("imgw", []):
+            if gw.controlled_by:
+                out.setdefault(gw.controlled_by[0], []).append(gw)
+        return out
+
     def sbc_answer(self, ln_id: str) -> list[Element]:
         """SBCs a UE of ``ln_id`` is given, in order: local ones first, then the DR SBC."""
         local = list(self.sbcs_of_ln.get(ln_id, []))

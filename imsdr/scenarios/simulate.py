@@ -299,7 +299,7 @@ def _how(topology: Topology, el: Element, takers: tuple[str, ...]) -> str:
     if not takers:
         return "nothing takes over: no surviving peer in the design"
     if t == "sbc":
-        dr = {s.id for s in topology.dr_sbc.values()}
+        dr = topology.dr_sbc_ids
         layout = (
             topology.inventory.redundancy.sbc_dr.layout if topology.inventory.redundancy.sbc_dr else "none"
         )
@@ -537,15 +537,14 @@ def _texts(
                 f"ITU-T H.248.14, + {h248.h248_transaction_timeout} s transaction timeout), not by SIP OPTIONS"
             )
         else:
-            for gw in topology.by_type.get("imgw", []):
-                if gw.controlled_by and gw.controlled_by[0] == el.id:
-                    backup = next((m for m in gw.controlled_by[1:] if m in topology.elements), None)
-                    impact.append(
-                        f"IM-MGW {gw.id} notices its MGCF is gone when the H.248.14 inactivity timer "
-                        f"({h248.h248_inactivity} s) expires and re-registers with "
-                        + (f"its backup MGCF {backup} (H.248.1 ServiceChange)" if backup
-                           else "no backup MGCF: its trunks stay idle")
-                    )
+            for gw in topology.imgws_by_mgcf.get(el.id, []):
+                backup = next((m for m in gw.controlled_by[1:] if m in topology.elements), None)
+                impact.append(
+                    f"IM-MGW {gw.id} notices its MGCF is gone when the H.248.14 inactivity timer "
+                    f"({h248.h248_inactivity} s) expires and re-registers with "
+                    + (f"its backup MGCF {backup} (H.248.1 ServiceChange)" if backup
+                       else "no backup MGCF: its trunks stay idle")
+                )
         failback.append(
             f"new calls return to {el.id} once OPTIONS marks it available; calls in progress stay"
         )
