@@ -240,21 +240,21 @@ def test_the_national_example_passes_promtool_with_lint_fatal(tmp_path: Path) ->
     assert [(page, anchor) for page, anchor in links if anchor not in headings.get(page, set())] == []
 
 
-def test_the_runs_dns_plan_is_probed_without_building_another(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`plan` hands monitoring its DNS plan: the probe files list that plan's views, the same bytes
-    as with a lazy plan of their own, and no second plan is built (nationally: seconds each)."""
-    import imsdr.dns.plan as dns_plan
+def test_probe_files_read_the_views_of_the_dns_plan_they_are_given() -> None:
+    """``plan`` hands its run's DNS plan to the probe files (no second plan is built): what they
+    list are that plan's views, and the run's full plan gives the files a lazy plan gives."""
+    import dataclasses
+
+    from imsdr.dns.plan import build_dns_plan
     from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE
 
-    topology = load_topology(INVENTORIES[1])
-    own = monitoring_files(Analysis(topology))
-    plan = dns_plan.build_dns_plan(topology)
-
-    def refuse(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("monitoring built a DNS plan of its own")
-
-    monkeypatch.setattr(dns_plan, "build_dns_plan", refuse)
-    given = monitoring_files(Analysis(topology), dns_plan=plan)
-    assert given == own
-    assert all(f"imsdr_dns_{view.name}:" in given[BLACKBOX_FILE] for view in plan.views)
-    assert given[PROMETHEUS_FILE].count("job_name: \"imsdr-dns-probe-") == len(plan.views)
+    topology = load_topology(INVENTORIES[0])
+    analysis = Analysis(topology)
+    plan = build_dns_plan(topology)
+    assert monitoring_files(analysis, dns_plan=plan) == monitoring_files(analysis)
+    kept = plan.views[-1]
+    files = monitoring_files(analysis, dns_plan=dataclasses.replace(plan, views=[kept]))
+    modules = yaml.safe_load(files[BLACKBOX_FILE])["modules"]
+    assert list(modules) == [f"imsdr_dns_{kept.name}"]
+    jobs = [j["job_name"] for j in yaml.safe_load(files[PROMETHEUS_FILE])["scrape_configs"]]
+    assert jobs == ["imsdr-exporter", f"imsdr-dns-probe-{kept.name}"]

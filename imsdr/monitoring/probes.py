@@ -20,23 +20,18 @@ if TYPE_CHECKING:
     from imsdr.dns.plan import DnsPlan
     from imsdr.model.topology import Topology
 
-Probe = tuple[str, str | None, bool]  # (view, source address inside it or None, refusing)
-
 PROMETHEUS_FILE, BLACKBOX_FILE = "prometheus.yml", "blackbox.yml"
 EXPORTER_ADDRESS = "127.0.0.1:9533"  # imsdr exporter's default --listen
 BLACKBOX_ADDRESS = "127.0.0.1:9115"  # the blackbox exporter's default
 
 
-def view_probes(topology: Topology, plan: DnsPlan | None = None) -> list[Probe]:
-    """(view, source address inside it or None, refusing) for every view of the DNS plan.
-
-    ``plan``: the run's DNS plan when the caller has one (``plan`` does: building another costs
-    seconds nationally, most of it placing the ENUM exceptions); else a lazy one is built (views
-    and match lists only: no view is materialised). A lazy plan lists the same views."""
+def view_probes(topology: Topology, plan: DnsPlan | None = None) -> list[tuple[str, str | None, bool]]:
+    """(view, source address inside it or None, refusing) for every view of the DNS plan (``plan``:
+    the run's, when it has one; its views and match lists are all that is read)."""
     if plan is None:
         from imsdr.dns.plan import build_dns_plan
 
-        plan = build_dns_plan(topology, lazy=True)
+        plan = build_dns_plan(topology, lazy=True)  # views and match lists only: no view is materialised
     return [(v.name, None if v.kind == "default" else first_host(v.match_clients), v.side == "none")
             for v in plan.views]
 
@@ -45,11 +40,10 @@ def _module(view: str) -> str:
     return f"imsdr_dns_{view}"
 
 
-def blackbox_config(topology: Topology, probes: list[Probe]) -> str:
-    """blackbox.yml; ``probes``: :func:`view_probes` of the topology."""
+def blackbox_config(topology: Topology, plan: DnsPlan | None = None) -> str:
     zone = topology.network.primary_domain
     lines = ["# imsdr: blackbox exporter DNS modules, one per view (docs/monitoring.md).", "modules:"]
-    for view, source, refusing in probes:
+    for view, source, refusing in view_probes(topology, plan):
         lines += [f"  {_module(view)}:", "    prober: dns", "    timeout: 5s", "    dns:",
                   f"      query_name: {quoted(zone)}", "      query_type: SOA", "      transport_protocol: udp",
                   "      preferred_ip_protocol: ip4", "      recursion_desired: false",
@@ -59,8 +53,7 @@ def blackbox_config(topology: Topology, probes: list[Probe]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prometheus_config(topology: Topology, rule_files: list[str], probes: list[Probe]) -> str:
-    """prometheus.yml; ``probes``: :func:`view_probes` of the topology."""
+def prometheus_config(topology: Topology, rule_files: list[str], plan: DnsPlan | None = None) -> str:
     from imsdr.dns.drain import platform_of
     from imsdr.dns.views import server_layout
     from imsdr.resolve.drain_verify import dig_port
@@ -71,16 +64,13 @@ def prometheus_config(topology: Topology, rule_files: list[str], probes: list[Pr
              "global:", "  scrape_interval: 30s", "  evaluation_interval: 30s", "rule_files:",
              *(f"  - {name}" for name in rule_files), "scrape_configs:",
              "  - job_name: imsdr-exporter", "    static_configs:", f"      - targets: [{quoted(EXPORTER_ADDRESS)}]"]
-    # every view probes every server: each server's target and name quoted once, not once per view
-    quoted_servers = [(quoted(f"[{address}]:{port}" if ":" in address else f"{address}:{port}"), quoted(server))
-                      for server, address, port in servers]
-    for view, _source, _refusing in probes:
+    for view, _source, _refusing in view_probes(topology, plan):
         lines += [f"  - job_name: {quoted('imsdr-dns-probe-' + view)}", "    metrics_path: /probe",
                   f"    params: {{module: [{quoted(_module(view))}]}}", "    static_configs:"]
-        view_label = quoted(view)
-        for target, server in quoted_servers:
-            lines.append(f"      - targets: [{target}]")
-            lines.append(f"        labels: {{server: {server}, view: {view_label}, imsdr_probe: \"dns\"}}")
+        for server, address, port in servers:
+            target = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+            lines.append(f"      - targets: [{quoted(target)}]")
+            lines.append(f"        labels: {{server: {quoted(server)}, view: {quoted(view)}, imsdr_probe: \"dns\"}}")
         lines += ["    relabel_configs:",
                   "      - {source_labels: [__address__], target_label: __param_target}",
                   "      - {source_labels: [__param_target], target_label: instance}",

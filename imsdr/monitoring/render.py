@@ -83,8 +83,8 @@ def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str, page_na
 
 def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/",
                      dns_plan: DnsPlan | None = None) -> dict[str, str]:
-    """name → text of every file of the monitoring/ tree; ``dns_plan``: the run's DNS plan, if
-    the caller has built one (its views are probed; else a lazy plan is built for them)."""
+    """name → text of every file of the monitoring/ tree. ``dns_plan``: the run's DNS plan, when
+    it has one (the probes read its views); else one lazy plan is built for both probe files."""
     from imsdr.rules.registry import all_rules
 
     severities: dict[str, Any] = {rule.id: SEVERITY[rule.severity.value] for rule in all_rules()}
@@ -105,17 +105,14 @@ def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/",
     topology = analysis.topology
     for name, build in ((DNS_FILE, dns_rules), (SIP_FILE, sip_rules), (DIAMETER_FILE, diameter_rules)):
         files[name] = build(topology, runbook_base, severity)[0]
-    from imsdr.monitoring.probes import (
-        BLACKBOX_FILE,
-        PROMETHEUS_FILE,
-        blackbox_config,
-        prometheus_config,
-        view_probes,
-    )
+    from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE, blackbox_config, prometheus_config
 
-    probes = view_probes(topology, dns_plan)
-    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files), probes)
-    files[BLACKBOX_FILE] = blackbox_config(topology, probes)
+    if dns_plan is None:
+        from imsdr.dns.plan import build_dns_plan
+
+        dns_plan = build_dns_plan(topology, lazy=True)  # views and match lists only
+    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files), dns_plan)
+    files[BLACKBOX_FILE] = blackbox_config(topology, dns_plan)
     return files
 
 
