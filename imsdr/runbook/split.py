@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from imsdr.runbook.context import TYPE_PAGES, type_sections
+from imsdr.runbook.context import TYPE_PAGES, province_sections
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -50,9 +50,9 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
     # each list of verification queries split between the provinces once (the sections of every
     # province start from the same list of the type's checks)
     split: dict[int, tuple[list[Any], dict[str, list[Any]]]] = {}
+    divided = province_sections(topo, analyses, elements, groups, owner, provinces)
     for prov in provinces:
-        ids = {e for e, p in owner.items() if p == prov}
-        sections = type_sections(topo, analyses, elements, groups, only=ids)
+        sections = divided[prov]
         for section in sections.values():
             checks = section["dns_checks"]
             known = split.get(id(checks))
@@ -62,7 +62,7 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
         per[prov] = {
             "types": sections,
             "sites": [s for s in context["sites"] if province_of.get(s["id"]) == prov],
-            "local_networks": [ln for ln in context["local_networks"] if ln["id"] in ids],
+            "local_networks": [ln for ln in context["local_networks"] if owner.get(ln["id"]) == prov],
             "capacity_appendix": capacity[prov],
         }
     pages: list[Page] = [Page("README.md", "README.md.j2", "Overview", {})]
