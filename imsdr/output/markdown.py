@@ -37,7 +37,9 @@ def markdown_text(value: Any) -> str:
         text = _MD_SPECIAL.sub(r"\\\g<0>", text)
     if "%%" in text:
         text = _DOUBLE_PERCENT.sub(r"%\\", text)
-    if _AUTOLINK.search(text):  # GitHub would make a link of it: its trigger is escaped
+    # GitHub would make a link of it: its trigger is escaped. (The substring tests first: each
+    # trigger holds one of them, and they cost far less than the pattern over a long line.)
+    if ("@" in text or "://" in text or "www." in text.lower()) and _AUTOLINK.search(text):
         text = _AUTOLINK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[0]}", text)
     start = _MD_LINE_START.match(text)
     if start:  # the value may open a line (a list item or heading when it starts with '-' or '1.')
