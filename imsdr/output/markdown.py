@@ -69,10 +69,15 @@ _MERMAID_QUOTED = {"#": "#35;", '"': "#quot;", "%": "#37;", "<": "#lt;", ">": "#
                    "`": "#96;", "|": "#124;"}
 _MERMAID_UNQUOTED = {**_MERMAID_QUOTED, "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;", "(": "#40;",
                      ")": "#41;", ";": "#59;"}
+_MERMAID_QUOTED_TABLE = str.maketrans(_MERMAID_QUOTED)
+_MERMAID_UNQUOTED_TABLE = str.maketrans(_MERMAID_UNQUOTED)
 
 
 def mermaid_text(value: Any, *, quoted: bool = True) -> str:
     """Free text as literal Mermaid label text (to be put between quotes unless ``quoted`` is
     False): syntax characters and non-printable ones (line breaks...) as entity codes."""
+    text = str(value)
+    if text.isprintable():  # (nearly every label: one translate, not a generator over its characters)
+        return text.translate(_MERMAID_QUOTED_TABLE if quoted else _MERMAID_UNQUOTED_TABLE)
     entities = _MERMAID_QUOTED if quoted else _MERMAID_UNQUOTED
-    return "".join(entities.get(ch, ch) if ch.isprintable() else f"#{ord(ch)};" for ch in str(value))
+    return "".join(entities.get(ch, ch) if ch.isprintable() else f"#{ord(ch)};" for ch in text)
