@@ -41,6 +41,7 @@ from imsdr.runbook.context import sample_source
 from imsdr.runbook.steps import step as typed_step
 
 if TYPE_CHECKING:
+    from imsdr.capacity.timing import AccessTypes
     from imsdr.dns.plan import DnsPlan
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
@@ -146,6 +147,7 @@ class ActionBuilder:
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
         self._cx_clients: tuple[Element, ...] | None = None
+        self._access: AccessTypes | None = None  # the access types of each SBC's and P-CSCF's users
         self._scscfs: tuple[Element, ...] | None = None  # the candidate observers of an AS or MGCF
         self._at_site: dict[int, tuple[Sequence[Element], dict[str, tuple[Element, ...]]]] = {}
         self._listed_in: dict[str, list[tuple[str, int, Element]]] = {}  # destination -> its sets
@@ -753,7 +755,11 @@ class ActionBuilder:
                 ["(vendor output: 0 registered users)"]
         from imsdr.capacity.timing import access_types, ps_refresh_interval
 
-        kinds = access_types(self.topo, el)
+        if self._access is None:  # worked out once for every SBC and P-CSCF, not per element
+            from imsdr.capacity.timing import AccessTypes
+
+            self._access = AccessTypes(self.topo)
+        kinds = access_types(self.topo, el, self._access)
         notes: tuple[str, ...] = ()
         if "ps" in kinds:
             ps = ps_refresh_interval(self.topo)
