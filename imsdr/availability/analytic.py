@@ -300,6 +300,7 @@ class AvailabilityModel:
                 self.block_cuts.pop(b, None)
                 self.block_probability.pop(b, None)
                 self.model.blocks[b].memo.clear()
+                self.model.blocks[b].moved.clear()
                 for reg in (True, False):
                     for access in ACCESS_TYPES:
                         self.block_moves.pop((b, reg, access), None)
