@@ -112,6 +112,9 @@ class AvailabilityModel:
         self._row_probability: dict[frozenset[int], float] = {}
         #: block → local networks whose rows still need it (see :meth:`release`)
         self._pending: dict[int, int] = {b: len(block.lns) for b, block in enumerate(self.model.blocks)}
+        #: block → whether every cut set it found is a pair (then no merge of its cut sets can hold
+        #: one that contains another: see :meth:`merged_cuts`)
+        self.block_pairs_only: dict[int, bool] = {}
         self.block_moves: dict[tuple[int, bool, str], dict[int, dict[str, float]]] = {}
         self._seconds: dict[tuple[bool, str], dict[int, int]] = {}
         #: (category, LN, with registration, access) → event → share-weighted seconds (services share categories)
@@ -137,6 +140,7 @@ class AvailabilityModel:
         evs.sort(key=lambda k: (-len(down[k]), k))
         need = self.model.min_failures(block)
         found: dict[str, dict[frozenset[int], float]] = defaultdict(dict)
+        sizes: set[int] = set()
         recorded: dict[frozenset[int], float] = self.block_probability.setdefault(b, {})  # found for any LN
         order, loss_of = self.order, self.model.loss
 
@@ -180,10 +184,12 @@ class AvailabilityModel:
                             for ln, fraction in loss.items():
                                 found[ln][cset] = fraction
                         recorded[cset] = pk
+                        sizes.add(len(chosen))
                 if room:
                     visit(j + 1, chosen, now, pk)
 
         visit(0, [], frozenset(), 1.0)
+        self.block_pairs_only[b] = sizes <= {2}
         self.block_cuts[b] = dict(found)
         return self.block_cuts[b]
 
@@ -274,11 +280,15 @@ class AvailabilityModel:
             if len(blocks) == 1:
                 known = self.cuts(blocks[0]).get(ln_id, {})
             else:
-                summed: dict[frozenset[int], float] = defaultdict(float)
+                known = {}
                 for b in blocks:
-                    for cset, fraction in self.cuts(b).get(ln_id, {}).items():
-                        summed[cset] = min(1.0, summed[cset] + fraction)
-                known = dict(summed)
+                    part = self.cuts(b).get(ln_id, {})
+                    # as ``known[c] = min(1.0, known.get(c, 0.0) + f)`` for each entry in turn, with
+                    # the entries new to ``known`` (most of them) added by one update in their order
+                    before = {c: known[c] for c in part.keys() & known.keys()}
+                    known.update(part)
+                    for cset, fraction in before.items():
+                        known[cset] = min(1.0, fraction + part[cset])
             self._category_cuts[key] = known
         return known
 
@@ -299,6 +309,7 @@ class AvailabilityModel:
             if self._pending[b] <= 0:
                 self.block_cuts.pop(b, None)
                 self.block_probability.pop(b, None)
+                self.block_pairs_only.pop(b, None)
                 self.model.blocks[b].memo.clear()
                 self.model.blocks[b].moved.clear()
                 for reg in (True, False):
@@ -310,9 +321,16 @@ class AvailabilityModel:
         sum over its blocks, the largest over categories, supersets of a cut losing as much dropped."""
         merged: dict[frozenset[int], float] = {}
         for cat in cats:
-            for cset, fraction in self.category_cuts(cat, ln_id).items():
-                if fraction > merged.get(cset, 0.0):
+            part = self.category_cuts(cat, ln_id)
+            # as ``if f > merged.get(c, 0.0): merged[c] = f`` for each entry in turn (a key keeps
+            # its first place), with the entries new to ``merged`` added by one update in their order
+            before = {c: merged[c] for c in part.keys() & merged.keys()}
+            merged.update(part)
+            for cset, fraction in before.items():
+                if fraction >= part[cset]:
                     merged[cset] = fraction
+        if all(self.block_pairs_only[b] for cat in cats for b in self.model.blocks_of[(cat, ln_id)]):
+            return merged  # no single events and no cut set larger than a pair: no pair holds another
         # a superset of a cut losing at least as much is not minimal; most cut sets are pairs and
         # few are single events, so the singles are looked up by event and pairs only for triples
         single = {k: f for c, f in merged.items() if len(c) == 1 for k in c}
