@@ -115,6 +115,7 @@ class AvailabilityModel:
         #: block → whether every cut set it found is a pair (then no merge of its cut sets can hold
         #: one that contains another: see :meth:`merged_cuts`)
         self.block_pairs_only: dict[int, bool] = {}
+        self._relevant: dict[str, tuple[list[int], dict[int, frozenset[int]]]] = {}  # block key → relevant()
         self.block_moves: dict[tuple[int, bool, str], dict[int, dict[str, float]]] = {}
         self._seconds: dict[tuple[bool, str], dict[int, int]] = {}
         #: (category, LN, with registration, access) → event → share-weighted seconds (services share categories)
@@ -125,9 +126,17 @@ class AvailabilityModel:
     # --- per block ------------------------------------------------------------------------------
 
     def relevant(self, block: Block) -> tuple[list[int], dict[int, frozenset[int]]]:
-        members = set(block.members)
-        evs = sorted({k for x in block.members for k in self.events_of.get(x, ())})
-        return evs, {k: frozenset(x for x in self.events[k].elements if x in members) for k in evs}
+        """The events that take down some of the block's members (ascending) and the members each
+        takes down (the search, the switchovers and the simulation ask for each block repeatedly)."""
+        known = self._relevant.get(block.key)
+        if known is None:
+            down: dict[int, list[int]] = defaultdict(list)
+            for x in block.members:  # ascending, as each event's elements: the same sets, built alike
+                for k in self.events_of.get(x, ()):
+                    down[k].append(x)
+            evs = sorted(down)
+            known = self._relevant[block.key] = (evs, {k: frozenset(down[k]) for k in evs})
+        return list(known[0]), known[1]  # a list the caller may sort
 
     def cuts(self, b: int) -> dict[str, dict[frozenset[int], float]]:
         """LN → minimal cut set (event indices) → lost fraction, for block ``b``."""
@@ -310,6 +319,7 @@ class AvailabilityModel:
                 self.block_cuts.pop(b, None)
                 self.block_probability.pop(b, None)
                 self.block_pairs_only.pop(b, None)
+                self._relevant.pop(self.model.blocks[b].key, None)
                 self.model.blocks[b].memo.clear()
                 self.model.blocks[b].moved.clear()
                 for reg in (True, False):
