@@ -154,6 +154,8 @@ class AvailabilityModel:
         order, loss_of = self.order, self.model.loss
 
         size = [len(down[k]) for k in evs]
+        size_next = [*size[1:], 0]  # size_next[j]: the cover of the pick after j (none: 0)
+        memo = block.memo  # the loss memo (ServiceModel.loss fills it): looked up here first, one call less
 
         q = [self.q[k] for k in evs]
         best_q = q + [0.0]  # best_q[j]: the most probable event from position j on
@@ -168,7 +170,7 @@ class AvailabilityModel:
             for j in range(start, len(evs)):
                 # the most members this pick and the remaining ones can still fail; it only
                 # shrinks with j (covers are sorted), so once short of ``need`` nothing later helps
-                if len(failed) + size[j] + room * (size[j + 1] if j + 1 < len(evs) else 0) < need:
+                if len(failed) + size[j] + room * size_next[j] < need:
                     return
                 k = evs[j]
                 pk = p * q[j]
@@ -176,10 +178,12 @@ class AvailabilityModel:
                     continue  # too improbable to count (and so is every superset), or adds nothing
                 now = failed | down[k]
                 chosen = [*combo, k]
-                if combo and _redundant(combo, k, down):
+                if combo and (down[combo[0]] <= down[k] if len(combo) == 1 else _redundant(combo, k, down)):
                     continue  # an earlier pick became redundant: never minimal
                 if len(now) >= need:
-                    loss = loss_of(block, now)
+                    loss = memo.get(now)
+                    if loss is None:
+                        loss = loss_of(block, now)
                     if loss:
                         cset = frozenset(chosen)
                         subsets = [frozenset(s) for r in range(1, len(chosen))
@@ -194,7 +198,7 @@ class AvailabilityModel:
                                 found[ln][cset] = fraction
                         recorded[cset] = pk
                         sizes.add(len(chosen))
-                if room:
+                if room and pk * best_q[j + 1] >= cutoff:  # else the call would return at once
                     visit(j + 1, chosen, now, pk)
 
         visit(0, [], frozenset(), 1.0)
