@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from operator import itemgetter
@@ -105,6 +105,7 @@ class AvailabilityModel:
             for x in ev.elements:
                 self.events_of[x].append(k)
         self.q = [ev.unavailability for ev in self.events]  # read in every inner loop below
+        self.per_year = [ev.per_year for ev in self.events]
         self.block_cuts: dict[int, dict[str, dict[frozenset[int], float]]] = {}
         #: block → cut set → the probability that all its events are down (recorded by the search)
         self.block_probability: dict[int, dict[frozenset[int], float]] = {}
@@ -330,9 +331,10 @@ class AvailabilityModel:
                     for access in ACCESS_TYPES:
                         self.block_moves.pop((b, reg, access), None)
 
-    def merged_cuts(self, service: str, ln_id: str, cats: list[str]) -> dict[frozenset[int], float]:
+    def merged_cuts(self, service: str, ln_id: str, cats: list[str]) -> tuple[dict[frozenset[int], float], bool]:
         """Minimal cut set → lost fraction of the service for the local network: per category the
-        sum over its blocks, the largest over categories, supersets of a cut losing as much dropped."""
+        sum over its blocks, the largest over categories, supersets of a cut losing as much dropped;
+        and whether every one is a pair."""
         merged: dict[frozenset[int], float] = {}
         for cat in cats:
             part = self.category_cuts(cat, ln_id)
@@ -344,7 +346,7 @@ class AvailabilityModel:
                 if fraction >= part[cset]:
                     merged[cset] = fraction
         if all(self.block_pairs_only[b] for cat in cats for b in self.model.blocks_of[(cat, ln_id)]):
-            return merged  # no single events and no cut set larger than a pair: no pair holds another
+            return merged, True  # no single events and no cut set larger than a pair: no pair holds another
         # a superset of a cut losing at least as much is not minimal; most cut sets are pairs and
         # few are single events, so the singles are looked up by event and pairs only for triples
         single = {k: f for c, f in merged.items() if len(c) == 1 for k in c}
@@ -364,7 +366,7 @@ class AvailabilityModel:
                     if any(merged.get(s, 0.0) >= floor for s in proper):
                         continue
             out[cset] = fraction
-        return out
+        return out, False
 
     def service(self, service: str, ln_id: str) -> list[ServiceAvailability]:
         """The service's rows for the local network: one per access type of its users (the cut
@@ -372,35 +374,44 @@ class AvailabilityModel:
         cats = self.model.categories(service, ln_id)
         if not cats:
             return []
-        cuts = self.merged_cuts(service, ln_id, cats)
+        cuts, pairs = self.merged_cuts(service, ln_id, cats)
         events, probability = self.events, self._row_probability
-        scored = [(probability[c] * f * MINUTES_PER_YEAR, c, f) for c, f in cuts.items()]
+        keys = list(cuts)
+        minutes_of = [probability[c] * f * MINUTES_PER_YEAR for c, f in cuts.items()]
         exact = len(cuts) <= EXACT_LIMIT and all(f >= 1 - 1e-12 for f in cuts.values())
-        if exact:
-            outage = _union_probability(list(cuts), self.q) * MINUTES_PER_YEAR
-        else:
-            outage = math.fsum(m for m, _c, _f in scored)
-        top = _largest(scored, KEEP_CUTS, itemgetter(0))
-        ranked = sorted((self.cut_set(c, f) for _m, c, f in top),
+        outage = _union_probability(keys, self.q) * MINUTES_PER_YEAR if exact else math.fsum(minutes_of)
+        border = _border(minutes_of, KEEP_CUTS)
+        ranked = sorted((self.cut_set(c, cuts[c]) for c, m in zip(keys, minutes_of, strict=True) if m >= border),
                         key=lambda cs: (-cs.minutes, len(cs.events), cs.events))[:KEEP_CUTS]
-        in_cuts: dict[int, float] = defaultdict(float)
-        for m, c, _f in scored:
-            for k in c:
-                in_cuts[k] += m
+        in_cuts: dict[int, float] = defaultdict(float)  # event → minutes of the cut sets holding it, in their order
+        if pairs:
+            for (a, b), m in zip(keys, minutes_of, strict=True):
+                in_cuts[a] += m
+                in_cuts[b] += m
+        else:
+            for c, m in zip(keys, minutes_of, strict=True):
+                for k in c:
+                    in_cuts[k] += m
+        # the importance's candidates: the events that rank among the first by their cut sets alone,
+        # and those with switchovers (adding them can only lift those): the ten first of all are among them
+        in_top = _largest(list(in_cuts.items()), KEEP_IMPORTANCE, itemgetter(1))
+        outages = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
         ln = self.topology.local_networks[ln_id]
         target = self.topology.network.availability_targets.get(service)  # type: ignore[call-overload]
+        per_year = self.per_year
         rows = []
         for access, users in access_users(ln):
             waits = self.switchover_waits(service, ln_id, access)
-            switch = {k: events[k].per_year * m for k, m in waits.items()}
+            switch = {k: per_year[k] * m for k, m in waits.items()}
             switchover = math.fsum(switch.values())
-            contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
-            contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
+            # only switchovers among the largest can be among the first contributors
+            contributors = outages + [Contributor(events[k].id, "switchover", m)
+                                      for k, m in _largest(list(switch.items()), KEEP_CUTS, itemgetter(1))]
             contributors.sort(key=lambda c: (-c.minutes, c.kind, c.label))
             downtime = outage + switchover
-            involved = dict(in_cuts)
+            involved = dict(in_top)
             for k, m in switch.items():
-                involved[k] = involved.get(k, 0.0) + m
+                involved[k] = in_cuts.get(k, 0.0) + m
             most = _largest(list(involved.items()), KEEP_IMPORTANCE, itemgetter(1))
             importance = fussell_vesely({events[k].id: m for k, m in most}, downtime, KEEP_IMPORTANCE)
             rows.append(ServiceAvailability(
@@ -434,8 +445,15 @@ def _largest(entries: list[T], n: int, value: Callable[[T], float]) -> list[T]:
     the caller's full ordering decides between them exactly as a sort of everything would)."""
     if len(entries) <= n:
         return entries
-    border = heapq.nlargest(n, map(value, entries))[-1]
+    border = _border(map(value, entries), n)
     return [e for e in entries if value(e) >= border]
+
+
+def _border(values: Iterable[float], n: int) -> float:
+    """The ``n``-th largest of ``values`` (−∞ when there are fewer): keeping every value at
+    least this keeps the ``n`` largest and the ties with the last of them."""
+    largest = heapq.nlargest(n, values)
+    return largest[-1] if len(largest) == n else -math.inf
 
 
 def _union_probability(cuts: list[frozenset[int]], q: list[float]) -> float:
