@@ -230,10 +230,10 @@ class AvailabilityModel:
 
     def moves(self, b: int, with_registration: bool, access: str) -> dict[int, dict[str, float]]:
         """Event index → LN → share-weighted switchover seconds, for block ``b`` (per access type
-        only where the block holds an SBC or P-CSCF)."""
+        only where the block holds an SBC or P-CSCF, with and without registration only where its
+        members' seconds differ)."""
         block = self.model.blocks[b]
-        if not any(self.engine.type_of[x] in ACCESS_ELEMENTS for x in block.members):
-            access = ACCESS_TYPES[0]  # the same seconds for every access type
+        with_registration, access = self._seconds_key(block.members, with_registration, access)
         key = (b, with_registration, access)
         known = self.block_moves.get(key)
         if known is None:
@@ -247,6 +247,18 @@ class AvailabilityModel:
             self.block_moves[key] = known
         return known
 
+    def _seconds_key(self, members: Iterable[int], with_registration: bool, access: str) -> tuple[bool, str]:
+        """The (with registration, access) whose switchover seconds ``members`` have, the first
+        access type and no registration where those make no difference: the moves and waits
+        computed for them serve the others too."""
+        members = list(members)
+        if not any(self.engine.type_of[x] in ACCESS_ELEMENTS for x in members):
+            access = ACCESS_TYPES[0]  # the same seconds for every access type
+        if with_registration:
+            reg, plain = self.seconds(True, access), self.seconds(False, access)
+            with_registration = any(reg[x] != plain[x] for x in members)
+        return with_registration, access
+
     # --- per service ---------------------------------------------------------------------------------
 
     def cut_set(self, events: frozenset[int], fraction: float) -> CutSet:
@@ -258,12 +270,15 @@ class AvailabilityModel:
 
     def category_waits(self, category: str, ln_id: str, with_registration: bool, access: str) -> dict[int, float]:
         """Event index → share-weighted switchover seconds of one category for the local network."""
-        key = (category, ln_id, with_registration, access)
+        blocks = self.model.blocks_of[(category, ln_id)]
+        seconds_key = self._seconds_key((x for b in blocks for x in self.model.blocks[b].members),
+                                        with_registration, access)
+        key = (category, ln_id, *seconds_key)
         known = self._category_waits.get(key)
         if known is None:
             known = defaultdict(float)
-            for b in self.model.blocks_of[(category, ln_id)]:
-                for k, moved in self.moves(b, with_registration, access).items():
+            for b in blocks:
+                for k, moved in self.moves(b, *seconds_key).items():
                     secs = moved.get(ln_id)
                     if secs:
                         known[k] += secs
