@@ -200,9 +200,10 @@ class AvailabilityModel:
                         recorded[cset] = pk
                         sizes.add(len(chosen))
                 if room and pk * best_q[j + 1] >= cutoff:  # else the call would return at once
-                    visit(j + 1, chosen, now, pk)
+                    visit(j + 1, chosen, now, pk)  # noqa: F821 (deleted only after the search)
 
         visit(0, [], frozenset(), 1.0)
+        del visit  # it refers to itself: without this the cycle keeps the search's state until a collection
         self.block_pairs_only[b] = sizes <= {2}
         self.block_cuts[b] = dict(found)
         return self.block_cuts[b]
