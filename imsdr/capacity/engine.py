@@ -330,11 +330,12 @@ class Engine:
         delta = self._delta(results)[0]
         self._hss_surge(failed, delta)
         ratios: dict[int, float] = {}
-        cap_after = self.cap_after
-        for x, d, load in self._new_loads(failed, delta):
-            cap = cap_after[x]
-            if d > 1e-9 and cap != math.inf and x not in failed and load > cap + 1e-9:  # as _finish
-                ratios[x] = (load - cap) / load
+        cap_after, normal = self.cap_after, self.normal
+        for x, d in delta.items():  # the survivors _finish finds above capacity (in any order: a lookup)
+            if d > 1e-9 and cap_after[x] != math.inf and x not in failed:
+                load, cap = normal[x] + d, cap_after[x]
+                if load >= 1e-6 and load > cap + 1e-9:
+                    ratios[x] = (load - cap) / load
         return results, ratios
 
     def _new_loads(self, failed: set[int] | frozenset[int],
