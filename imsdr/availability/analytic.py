@@ -187,8 +187,10 @@ class AvailabilityModel:
                         loss = loss_of(block, now)
                     if loss:
                         cset = frozenset(chosen)
-                        subsets = [frozenset(s) for r in range(1, len(chosen))
-                                   for s in combinations(chosen, r)]
+                        if min(sizes, default=len(chosen)) < len(chosen):
+                            subsets = [frozenset(s) for r in range(1, len(chosen)) for s in combinations(chosen, r)]
+                        else:
+                            subsets = []  # nothing smaller found yet (most searches find pairs only)
                         if any(s in recorded for s in subsets):  # a subset is a cut for some LN
                             for ln, fraction in loss.items():
                                 mine = found[ln]
