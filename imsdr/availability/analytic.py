@@ -243,10 +243,13 @@ class AvailabilityModel:
             evs, down = self.relevant(block)
             secs = self.seconds(with_registration, access)
             known = {}
+            by_cover: dict[frozenset[int], dict[str, float]] = {}  # a block's events share a few covers
             for k in evs:
-                moved = self.model.moved_seconds(block, down[k], secs)
+                moved = by_cover.get(down[k])
+                if moved is None:
+                    moved = by_cover[down[k]] = self.model.moved_seconds(block, down[k], secs)
                 if moved:
-                    known[k] = moved
+                    known[k] = moved  # read only: events of one cover share it
             self.block_moves[key] = known
         return known
 
