@@ -82,7 +82,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
     They build hundreds of thousands of objects at national scale and none is garbage yet (the
     temporaries hold no reference cycles: reference counting frees them); each full collection
-    would walk the whole inventory and model again, for nothing (``load_inventory`` pauses it too).
+    would walk the whole inventory and model again, for nothing. As ``load_inventory`` does.
 
     On the way out what was built joins the oldest generation untraversed (``freeze`` then
     ``unfreeze``): left young, the first allocation after ``enable`` would walk all of it at once
