@@ -95,17 +95,18 @@ def queries_per_user(topology: Topology) -> float:
 
 
 def dimension_checks(
-    topology: Topology, eng: Engine, scenarios: list[tuple[str, Outcome]]
+    topology: Topology, eng: Engine, scenarios: list[tuple[str, Outcome]], storm_index: StormIndex | None = None
 ) -> list[DimensionCheck]:
     """Sessions against Erlangs and DNS queries against the query model, normally and in each of
-    ``scenarios`` (label, outcome), for every element that gives the capacity."""
+    ``scenarios`` (label, outcome), for every element that gives the capacity; ``storm_index``:
+    the engine's :class:`StormIndex`, when the caller has built it already."""
     from imsdr.capacity.formulas import fmt, pct
     from imsdr.capacity.storm import DIAMETER_SERVICES, StormIndex, background_per_user, subscribers_served
 
     erl = erlangs_per_user(eng)
     qpu = queries_per_user(topology)
     diameter = background_per_user(topology)
-    index = StormIndex(eng) if any(el.capacity.transactions_per_second for t in DIAMETER_SERVICES
+    index = (storm_index or StormIndex(eng)) if any(el.capacity.transactions_per_second for t in DIAMETER_SERVICES
                                    for el in topology.by_type.get(t, [])) else None
     cm = topology.network.capacity_model
     # each element's highest load over the scenarios, first scenario on a tie (one pass over the
