@@ -77,6 +77,7 @@ apply_cmd.register(app)
 def main() -> None:
     """The console entry point: the CLI, with the process's own streams made safe first."""
     import gc
+    import os
     import sys
 
     # One command is one short run that builds large, mostly acyclic structures (~150,000 objects
@@ -84,6 +85,10 @@ def main() -> None:
     # ran ~300 collections (0.3 s). Young objects are collected every 50,000 instead; cycles are
     # still freed.
     gc.set_threshold(50_000, 20, 10)
+    # imsdr uses no pydantic plugin; looking for them reads the metadata of every installed
+    # distribution (~85 ms of each start, on the first schema pydantic builds). A setting the
+    # user made is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _tolerant_streams()
     try:
         app()
