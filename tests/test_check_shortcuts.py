@@ -56,6 +56,14 @@ def test_a_pause_leaves_its_objects_in_the_oldest_generation() -> None:
         with cyclic_gc_paused(), cyclic_gc_paused():  # nested: only the outer one resumes
             pass
         assert gc.isenabled()
+        kept = [[0]]
+        gc.freeze()  # someone else's frozen objects stay frozen
+        try:
+            with cyclic_gc_paused():
+                pass
+            assert gc.get_freeze_count() >= 2 and id(kept) not in {id(o) for o in gc.get_objects(generation=2)}
+        finally:
+            gc.unfreeze()
     finally:
         if not was:
             gc.disable()
