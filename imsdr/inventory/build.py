@@ -91,8 +91,9 @@ def load_inventory(path: str | os.PathLike[str]) -> tuple[Inventory, SourceMap]:
         return validate_document(load_yaml_file(path, tolerant=True))
     finally:
         if enabled:
-            gc.freeze()
-            gc.unfreeze()
+            if not gc.get_freeze_count():  # (as there: never thaw what someone else froze)
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
