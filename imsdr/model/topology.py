@@ -100,8 +100,15 @@ class Topology:
     # --- names ----------------------------------------------------------------------------
 
     def fqdn(self, element: Element | str) -> str:
+        """The element's host name: its ``fqdn``, else derived from its id — the one place every
+        consumer (DNS, Diameter identities, dispatcher lists, monitoring, runbooks) reads it.
+        With ``network.dns.host_zone`` a derived name lies in the host zone
+        ``<label>.<primary home domain>`` (imsdr.dns.plan)."""
         el = self.elements[element] if isinstance(element, str) else element
-        return el.fqdn or f"{el.id}.{self.network.primary_domain}"
+        if el.fqdn:
+            return el.fqdn
+        label = self.network.dns.host_zone
+        return f"{el.id}.{label}.{self.network.primary_domain}" if label else f"{el.id}.{self.network.primary_domain}"
 
     def home_domain(self, element: Element | str) -> str:
         """The home domain the element's host name is under (the longest of
