@@ -276,11 +276,11 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
     sbc_load = [ln_subs[i] + ln_subs[(i + 1) % n_ln] for i in range(n_ln)]
 
     vendors_core = ("vendor-y", "vendor-q")
+    hosts = f"{params.host_zone}." if params.host_zone else ""  # the elements' names: <name>.<hosts><domain>
     sbc_access: list[str] = []
     for pi, info in enumerate(province_info):
         prov = info["name"]
         domain = home_domains[pi]
-        hosts = f"{params.host_zone}." if params.host_zone else ""  # the elements' names: <name>.<hosts><domain>
         psites = info["sites"]
         plns = info["lns"]
         subscribers = sum(x[1] for x in plns)
