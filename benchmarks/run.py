@@ -645,13 +645,13 @@ def _dns_size(out: Path) -> dict[str, Any]:
 
 
 def bench_host_zone(b: Bench, national: Path) -> None:
-    """network.dns.host_zone (on in the national example) against the same network without it
-    (``imsdr example national --no-host-zone``): the national DNS output, rendered with the
-    example's exceptions file, before and after."""
+    """network.dns.host_zone: the national example (without it) against the same network with it
+    (``imsdr example national --host-zone``): the national DNS output, rendered with the example's
+    exceptions file, before and after, and what named holds loading a province server."""
     exceptions = WORK / "national-exceptions.csv"
-    before_inv = generate(b, "national-no-host-zone", ["national", "--no-host-zone"])
+    after_inv = generate(b, "national-host-zone", ["national", "--host-zone"])
     sizes: dict[str, dict[str, Any]] = {}
-    for label, inventory in (("without host_zone", before_inv), ("with host_zone: hosts", national)):
+    for label, inventory in (("without host_zone", national), ("with host_zone: hosts", after_inv)):
         out = WORK / f"out-dns-{_slug(label)}"
         r = b.measure("areas", f"render dns national, {label}",
                       [*b.imsdr, "render", "dns", str(inventory), "--out", str(out), "--enum-exceptions",
@@ -659,6 +659,10 @@ def bench_host_zone(b: Bench, national: Path) -> None:
         if r.wall is None or not out.exists():
             return
         size = sizes[label] = _dns_size(out)
+        bench_named_load(b, out, sorted(out.glob("named/*.conf")))  # what a primary holds in memory
+        b.results[-1].name += f", {label}"
+        if b.results[-1].rss_mib:
+            size["named_rss_mib"] = b.results[-1].rss_mib
         r.extra.update(size)
         r.note = (f"{size['bytes'] / 1e6:,.2f} MB, {size['zone_files']:,} zone files; per province server "
                   f"{size['zone_statements'][0]}-{size['zone_statements'][1]} zone statements, zone files "
@@ -671,6 +675,8 @@ def bench_host_zone(b: Bench, national: Path) -> None:
               f"{new['zone_files']:,}; zone statements per province server {old['zone_statements'][1]} -> "
               f"{new['zone_statements'][1]}; largest province server loads {old['loaded_bytes'][1] / 1e3:,.0f} -> "
               f"{new['loaded_bytes'][1] / 1e3:,.0f} KB of zone files")
+    if "named_rss_mib" in old and "named_rss_mib" in new:
+        r.note += f"; named RSS {old['named_rss_mib']:,.0f} -> {new['named_rss_mib']:,.0f} MiB"
     r.extra.update(before=old, after=new)
     b.results.append(r)
 

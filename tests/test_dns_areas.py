@@ -132,9 +132,8 @@ def test_each_server_holds_its_own_area_only(rendered: tuple[Path, DnsPlan, Topo
     assert set(re.findall(r'zone "([^"]+)"', national)) == {"example.net", "6.8.e164.arpa"}
     # the national zones hold delegations only: NS + glue, no SRV/NAPTR
     text = (out / "zones/national/example.net.zone").read_text()
-    # (the example names its elements under the host zone hosts.<home domain>: docs/dns.md)
-    assert re.search(r"^ims\.beijing +\d+ +IN NS +dns-01\.hosts\.ims\.beijing\.example\.net\.$", text, re.M)
-    assert re.search(r"^dns-01\.hosts\.ims\.beijing +\d+ +IN A +127\.0\.0\.21$", text, re.M)
+    assert re.search(r"^ims\.beijing +\d+ +IN NS +dns-01\.ims\.beijing\.example\.net\.$", text, re.M)
+    assert re.search(r"^dns-01\.ims\.beijing +\d+ +IN A +127\.0\.0\.21$", text, re.M)
     assert not re.search(r"IN (SRV|NAPTR)", text)
     assert "max-records-per-type" not in "".join(confs.values())
 

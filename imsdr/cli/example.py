@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
 
 def _emit(provinces: int, sites: int, local_networks: int, seed: int, enum_numbers: int,
           block_size: int, wildcards: bool, enum_style: str = "wildcard", exceptions: Path | None = None,
-          ported_share: float = 0.02, host_zone: bool = True) -> None:
+          ported_share: float = 0.02, host_zone: bool = False) -> None:
     import sys
 
     from imsdr.example.national import NationalParams, write_exceptions, write_yaml
@@ -98,7 +98,7 @@ def national(
     enum_style: EnumStyleOpt = "wildcard",
     enum_exceptions: ExceptionsOpt = None,
     ported_share: PortedOpt = 0.02,
-    host_zone: HostZoneOpt = True,
+    host_zone: HostZoneOpt = False,
 ) -> None:
     """A national inventory: by default 31 provinces x 4 sites, 310 local networks, ~5,000 elements,
     10 million ENUM numbers as wildcard blocks (--enum-exceptions FILE: 2 % of them ported, a
@@ -122,7 +122,7 @@ def province(
     enum_style: EnumStyleOpt = "wildcard",
     enum_exceptions: ExceptionsOpt = None,
     ported_share: PortedOpt = 0.02,
-    host_zone: HostZoneOpt = True,
+    host_zone: HostZoneOpt = False,
 ) -> None:
     """One province's IMS core (the national generator with --provinces 1).
 

@@ -4,8 +4,8 @@ Shape of what it builds (defaults in brackets):
 
 * one IMS core per province [31], each with its own home domain ``ims.<province>.example.net``
   (listed in ``network.home_domains``; every element gets an explicit ``fqdn`` under its
-  province's domain: ``<name>.hosts.<domain>`` with ``host_zone`` [hosts], their host records
-  in one zone per side that every view shares, docs/dns.md);
+  province's domain, or ``<name>.hosts.<domain>`` with ``host_zone`` [off] ``hosts``: their host
+  records in one zone per side that every view shares, docs/dns.md);
 * per province [4] sites in two active-active service regions (``<province>-a``/``-b``,
   sites alternating between them), each site with its own power feeds and transmission routes
   and coordinates at least ~60 km from its neighbours;
@@ -141,7 +141,7 @@ class NationalParams:
     ported_share: float = 0.02  # of the mobile numbers, in the exceptions file
     # network.dns.host_zone: the elements are named under <label>.<home domain> (None: under the
     # home domain itself, the host records in every view's copy of the home-domain zone)
-    host_zone: str | None = "hosts"
+    host_zone: str | None = None
 
     def check(self) -> None:
         problems = []
