@@ -669,7 +669,7 @@ def bench_host_zone(b: Bench, national: Path) -> None:
                   f"loaded {size['loaded_bytes'][0] / 1e3:,.0f}-{size['loaded_bytes'][1] / 1e3:,.0f} KB")
         shutil.rmtree(out, ignore_errors=True)
     old, new = sizes["without host_zone"], sizes["with host_zone: hosts"]
-    r = Result("areas", "host zone: national DNS output before/after", "the two rows above")
+    r = Result("areas", "host zone: national DNS output before/after", "the two render dns rows above")
     r.note = (f"bytes {old['bytes'] / 1e6:,.2f} -> {new['bytes'] / 1e6:,.2f} MB "
               f"({(new['bytes'] - old['bytes']) / old['bytes']:+.1%}); zone files {old['zone_files']:,} -> "
               f"{new['zone_files']:,}; zone statements per province server {old['zone_statements'][1]} -> "
