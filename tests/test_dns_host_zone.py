@@ -110,3 +110,26 @@ def test_host_zone_is_smaller_on_the_primary(make_inventory: Callable[..., Path]
         render_dns(_topology(make_inventory, label), out, "p.yaml", serial=1)
         sizes[label] = sum(p.stat().st_size for p in (out / "zones").rglob("*.zone"))
     assert sizes["hosts"] < sizes[None]
+
+
+def test_catalogs_list_the_host_zone_in_every_view_and_secondaries_get_no_in_view(
+        make_inventory: Callable[..., Path], tmp_path: Path) -> None:
+    """What the primary gains, a catalog secondary does not: a catalog member cannot be an
+    in-view reference, so each view's catalog names the host zone and the secondary holds it per view."""
+    from imsdr.dns.catalog import catalog_path, member_label
+
+    def master_slave(d: dict[str, Any]) -> None:
+        d["redundancy"]["enum_dns"] = {"sync": "master-slave", "primaries": ["dns-a-1"]}
+
+    topo = _topology(make_inventory, mutate=master_slave)
+    out = tmp_path / "out"
+    render_dns(topo, out, "p.yaml", serial=1)
+    plan = build_dns_plan(topo)
+    served = [v for v in plan.views if v.side != "none"]
+    for view in served:
+        catalog = (out / catalog_path(view.name)).read_text()
+        assert f"{member_label(HOSTS)}.zones\t0\tIN\tPTR\t{HOSTS}." in catalog, view.name
+    primary = (out / "named" / "dns-a-1.conf").read_text()
+    assert primary.count(f'zone "{HOSTS}" {{ in-view') == len(served) - 3  # one definition per side
+    secondary = (out / "named" / "dns-b-1.conf").read_text()
+    assert f'zone "{HOSTS}"' not in secondary and "in-view" not in secondary  # members come from the catalogs
