@@ -133,3 +133,16 @@ def test_catalogs_list_the_host_zone_in_every_view_and_secondaries_get_no_in_vie
     assert primary.count(f'zone "{HOSTS}" {{ in-view') == len(served) - 3  # one definition per side
     secondary = (out / "named" / "dns-b-1.conf").read_text()
     assert f'zone "{HOSTS}"' not in secondary and "in-view" not in secondary  # members come from the catalogs
+
+
+def test_the_kamailio_importer_derives_names_by_the_same_rule() -> None:
+    """A dispatcher line naming a host (no duid, no address) finds the element of an earlier draft
+    by the name imsdr derives for it: with host_zone, under the host zone."""
+    from imsdr.importers.draft import Draft
+    from imsdr.importers.kamailio import DraftIndex
+
+    draft = Draft(network={"home_domains": [HOME], "dns": {"host_zone": "hosts"}},
+                  elements={"pcscf-a-1": {"type": "pcscf", "addresses": ["192.0.2.10"]}})
+    index = DraftIndex(draft)
+    assert index.element("", f"pcscf-a-1.{HOSTS}.")[0] == "pcscf-a-1"
+    assert index.element("", f"pcscf-a-1.{HOME}")[0] is None
