@@ -24,13 +24,16 @@ Design (see docs/dns.md): access and core data are kept apart.
   number, computed on demand, never enumerated); per-number exceptions from a provisioning file
   (:mod:`imsdr.dns.enum_exceptions`) are stored rrsets. Lookups follow RFC 4592 as BIND does
   (closest encloser, empty non-terminals), so ``resolve`` answers what ``dig`` gets.
+* **Host zones** (``network.dns.host_zone``, ``DnsPlan.host_zones``): ``<label>.<home domain>`` on
+  each side, holding the host records of the elements named under it; no view overrides them
+  (one file per side, shared with ``in-view``); the home-domain zone delegates each (NS + glue).
 * The **default view** refuses, unless ``network.dns.default_view: access`` serves it the access
   base content (every SBC, no preference).
 
 ``excluded`` element ids (a drained element) are left out of every SRV and SBC answer; their own
 address records stay.
 
-Why one module (~1,300 lines, most of it :class:`_Builder`): the plan's types, their lookups and
+Why one module (~1,450 lines, most of it :class:`_Builder`): the plan's types, their lookups and
 the builder share one representation that none of them explains alone. The builder computes core,
 access and ENUM zones and every view's overrides from common intermediate state (the SBC DR
 orders, the name servers, each site's preference) and, for a lazy plan, leaves closures in
