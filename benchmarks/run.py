@@ -627,6 +627,58 @@ def bench_areas(b: Bench, national: Path) -> None:
     b.results.append(r)
     bench_named_load(b, out, confs)
     clean()
+    bench_host_zone(b, national)
+
+
+def _dns_size(out: Path) -> dict[str, Any]:
+    """What one rendered DNS directory weighs: bytes, zone files, and per province server its zone
+    statements and the bytes of the zone files it loads (a primary holds each once)."""
+    confs = [p for p in sorted(out.glob("named/*.conf")) if not p.stem.startswith("national-")]
+    zones, loaded = [], []
+    for conf in confs:
+        text = conf.read_text()
+        zones.append(_views_and_zones(conf)[1])
+        loaded.append(sum((out / f).stat().st_size for f in set(re.findall(r'file "(zones/[^"]+)"', text))))
+    return {"bytes": dir_bytes(out), "zone_files": sum(1 for _ in out.rglob("*.zone")),
+            "zone_statements": (min(zones), max(zones)) if zones else (0, 0),
+            "loaded_bytes": (min(loaded), max(loaded)) if loaded else (0, 0)}
+
+
+def bench_host_zone(b: Bench, national: Path) -> None:
+    """network.dns.host_zone: the national example (without it) against the same network with it
+    (``imsdr example national --host-zone``): the national DNS output, rendered with the example's
+    exceptions file, before and after, and what named holds loading a province server."""
+    exceptions = WORK / "national-exceptions.csv"
+    after_inv = generate(b, "national-host-zone", ["national", "--host-zone"])
+    sizes: dict[str, dict[str, Any]] = {}
+    for label, inventory in (("without host_zone", national), ("with host_zone: hosts", after_inv)):
+        out = WORK / f"out-dns-{_slug(label)}"
+        r = b.measure("areas", f"render dns national, {label}",
+                      [*b.imsdr, "render", "dns", str(inventory), "--out", str(out), "--enum-exceptions",
+                       str(exceptions), "--serial", "1"], b.heavy_runs, before=lambda o=out: shutil.rmtree(o, True))
+        if r.wall is None or not out.exists():
+            return
+        size = sizes[label] = _dns_size(out)
+        bench_named_load(b, out, sorted(out.glob("named/*.conf")))  # what a primary holds in memory
+        b.results[-1].name += f", {label}"
+        if b.results[-1].rss_mib:
+            size["named_rss_mib"] = b.results[-1].rss_mib
+        r.extra.update(size)
+        r.note = (f"{size['bytes'] / 1e6:,.2f} MB, {size['zone_files']:,} zone files; per province server "
+                  f"{size['zone_statements'][0]}-{size['zone_statements'][1]} zone statements, zone files "
+                  f"loaded {size['loaded_bytes'][0] / 1e3:,.0f}-{size['loaded_bytes'][1] / 1e3:,.0f} KB")
+        shutil.rmtree(out, ignore_errors=True)
+    old, new = sizes["without host_zone"], sizes["with host_zone: hosts"]
+    r = Result("areas", "host zone: national DNS output before/after", "the two render dns rows above")
+    r.note = (f"bytes {old['bytes'] / 1e6:,.2f} -> {new['bytes'] / 1e6:,.2f} MB "
+              f"({(new['bytes'] - old['bytes']) / old['bytes']:+.1%}); zone files {old['zone_files']:,} -> "
+              f"{new['zone_files']:,}; zone statements per province server {old['zone_statements'][1]} -> "
+              f"{new['zone_statements'][1]}; largest province server loads {old['loaded_bytes'][1] / 1e3:,.0f} -> "
+              f"{new['loaded_bytes'][1] / 1e3:,.0f} KB of zone files")
+    if "named_rss_mib" in old and "named_rss_mib" in new:
+        r.note += f"; named RSS {old['named_rss_mib']:,.0f} -> {new['named_rss_mib']:,.0f} MiB"
+    r.extra.update(before=old, after=new)
+    b.results.append(r)
 
 
 def bench_named_load(b: Bench, out: Path, confs: list[Path]) -> None:
@@ -925,6 +977,19 @@ def markdown(results: list[Result], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def compile_imsdr() -> None:
+    """Byte-compile the imsdr that is measured, as installing its wheel does: an editable install
+    has no ``.pyc`` files, and with ``PYTHONDONTWRITEBYTECODE`` set (as on some CI machines) every
+    measured command would compile imsdr's ~250 modules again (~0.2 s of each start)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("imsdr")
+    if spec and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            compileall.compile_dir(location, quiet=1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
@@ -941,6 +1006,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ["help", "plan", "availability", "scenarios", "enum", "national-dns", "import",
                              "octodns", "areas", "diameter", "monitoring"])
     bench = Bench(args.runs, args.heavy_runs)
+    compile_imsdr()
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)

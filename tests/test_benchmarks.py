@@ -110,3 +110,26 @@ def test_the_dra_row_turns_every_slf_pair_into_a_dra_pair(tmp_path: Path) -> Non
                          text=True).stdout
     assert run.diameter_note(out) == ("120 clients, at most 2 peers each (allowed: province's HSSs + 2 = 18), "
                                       "368 Diameter connections network-wide")  # 120 x 2 + 8 DRAs x 16 HSSs
+
+
+def test_the_host_zone_rows_measure_what_a_province_server_loads(tmp_path: Path) -> None:
+    from inventory_factory import write_inventory
+
+    from imsdr.dns.render import render_dns
+    from imsdr.example.national import NationalParams, generate_national
+    from imsdr.inventory.build import load_inventory
+    from imsdr.model.topology import Topology
+
+    sizes = {}
+    for label in (None, "hosts"):
+        params = NationalParams(provinces=2, enum_numbers=1000, host_zone=label)
+        path = write_inventory(generate_national(params), tmp_path, f"national-{label}.yaml")
+        out = tmp_path / f"out-{label}"
+        render_dns(Topology(*load_inventory(path)), out, path.name, serial=1)
+        sizes[label] = run._dns_size(out)
+    before, after = sizes[None], sizes["hosts"]
+    # a host zone per side and province: 3 more files per province, one statement more per view
+    assert after["zone_files"] == before["zone_files"] + 2 * 3
+    assert after["zone_statements"][1] == before["zone_statements"][1] + 19  # 18 views serving zones + 1
+    assert after["loaded_bytes"][1] < before["loaded_bytes"][1]
+    assert after["bytes"] < before["bytes"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,90 @@ def test_access_views_rate_limit_identical_answers(served: tuple[Path, DnsPlan, 
     assert burst(HARBOUR, f"sbc.{HOME}") > 100  # a UE address: 20/s over a 5 s window, most are limited
     assert burst(CAPITAL, f"sbc.{HOME}") == 0  # the access resolver (aggregating many users) is exempt
     assert burst(CORE_A, f"hss-a-1.{HOME}") == 0  # the core view is not limited
+
+
+# --- network.dns.host_zone: host records in one zone per side, shared by every view ----------------
+
+HOSTS = f"hosts.{HOME}"
+
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, DnsPlan, Any]]:
+    """The loopback province with ``host_zone: hosts``, rendered, and one named serving it for the
+    module (started once, stopped by pid at teardown)."""
+    import named_harness
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    data = yaml.safe_load((root / "inventories/province.yaml").read_text())
+    _loopback_clients(data)
+    data["network"]["dns"]["host_zone"] = "hosts"
+    base = tmp_path_factory.mktemp("named-hosts")
+    inventory = base / "province-hosts.yaml"
+    inventory.write_text(yaml.safe_dump(data, sort_keys=False))
+    inv, source = load_inventory(inventory)
+    topo = Topology(inv, source)
+    render_dns(topo, base / "dns", inventory.name, serial=1)
+    server = named_harness.start_named(base / "dns", probe=(HOME, "SOA"))
+    try:
+        yield base / "dns", build_dns_plan(topo), server
+    finally:
+        server.stop()
+
+
+def test_host_zone_passes_named_checkzone_and_checkconf(hosted: tuple[Path, DnsPlan, Any],
+                                                        tmp_path: Path) -> None:
+    import named_harness
+    from rendered_checks import named_checkconf, named_checkzone
+
+    out, _plan, _server = hosted
+    zones = sorted(out.rglob("*.zone"))
+    assert {z.relative_to(out).as_posix() for z in zones if z.name == f"{HOSTS}.zone"} == {
+        f"zones/{side}/{HOSTS}.zone" for side in ("access", "core", "sbc")}  # one file per side, no view's
+    for zone in zones:
+        assert named_checkzone(zone.name[: -len(".zone")], zone) is None, zone
+    for config in sorted((out / "named").glob("*.conf")):
+        wrapper = tmp_path / f"check-{config.name}"
+        wrapper.write_text(named_harness.wrapper_conf(out.resolve(), tmp_path, named_harness.free_port(),
+                                                      f"named/{config.name}"))
+        assert named_checkconf(wrapper) is None, config
+        text = config.read_text()
+        # defined once per side (a users, an SBC and a core view), every other view refers to it
+        assert text.count(f'zone "{HOSTS}" {{\n') == 3
+        assert text.count(f'zone "{HOSTS}" {{ in-view') == 5 + 2 + 2
+
+
+def test_host_zone_answers_a_host_and_an_srv_in_two_views(hosted: tuple[Path, DnsPlan, Any]) -> None:
+    _out, _plan, server = hosted
+    # one host name, two views, two answers: the access side's address, the core side's
+    assert addresses(server, f"sbc-capital.{HOSTS}", CAPITAL) == {"203.0.113.10"}
+    assert addresses(server, f"sbc-capital.{HOSTS}", CORE_A) == {SBC_CORE}
+    assert addresses(server, f"hss-a-1.{HOSTS}", CORE_A) == {"192.0.2.30"}
+    assert rcode(server, f"hss-a-1.{HOSTS}", "A", CAPITAL) == "NXDOMAIN"  # core names stay out of the access side
+    assert rcode(server, f"hss-a-1.{HOME}", "A", CORE_A) == "NXDOMAIN"  # the old name is gone
+    # the SRV differs per view (the home-domain zone of each view) and leads into the host zone
+    for source, first in ((CAPITAL, "sbc-capital"), (HARBOUR, "sbc-harbour")):
+        rrset = server.answer(f"_sip._udp.sbc.{HOME}", "SRV", source)
+        assert rrset is not None
+        best = min(rrset, key=lambda r: r.priority).target.to_text(omit_final_dot=True)
+        assert best == f"{first}.{HOSTS}", (source, best)
+        assert addresses(server, best, source)  # and the target answers in that view
+    assert srv_order(server, f"_sip._udp.{HOME}", CORE_A)[0] == (10, "cscf-a-1")
+    # a referral-following resolver finds the cut: the home-domain zone delegates the host zone
+    request = dns.message.make_query(f"{HOSTS}", "NS")
+    response = dns.query.udp(request, server.address, port=server.port, source=CORE_A, timeout=2)
+    assert response.flags & dns.flags.AA and response.answer
+
+
+def test_host_zone_named_agrees_with_the_plan(hosted: tuple[Path, DnsPlan, Any]) -> None:
+    _out, plan, server = hosted
+    sources = {"users-capital": CAPITAL, "users-harbour": HARBOUR, "core-site-a": CORE_A, "sbc-site-a": SBC_CORE}
+    queries = [(f"_sip._udp.{HOME}", "SRV"), (f"_sip._udp.pcscf1.{HOME}", "SRV"), (f"sbc.{HOME}", "A"),
+               (f"sbc-dr.{HOME}", "AAAA"), (f"pcscf-b-2.{HOSTS}", "AAAA"), (f"sbc-harbour.{HOSTS}", "A"),
+               (f"dns-a-1.{HOSTS}", "A"), (HOSTS, "NS"), (HOME, "NS")]
+    for view, source in sources.items():
+        assert plan.view_for_client(source).name == view
+        for qname, rdtype in queries:
+            expected = {rd.to_text() for rd in plan.lookup(view, qname, rdtype)}
+            answer = server.answer(qname, rdtype, source)
+            assert ({r.to_text() for r in answer} if answer else set()) == expected, (view, qname, rdtype)

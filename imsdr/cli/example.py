@@ -39,6 +39,11 @@ ExceptionsOpt = Annotated[
     Path | None, typer.Option("--enum-exceptions", metavar="FILE", dir_okay=False, show_default=False,
                               help="Also write the ENUM exceptions provisioning file (ported numbers) to FILE.")
 ]
+HostZoneOpt = Annotated[
+    bool, typer.Option("--host-zone/--no-host-zone",
+                       help="Name the elements under hosts.<home domain> (network.dns.host_zone: hosts): their "
+                            "host records in one zone per side every view shares.")
+]
 PortedOpt = Annotated[
     float, typer.Option("--ported-share", metavar="SHARE", min=0, max=0.5,
                         help="Share of the mobile numbers in the exceptions file (ported out).")
@@ -51,7 +56,7 @@ def register(app: typer.Typer) -> None:
 
 def _emit(provinces: int, sites: int, local_networks: int, seed: int, enum_numbers: int,
           block_size: int, wildcards: bool, enum_style: str = "wildcard", exceptions: Path | None = None,
-          ported_share: float = 0.02) -> None:
+          ported_share: float = 0.02, host_zone: bool = False) -> None:
     import sys
 
     from imsdr.example.national import NationalParams, write_exceptions, write_yaml
@@ -59,7 +64,8 @@ def _emit(provinces: int, sites: int, local_networks: int, seed: int, enum_numbe
     params = NationalParams(provinces=provinces, sites_per_province=sites,
                             local_networks_per_province=local_networks, seed=seed,
                             enum_numbers=enum_numbers, enum_block_size=block_size, wildcard_blocks=wildcards,
-                            enum_style=enum_style, ported_share=ported_share)
+                            enum_style=enum_style, ported_share=ported_share,
+                            host_zone="hosts" if host_zone else None)
     params.check()
     if exceptions is not None:
         import io
@@ -92,6 +98,7 @@ def national(
     enum_style: EnumStyleOpt = "wildcard",
     enum_exceptions: ExceptionsOpt = None,
     ported_share: PortedOpt = 0.02,
+    host_zone: HostZoneOpt = False,
 ) -> None:
     """A national inventory: by default 31 provinces x 4 sites, 310 local networks, ~5,000 elements,
     10 million ENUM numbers as wildcard blocks (--enum-exceptions FILE: 2 % of them ported, a
@@ -100,7 +107,7 @@ def national(
     Examples: `imsdr example national --enum-exceptions exceptions.csv > national.yaml`;
     `imsdr example national --provinces 3 > three.yaml`"""
     _emit(provinces, sites_per_province, local_networks_per_province, seed, enum_numbers,
-          enum_block_size, wildcards, enum_style, enum_exceptions, ported_share)
+          enum_block_size, wildcards, enum_style, enum_exceptions, ported_share, host_zone)
 
 
 @example_app.command("province", cls=ImsdrCommand)
@@ -115,9 +122,10 @@ def province(
     enum_style: EnumStyleOpt = "wildcard",
     enum_exceptions: ExceptionsOpt = None,
     ported_share: PortedOpt = 0.02,
+    host_zone: HostZoneOpt = False,
 ) -> None:
     """One province's IMS core (the national generator with --provinces 1).
 
     Examples: `imsdr example province > province.yaml`"""
     _emit(1, sites_per_province, local_networks_per_province, seed, enum_numbers, enum_block_size, wildcards,
-          enum_style, enum_exceptions, ported_share)
+          enum_style, enum_exceptions, ported_share, host_zone)

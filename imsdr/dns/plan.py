@@ -24,13 +24,16 @@ Design (see docs/dns.md): access and core data are kept apart.
   number, computed on demand, never enumerated); per-number exceptions from a provisioning file
   (:mod:`imsdr.dns.enum_exceptions`) are stored rrsets. Lookups follow RFC 4592 as BIND does
   (closest encloser, empty non-terminals), so ``resolve`` answers what ``dig`` gets.
+* **Host zones** (``network.dns.host_zone``, ``DnsPlan.host_zones``): ``<label>.<home domain>`` on
+  each side, holding the host records of the elements named under it; no view overrides them
+  (one file per side, shared with ``in-view``); the home-domain zone delegates each (NS + glue).
 * The **default view** refuses, unless ``network.dns.default_view: access`` serves it the access
   base content (every SBC, no preference).
 
 ``excluded`` element ids (a drained element) are left out of every SRV and SBC answer; their own
 address records stay.
 
-Why one module (~1,300 lines, most of it :class:`_Builder`): the plan's types, their lookups and
+Why one module (~1,450 lines, most of it :class:`_Builder`): the plan's types, their lookups and
 the builder share one representation that none of them explains alone. The builder computes core,
 access and ENUM zones and every view's overrides from common intermediate state (the SBC DR
 orders, the name servers, each site's preference) and, for a lazy plan, leaves closures in
@@ -245,6 +248,9 @@ class DnsPlan:
     issues: list[PlanIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     areas: tuple[Area, ...] = ()  # service areas (network.dns.areas); () = one set serves everything
+    # network.dns.host_zone: the zones <label>.<home domain> holding element host records, on
+    # every side (no view overrides them: one file per side, shared by every view with in-view)
+    host_zones: tuple[str, ...] = ()
     # lazy plans only: view name -> computes that view's overrides on first use
     pending: dict[str, Callable[[], None]] = field(default_factory=dict, repr=False)
     _view_index: dict[str, ViewPlan] = field(default_factory=dict, repr=False, compare=False)
@@ -505,6 +511,11 @@ class _Builder:
         # id(member list) -> (that list, each member's site, a member at each site)
         self._sites_memo: dict[int, tuple[list[Element], tuple[str, ...], dict[str, Element]]] = {}
         self.area_ns: dict[str, list[str]] = {}  # service areas: area id -> its name servers' FQDNs
+        # id(services list) -> (that list, indexes of its P-CSCF-only services): asked once per site
+        self._pcscf_memo: dict[int, tuple[list[tuple[str, list[Element], Origin]], list[int]]] = {}
+        # element id -> its addresses as one-address prefixes: each area's peers view lists every
+        # other area's name servers (32 areas x ~120 servers nationally)
+        self._host_prefixes: dict[str, tuple[str, ...]] = {}
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -797,6 +808,8 @@ class _Builder:
             plan.access_zones[domain] = access
             apex(core)
             apex(access)
+            if net.dns.host_zone and domain in net.home_domains:
+                self._host_zone(f"{net.dns.host_zone}.{domain}", core, access, apex)
         self._enum_zones(apex)
         if areas:
             self._national(apex, area_ns)
@@ -839,6 +852,10 @@ class _Builder:
             self._sbc(sbcs, [], sbc_origin, target=None)
         else:
             plan.notes.append(f"no SBC in the inventory: {plan.sbc_name} is not published")
+        if plan.host_zones:
+            self._delegate_hosts(plan.zones)
+            self._delegate_hosts(plan.access_zones)
+            self._host_zone_clashes([plan.sbc_name, plan.sbc_dr_name, *(name for name, _, _ in services)])
 
         # views
         area_of_ln = {ln: a.id for a in areas for ln in a.local_networks}
@@ -925,12 +942,69 @@ class _Builder:
             plan.views.append(ViewPlan("default", "default", "", (), "everyone else: refused", side="none"))
         return plan
 
+    # --- host zones (network.dns.host_zone) -----------------------------------------------------------
+
+    def _host_zone(self, name: str, core: ZonePlan, access: ZonePlan, apex: Callable[[ZonePlan], None]) -> None:
+        """``<label>.<home domain>`` on the core and access sides (the SBC side copies the core
+        one, :meth:`_sbc_zones`) when some element is named under it. No view overrides a host
+        record, so each side's zone is one file every view of that side shares (``in-view``)."""
+        plan = self.plan
+        if not any(is_subdomain(self._fqdn_of(e), name) for e in self.topo.elements.values()):
+            return
+        if name in plan.zones:
+            self.issue(Origin("", ("network", "dns", "host_zone"), "network.dns.host_zone"),
+                       f"host zone {name} is also a zone of its own (a home domain): choose another host_zone label")
+            return
+        sides = ((core, plan.zones, "core side: every element's addresses, the same in every view"),
+                 (access, plan.access_zones, "access side: the SBCs' access and the name servers' addresses"))
+        for parent, zones, what in sides:
+            zone = ZonePlan(name, parent.kind, f"host records under {name}, {what}", parent.default_ttl,
+                            area=parent.area)
+            zones[name] = zone
+            apex(zone)
+        plan.host_zones = (*plan.host_zones, name)
+
+    def _delegate_hosts(self, zones: dict[str, ZonePlan]) -> None:
+        """Each home-domain zone delegates its host zone to the same name servers (NS, and glue
+        for a name server named inside it): a zone is a name subtree, so the host names are below
+        a zone cut; named's integrity check (and named-checkzone) want an address for every NS
+        name inside the parent's own tree, and a resolver that follows the referral needs it."""
+        for name in self.plan.host_zones:
+            host, parent = zones.get(name), zones.get(name.split(".", 1)[1])
+            ns = host.rrsets.get((name, "NS")) if host is not None else None
+            if host is None or parent is None or ns is None:
+                continue
+            origin = Origin("", ("network", "dns", "host_zone"), f"the delegation of the host zone {name}")
+            self.add(parent.rrsets, parent, ns, origin)
+            for rd in ns.rdatas:
+                target = rd.target  # type: ignore[union-attr]
+                for rdtype in ("A", "AAAA") if is_subdomain(target, name) else ():
+                    glue = host.rrsets.get((target, rdtype))
+                    if glue is not None:
+                        self.add(parent.rrsets, parent, glue, origin)
+
+    def _host_zone_clashes(self, names: list[str]) -> None:
+        """A name a view answers differently (the SBC names, a pair's or pool's SRV) cannot be in
+        a host zone: that zone is the same in every view."""
+        for name in names:
+            zone = self.zone_of(name)
+            if zone is not None and zone.name in self.plan.host_zones:
+                self.issue(Origin("", ("network", "dns", "host_zone"), "network.dns.host_zone"),
+                           f"{name} is under the host zone {zone.name}, whose records are the same in every "
+                           "view: choose another host_zone label (or another name)")
+
     # --- the SBCs' core side: the P-CSCF names only ------------------------------------------------
 
     def _pcscf_services(self, services: list[tuple[str, list[Element], Origin]]) -> list[int]:
-        """Indexes of the services an SBC resolves: names whose members are all P-CSCFs."""
-        return [i for i, (_, members, _) in enumerate(services)
-                if members and all(m.type.value == "pcscf" for m in members)]
+        """Indexes of the services an SBC resolves: names whose members are all P-CSCFs (worked
+        out once per services list: every site's SBC view asks)."""
+        memo = self._pcscf_memo.get(id(services))
+        if memo is not None and memo[0] is services:
+            return memo[1]
+        found = [i for i, (_, members, _) in enumerate(services)
+                 if members and all(m.type.value == "pcscf" for m in members)]
+        self._pcscf_memo[id(services)] = (services, found)
+        return found
 
     def _sbc_zones(self, services: list[tuple[str, list[Element], Origin]]) -> None:
         """One zone per home domain for the SBCs' core interfaces: SOA, NS and the name servers'
@@ -944,6 +1018,7 @@ class _Builder:
             wanted.update(f"{TRANSPORTS[t][1]}.{name}" for t in TRANSPORTS)
             wanted.update(self._fqdn_of(m) for m in members)
         wanted.update(self._fqdn_of(e) for e in topo.by_type["pcscf"])
+        wanted.update(plan.host_zones)  # the home domain's delegation of its host zone
         for core in plan.zones.values():
             if core.kind != "home":
                 continue
@@ -999,8 +1074,8 @@ class _Builder:
         provinces' servers get the delegations)."""
         topo, plan = self.topo, self.plan
         others = [i for a in plan.areas if a.id != area.id and not a.national for i in a.nameservers]
-        match = tuple(dict.fromkeys(_host_prefix(addr) for i in others if i in topo.elements
-                                    for addr in topo.elements[i].addresses))
+        match = tuple(dict.fromkeys(prefix for i in others if i in topo.elements
+                                    for prefix in self._address_prefixes(topo.elements[i])))
         if not match:
             return
         if area.national:
@@ -1012,6 +1087,13 @@ class _Builder:
                                        f"the other areas' name servers, recursing for their core clients: area "
                                        f"{area.id}'s home domains and number blocks, core data", side="core",
                                        area=area.id))
+
+    def _address_prefixes(self, el: Element) -> tuple[str, ...]:
+        """``el``'s addresses as one-address prefixes, in order (worked out once per element)."""
+        prefixes = self._host_prefixes.get(el.id)
+        if prefixes is None:
+            prefixes = self._host_prefixes[el.id] = tuple(_host_prefix(a) for a in el.addresses)
+        return prefixes
 
     def _national_host(self, el: Element, origin: Origin) -> bool:
         """A national server whose name is under a national zone: its addresses go there."""

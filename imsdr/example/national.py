@@ -4,7 +4,8 @@ Shape of what it builds (defaults in brackets):
 
 * one IMS core per province [31], each with its own home domain ``ims.<province>.example.net``
   (listed in ``network.home_domains``; every element gets an explicit ``fqdn`` under its
-  province's domain);
+  province's domain, or ``<name>.hosts.<domain>`` with ``host_zone`` [off] ``hosts``: their host
+  records in one zone per side that every view shares, docs/dns.md);
 * per province [4] sites in two active-active service regions (``<province>-a``/``-b``,
   sites alternating between them), each site with its own power feeds and transmission routes
   and coordinates at least ~60 km from its neighbours;
@@ -138,6 +139,9 @@ class NationalParams:
     wildcard_blocks: bool = True
     enum_style: str = "wildcard"  # or "numbers": one NAPTR per number (the stress input)
     ported_share: float = 0.02  # of the mobile numbers, in the exceptions file
+    # network.dns.host_zone: the elements are named under <label>.<home domain> (None: under the
+    # home domain itself, the host records in every view's copy of the home-domain zone)
+    host_zone: str | None = None
 
     def check(self) -> None:
         problems = []
@@ -272,6 +276,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
     sbc_load = [ln_subs[i] + ln_subs[(i + 1) % n_ln] for i in range(n_ln)]
 
     vendors_core = ("vendor-y", "vendor-q")
+    hosts = f"{params.host_zone}." if params.host_zone else ""  # the elements' names: <name>.<hosts><domain>
     sbc_access: list[str] = []
     for pi, info in enumerate(province_info):
         prov = info["name"]
@@ -299,7 +304,7 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             if "sbc_access" in extra:  # the SBC's signalling (access) side lies outside the core subnets
                 el["addresses"] = [extra["sbc_access"]]
                 el["core_addresses"] = [str(v4.network_address + host), str(v6.network_address + host)]
-            el["fqdn"] = f"{label}-{n:02d}.{domain}"
+            el["fqdn"] = f"{label}-{n:02d}.{hosts}{domain}"
             el["capacity"] = capacity
             el.update({k: v for k, v in extra.items() if k not in ("roles", "sbc_access")})
             elements.append(el)
@@ -408,6 +413,8 @@ def generate_national(params: NationalParams) -> dict[str, Any]:
             own = [e["id"] for e in elements if e["type"] == "enum_dns" and e["id"].startswith(prov + "-")]
             areas.append({"id": prov, "nameservers": own, "home_domains": [home_domains[pi]]})
     dns: dict[str, Any] = {"sbc_name": "sbc", "transports": ["udp", "tcp"]}
+    if params.host_zone:
+        dns["host_zone"] = params.host_zone
     if areas:
         dns["areas"] = areas
 

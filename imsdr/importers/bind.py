@@ -51,6 +51,7 @@ from imsdr.importers.namedconf import NamedConf, View, ZoneStatement, read_named
 from imsdr.importers.zonedata import LineMemo, Srv, ZoneData, load_home_zone
 from imsdr.importers.zoneinclude import IncludeScope
 from imsdr.inventory.placeholders import placeholder
+from imsdr.model.topology import derived_fqdn
 
 SERVICE_TRANSPORTS = {"SIP+D2U": "udp", "SIP+D2T": "tcp", "SIPS+D2T": "tls"}
 SRV_PREFIX = {"udp": "_sip._udp", "tcp": "_sip._tcp", "tls": "_sips._tcp"}
@@ -547,7 +548,7 @@ class _Deriver:
             else:
                 merged = list(dict.fromkeys([*access, *core, *sides.get("other", [])]))
                 self.state(f"elements[{ident}].addresses", el, "addresses", merged)
-            if fqdn != f"{ident}.{primary}":
+            if fqdn != derived_fqdn(ident, primary, (self.draft.network.get("dns") or {}).get("host_zone")):
                 self.state(f"elements[{ident}].fqdn", el, "fqdn", fqdn)
             by_name = _type_from_name(ident)
             if by_name:

@@ -23,6 +23,7 @@ from pathlib import Path
 from imsdr.importers.draft import Draft
 from imsdr.importers.errors import ImportProblems
 from imsdr.inventory.placeholders import placeholder
+from imsdr.model.topology import derived_fqdn
 
 MAX_LIST_BYTES = 64 * 1024 * 1024
 HOPS = {"sbc-pcscf": ("sbc", "pcscf"), "pcscf-icscf": ("pcscf", "cscf")}
@@ -69,6 +70,8 @@ class DraftIndex:
             return
         domains = draft.network.get("home_domains") or []
         primary = domains[0] if domains and isinstance(domains[0], str) else None
+        dns = draft.network.get("dns")
+        host_zone = dns.get("host_zone") if isinstance(dns, dict) else None
         for ident, el in draft.elements.items():
             kind = el.get("type")
             if isinstance(kind, str):
@@ -79,7 +82,7 @@ class DraftIndex:
                         self.by_address.setdefault(str(ipaddress.ip_address(address)), set()).add(ident)
                     except ValueError:
                         continue  # a placeholder
-            fqdn = el.get("fqdn") or (f"{ident}.{primary}" if primary else None)
+            fqdn = el.get("fqdn") or (derived_fqdn(ident, primary, host_zone) if primary else None)
             if isinstance(fqdn, str):
                 self.by_fqdn.setdefault(fqdn.rstrip(".").lower(), set()).add(ident)
 

@@ -41,6 +41,13 @@ _SIGNALLING: tuple[tuple[str, str, str, str], ...] = (
 _DIAMETER_CLIENTS: tuple[tuple[str, str], ...] = (("cscf", "icscf"), ("cscf", "scscf"), ("as", ""))
 
 
+def derived_fqdn(ident: str, primary_domain: str, host_zone: str | None = None) -> str:
+    """The host name of an element without an explicit ``fqdn``: ``<id>.<primary home domain>``,
+    or ``<id>.<host_zone>.<primary home domain>`` with ``network.dns.host_zone`` (imsdr.dns.plan
+    publishes it in that host zone). The one rule: :meth:`Topology.fqdn` and the importers use it."""
+    return f"{ident}.{host_zone}.{primary_domain}" if host_zone else f"{ident}.{primary_domain}"
+
+
 @dataclass(frozen=True, slots=True)
 class Group:
     """A pair or pool, with its kind, so callers need not care which list it came from."""
@@ -101,8 +108,11 @@ class Topology:
     # --- names ----------------------------------------------------------------------------
 
     def fqdn(self, element: Element | str) -> str:
+        """The element's host name: its ``fqdn``, else derived from its id — the one place every
+        consumer (DNS, Diameter identities, dispatcher lists, monitoring, runbooks) reads it
+        (:func:`derived_fqdn`)."""
         el = self.elements[element] if isinstance(element, str) else element
-        return el.fqdn or f"{el.id}.{self.network.primary_domain}"
+        return el.fqdn or derived_fqdn(el.id, self.network.primary_domain, self.network.dns.host_zone)
 
     def home_domain(self, element: Element | str) -> str:
         """The home domain the element's host name is under (the longest of
@@ -130,9 +140,13 @@ class Topology:
 
     def peers(self, element_id: str) -> list[str]:
         """Every element sharing a pair or pool with ``element_id``, in group order."""
+        seen = {element_id}  # a set, not the list: pools of hundreds of members
         out: list[str] = []
         for group in self.groups_of.get(element_id, []):
-            out.extend(m for m in group.members if m != element_id and m not in out)
+            for m in group.members:
+                if m not in seen:
+                    seen.add(m)
+                    out.append(m)
         return out
 
     # --- SBC cross-local-network DR ------------------------------------------------------------
