@@ -722,14 +722,16 @@ class MovedUsers:
     failback: tuple[FailbackLoad, ...]
 
 
-def moved_users(topology: Topology, eng: Engine, outcome: Outcome) -> MovedUsers:
+def moved_users(topology: Topology, eng: Engine, outcome: Outcome, index: StormIndex | None = None) -> MovedUsers:
     """:class:`MovedUsers` of the failure ``outcome``, without the storm at every survivor: what
     the plan's element failures read (the runbook's failback actions), several times cheaper
-    than :func:`registration_storm` for one element."""
+    than :func:`registration_storm` for one element. ``index``: as for the storm (one per engine:
+    building it costs more than this whole function)."""
+    index = index or StormIndex(eng)
     m = _movers(topology, eng, outcome)
     return MovedUsers(round(sum(m.access_by_ln.values()) + sum(m.scscf_by_ln.values()), 1),
                       round(sum(m.restored_by_ln.values()), 1), m.window,
-                      failback_storm(topology, eng, m.failed, m.window.seconds))
+                      failback_storm(topology, eng, m.failed, m.window.seconds, index))
 
 
 MOVED_KEYS = ("moved_users", "restored_users", "window_s", "window_reason", "refresh_basis", "failback")

@@ -263,7 +263,7 @@ def simulate(
         switchover_from=outcome.worst_switchover_from,
         verdict=outcome.verdict,
         storm=registration_storm(topology, eng, outcome, storm_index) if storm else None,
-        moved=None if storm else moved_users(topology, eng, outcome),
+        moved=None if storm else moved_users(topology, eng, outcome, storm_index),
     )
 
 
