@@ -334,3 +334,28 @@ def test_an_mgcf_failure_names_each_gateway_it_controls_first() -> None:
     assert lines[0].endswith("its backup MGCF mgcf-b-1 (H.248.1 ServiceChange)")
     assert list(topo.imgws_by_mgcf) == ["mgcf-a-1", "mgcf-b-1"]
     assert [g.id for g in topo.imgws_by_mgcf["mgcf-b-1"]] == ["imgw-b-1"]
+
+
+def test_a_given_storm_index_is_the_only_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan simulates every element with one StormIndex: neither the storm nor who moves (nor
+    the failback storm inside them) builds another (nationally one costs more than a simulation)."""
+    from imsdr.capacity import storm as storm_module
+    from imsdr.plan import load_topology
+
+    topo = load_topology(Path(__file__).resolve().parent.parent / "inventories" / "province.yaml")
+    eng = Engine(topo, exact_numbers=False)
+    index = storm_module.StormIndex(eng)
+    built: list[object] = []
+    original = storm_module.StormIndex.__init__
+
+    def counting(self: object, *args: object) -> None:
+        built.append(self)
+        original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(storm_module.StormIndex, "__init__", counting)
+    for ident in ["sbc-hill", "pcscf-a-1", "cscf-a-1", "site-a"]:
+        for full in (True, False):
+            simulate(topo, [ident], eng, storm_index=index, storm=full)
+    assert built == []
+    simulate(topo, ["sbc-hill"], eng, storm=False)
+    assert len(built) == 1  # (the count sees a simulation that is given none)
