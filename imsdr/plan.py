@@ -28,6 +28,7 @@ from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
+    from imsdr.capacity.storm import MovedUsers
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget, WrittenDigests
     from imsdr.runbook.sandbox import TemplateLimits
@@ -232,8 +233,8 @@ def _scenarios(pipe: Pipeline) -> None:
             pipe.analyses.element_rows[row["failed"][0]] = {
                 "verdict": row["verdict"], "switchover_s": row["switchover_s"]}
     for el_id in simulated_elements(topo):
-        sim = simulation_to_dict(simulate(topo, [el_id], eng, storm_index=storms, risks=risks))
-        pipe.analyses.element_failures[el_id] = element_failure(sim)
+        report = simulate(topo, [el_id], eng, storm_index=storms, risks=risks, storm=False)
+        pipe.analyses.element_failures[el_id] = element_failure(simulation_to_dict(report), report.moved)
 
 
 def simulated_elements(topo: Topology) -> list[str]:
@@ -274,8 +275,12 @@ def _slowest(failed: list[dict[str, Any]]) -> dict[str, Any] | None:
     return best
 
 
-def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
-    """One element's simulation, as the type pages read it."""
+def element_failure(sim: dict[str, Any], moved: MovedUsers | None = None) -> dict[str, Any]:
+    """One element's simulation, as the type pages read it. ``moved``: the simulation's
+    :class:`~imsdr.capacity.storm.MovedUsers` (``simulate(storm=False)``), given as its storm:
+    the failback actions read only who moves (imsdr.runbook.actions.storm)."""
+    from imsdr.capacity.storm import moved_to_dict
+
     f = sim["failed"][0]
     timeline = _timeline(f)
     return {
@@ -292,7 +297,8 @@ def element_failure(sim: dict[str, Any]) -> dict[str, Any]:
         "impact": list(f["impact"]),
         "failback": list(f["failback"]),
         "load": f["load"],
-        "storm": sim.get("storm"),  # the traffic model's storm (imsdr.capacity.storm.storm_to_dict)
+        # the traffic model's storm (imsdr.capacity.storm.storm_to_dict), or of it who moves
+        "storm": sim.get("storm") if moved is None else moved_to_dict(moved),
     }
 
 
@@ -553,6 +559,7 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
 
         drained = resolve_drain(pipe.topology, pipe.drain)
     written = False
+    made: set[Path] = set()  # directories created: one mkdir per client, not one per file
     for config in iter_diameter_configs(pipe.topology, drained):
         if not written:
             directory.mkdir(parents=True, exist_ok=True)
@@ -560,7 +567,9 @@ def _write_diameter(pipe: Pipeline, directory: Path, digests: WrittenDigests | N
             written = True
         for name, text in config.files.items():
             path = safe_join(directory, f"{config.client}/{name}")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
             write_text(path, text, digests)
 
 
@@ -570,7 +579,7 @@ def _write_monitoring(pipe: Pipeline, directory: Path, digests: WrittenDigests |
     from imsdr.output.atomic import safe_join, write_text
 
     directory.mkdir(parents=True, exist_ok=True)
-    for name, text in sorted(monitoring_files(pipe.analysis).items()):
+    for name, text in sorted(monitoring_files(pipe.analysis, dns_plan=pipe.dns_plan).items()):
         write_text(safe_join(directory, name), text, digests)
 
 

@@ -299,3 +299,63 @@ def test_load_is_conserved_for_any_failure_set(province_engine: Engine, data: st
     if outcome.verdict != "outage":
         assert (outcome.verdict == "degraded") == bool(above_limit), (sorted(failed), above_limit)
         assert outcome.users == 0
+
+
+@pytest.mark.parametrize("name", ["lab.yaml", "province.yaml"])
+def test_who_moves_without_the_storm_is_what_the_storm_says(name: str) -> None:
+    """`simulate(storm=False)` (the plan's element failures): the same report without the storm at
+    the survivors, and who moves with the numbers and spelling of the full storm's entries."""
+    from imsdr.capacity.storm import MOVED_KEYS, moved_to_dict, storm_to_dict
+    from imsdr.plan import load_topology
+
+    topo = load_topology(Path(__file__).resolve().parent.parent / "inventories" / name)
+    eng = Engine(topo, exact_numbers=False)
+    seen = {"moved": 0, "restored": 0, "failback": 0}
+    for ident in [*sorted(topo.sites), *sorted(topo.elements)]:
+        full, light = simulate(topo, [ident], eng), simulate(topo, [ident], eng, storm=False)
+        assert light.storm is None and light.moved is not None and full.moved is None
+        storm = storm_to_dict(full.storm)  # type: ignore[arg-type]
+        assert moved_to_dict(light.moved) == {key: storm[key] for key in MOVED_KEYS}
+        assert {**simulation_to_dict(light), "storm": None} == {**simulation_to_dict(full), "storm": None}
+        seen["moved"] += storm["moved_users"] > 0
+        seen["restored"] += storm["restored_users"] > 0
+        seen["failback"] += bool(storm["failback"])
+    assert seen["moved"] and seen["failback"], seen  # the comparison covered failures that move users
+
+
+def test_an_mgcf_failure_names_each_gateway_it_controls_first() -> None:
+    """An MGCF's impact lines name the IM-MGWs whose first controller it is (in inventory order,
+    with their backup MGCF or none), and only those."""
+    from imsdr.plan import load_topology
+
+    topo = load_topology(Path(__file__).resolve().parent.parent / "inventories" / "province.yaml")
+    lines = [line for line in simulate(topo, ["mgcf-a-1"]).failed[0].impact if line.startswith("IM-MGW ")]
+    assert len(lines) == 1 and lines[0].startswith("IM-MGW imgw-a-1 notices its MGCF is gone")
+    assert lines[0].endswith("its backup MGCF mgcf-b-1 (H.248.1 ServiceChange)")
+    assert list(topo.imgws_by_mgcf) == ["mgcf-a-1", "mgcf-b-1"]
+    assert [g.id for g in topo.imgws_by_mgcf["mgcf-b-1"]] == ["imgw-b-1"]
+
+
+def test_a_given_storm_index_is_the_only_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan simulates every element with one StormIndex: neither the storm nor who moves (nor
+    the failback storm inside them) builds another (nationally one costs more than a simulation)."""
+    from imsdr.capacity import storm as storm_module
+    from imsdr.plan import load_topology
+
+    topo = load_topology(Path(__file__).resolve().parent.parent / "inventories" / "province.yaml")
+    eng = Engine(topo, exact_numbers=False)
+    index = storm_module.StormIndex(eng)
+    built: list[object] = []
+    original = storm_module.StormIndex.__init__
+
+    def counting(self: object, *args: object) -> None:
+        built.append(self)
+        original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(storm_module.StormIndex, "__init__", counting)
+    for ident in ["sbc-hill", "pcscf-a-1", "cscf-a-1", "site-a"]:
+        for full in (True, False):
+            simulate(topo, [ident], eng, storm_index=index, storm=full)
+    assert built == []
+    simulate(topo, ["sbc-hill"], eng, storm=False)
+    assert len(built) == 1  # (the count sees a simulation that is given none)

@@ -139,7 +139,8 @@ class Engine:
         self.by_site: dict[str, list[int]] = defaultdict(list)
         for e, el in topology.elements.items():
             self.by_site[el.site].append(ix[e])
-        access = AccessTypes(topology)
+        #: the access types through each SBC/P-CSCF, for every switchover asked of this engine's topology
+        self.access = access = AccessTypes(topology)
         self.switchover_s = [switchover(topology, topology.elements[e], access).seconds for e in self.ids]
         self.group_pos: dict[str, int] = {gid: i for i, gid in enumerate(topology.groups)}
         self.groups_of_idx: list[list[str]] = [

@@ -293,63 +293,11 @@ def registration_storm(
     Moved users are counted per local network, so at national scale a province's storm lands on
     that province's S-CSCFs, HSSs and SLFs (the ones whose flows carry its users)."""
     index = index or StormIndex(eng)
-    window = registration_window(topology, (topology.elements[e] for e in outcome.failed))
-    failed = {eng.index[e] for e in outcome.failed}
-    affected = eng.affected_flows(failed)
-    # the engine's own assignment of every flow the failure touches (the same numbers it loaded)
-    after_parts = outcome.assignments if affected.issubset(outcome.assignments) else {}
-    normal_assign = eng.normal_assign
-
-    def parts(i: int) -> list[tuple[int, float]]:
-        after = after_parts.get(i)
-        if after is not None:
-            return after
-        if i not in affected:
-            return normal_assign[i][0]
-        after = after_parts[i] = eng._assign(i, failed)[0]
-        return after
-
-    failed_elements = [topology.elements[e] for e in outcome.failed]
-    ps_window = _ps_window(topology, failed_elements)
+    movers = _movers(topology, eng, outcome)
+    failed, parts, window, ps_window = movers.failed, movers.parts, movers.window, movers.ps_window
     refresh_s = window.seconds
-    # element → local network → users whose SBC/P-CSCF failed, registering through it
-    sip_gain: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    access_by_ln: dict[str, float] = defaultdict(float)  # users of failed SBC/P-CSCFs
-    scscf_by_ln: dict[str, float] = defaultdict(float)  # users of failed S-CSCFs without restoration data
-    restored_by_ln: dict[str, float] = defaultdict(float)
-    for i in sorted(affected):
-        if eng.f_service[i] != "sbc" or not eng.f_stage2[i] or eng.f_amount[i] <= 0:
-            continue
-        amount = eng.f_amount[i]
-        old_parts = eng.normal_assign[i][0]
-        on_failed_sbc = sum(a for x, a in old_parts if x in failed and eng.type_of[x] == "sbc")
-        on_failed_pcscf = sum(a for x, a in old_parts if x in failed and eng.type_of[x] == "pcscf")
-        moved = min(amount, on_failed_sbc + on_failed_pcscf * (1 - on_failed_sbc / amount))
-        if moved <= 1e-9:
-            continue
-        new_parts = parts(i)
-        served = sum(a for x, a in new_parts if eng.type_of[x] == "sbc")
-        if served <= 0:
-            continue  # nothing takes these users over: they are unserved, not a storm
-        share = moved / amount
-        lns = eng.weight_sets[eng.f_wkey[i]]
-        for x, a in new_parts:
-            for ln, w in lns:
-                sip_gain[x][ln] += a * share * w
-        for ln, w in lns:
-            access_by_ln[ln] += moved * served / amount * w
-    restoration = _restoration()
-    for x in failed:  # users of failed S-CSCFs: restored (one SAR) or registering again
-        upl = eng.users_per_load.get(x)
-        if upl is None or eng.normal[x] <= 0:
-            continue
-        target = restored_by_ln if eng.topology.elements[eng.ids[x]].has(restoration) else scscf_by_ln
-        for i in eng.flows_of[x]:
-            if eng.f_service[i] != "scscf":
-                continue
-            on_x = sum(a for y, a in eng.normal_assign[i][0] if y == x)
-            for ln, w in eng.weight_sets[eng.f_wkey[i]]:
-                target[ln] += on_x * upl * w
+    sip_gain, access_by_ln = movers.sip_gain, movers.access_by_ln
+    scscf_by_ln, restored_by_ln = movers.scscf_by_ln, movers.restored_by_ln
     profiles = {ln: arrival_profile(topology, ln, refresh_s, ps_window) for ln in sorted(access_by_ln)}
     arrivals = tuple(Arrival(ln, p[0], round(access_by_ln[ln], 1), p[1], p[2], p[3], p[4])
                      for ln, p in profiles.items() if access_by_ln[ln] > 1e-9)
@@ -685,3 +633,113 @@ def storm_to_dict(storm: Storm) -> dict[str, object]:
             for r in storm.elements
         ],
     }
+
+
+@dataclass
+class _Movers:
+    """Who a failure moves, per local network: what the storm spreads over the survivors, and all
+    :func:`moved_users` needs."""
+
+    failed: set[int]
+    parts: Callable[[int], list[tuple[int, float]]]  # flow -> its assignment with ``failed`` down
+    window: Window
+    ps_window: int | None
+    sip_gain: dict[int, dict[str, float]]  # element -> local network -> users registering through it
+    access_by_ln: dict[str, float]  # users of failed SBC/P-CSCFs
+    scscf_by_ln: dict[str, float]  # users of failed S-CSCFs without restoration data
+    restored_by_ln: dict[str, float]  # users of failed S-CSCFs with restoration data
+
+
+def _movers(topology: Topology, eng: Engine, outcome: Outcome) -> _Movers:
+    """The first half of :func:`registration_storm`, which :func:`moved_users` shares."""
+    window = registration_window(topology, (topology.elements[e] for e in outcome.failed))
+    failed = {eng.index[e] for e in outcome.failed}
+    affected = eng.affected_flows(failed)
+    # the engine's own assignment of every flow the failure touches (the same numbers it loaded)
+    after_parts = outcome.assignments if affected.issubset(outcome.assignments) else {}
+    normal_assign = eng.normal_assign
+
+    def parts(i: int) -> list[tuple[int, float]]:
+        after = after_parts.get(i)
+        if after is not None:
+            return after
+        if i not in affected:
+            return normal_assign[i][0]
+        after = after_parts[i] = eng._assign(i, failed)[0]
+        return after
+
+    failed_elements = [topology.elements[e] for e in outcome.failed]
+    ps_window = _ps_window(topology, failed_elements)
+    # element → local network → users whose SBC/P-CSCF failed, registering through it
+    sip_gain: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    access_by_ln: dict[str, float] = defaultdict(float)  # users of failed SBC/P-CSCFs
+    scscf_by_ln: dict[str, float] = defaultdict(float)  # users of failed S-CSCFs without restoration data
+    restored_by_ln: dict[str, float] = defaultdict(float)
+    for i in sorted(affected):
+        if eng.f_service[i] != "sbc" or not eng.f_stage2[i] or eng.f_amount[i] <= 0:
+            continue
+        amount = eng.f_amount[i]
+        old_parts = eng.normal_assign[i][0]
+        on_failed_sbc = sum(a for x, a in old_parts if x in failed and eng.type_of[x] == "sbc")
+        on_failed_pcscf = sum(a for x, a in old_parts if x in failed and eng.type_of[x] == "pcscf")
+        moved = min(amount, on_failed_sbc + on_failed_pcscf * (1 - on_failed_sbc / amount))
+        if moved <= 1e-9:
+            continue
+        new_parts = parts(i)
+        served = sum(a for x, a in new_parts if eng.type_of[x] == "sbc")
+        if served <= 0:
+            continue  # nothing takes these users over: they are unserved, not a storm
+        share = moved / amount
+        lns = eng.weight_sets[eng.f_wkey[i]]
+        for x, a in new_parts:
+            for ln, w in lns:
+                sip_gain[x][ln] += a * share * w
+        for ln, w in lns:
+            access_by_ln[ln] += moved * served / amount * w
+    restoration = _restoration()
+    for x in failed:  # users of failed S-CSCFs: restored (one SAR) or registering again
+        upl = eng.users_per_load.get(x)
+        if upl is None or eng.normal[x] <= 0:
+            continue
+        target = restored_by_ln if eng.topology.elements[eng.ids[x]].has(restoration) else scscf_by_ln
+        for i in eng.flows_of[x]:
+            if eng.f_service[i] != "scscf":
+                continue
+            on_x = sum(a for y, a in eng.normal_assign[i][0] if y == x)
+            for ln, w in eng.weight_sets[eng.f_wkey[i]]:
+                target[ln] += on_x * upl * w
+    return _Movers(failed, parts, window, ps_window, sip_gain, access_by_ln, scscf_by_ln, restored_by_ln)
+
+
+@dataclass(frozen=True)
+class MovedUsers:
+    """The part of a failure's :class:`Storm` that needs no survivor's load: who moves, over which
+    window, and the failback storm on the failed SBCs and P-CSCFs (the numbers the storm has)."""
+
+    moved_users: float
+    restored_users: float
+    window: Window
+    failback: tuple[FailbackLoad, ...]
+
+
+def moved_users(topology: Topology, eng: Engine, outcome: Outcome, index: StormIndex | None = None) -> MovedUsers:
+    """:class:`MovedUsers` of the failure ``outcome``, without the storm at every survivor: what
+    the plan's element failures read (the runbook's failback actions), several times cheaper
+    than :func:`registration_storm` for one element. ``index``: as for the storm (one per engine:
+    building it costs more than this whole function)."""
+    index = index or StormIndex(eng)
+    m = _movers(topology, eng, outcome)
+    return MovedUsers(round(sum(m.access_by_ln.values()) + sum(m.scscf_by_ln.values()), 1),
+                      round(sum(m.restored_by_ln.values()), 1), m.window,
+                      failback_storm(topology, eng, m.failed, m.window.seconds, index))
+
+
+MOVED_KEYS = ("moved_users", "restored_users", "window_s", "window_reason", "refresh_basis", "failback")
+
+
+def moved_to_dict(moved: MovedUsers) -> dict[str, object]:
+    """:func:`storm_to_dict`'s entries for what :class:`MovedUsers` holds (:data:`MOVED_KEYS`),
+    spelt by it: a storm with no survivor rows, converted."""
+    storm = Storm(moved.moved_users, moved.restored_users, moved.window, 0.0, 0.0, (), (), None, 0.0, (),
+                  failback=moved.failback)
+    return {key: value for key, value in storm_to_dict(storm).items() if key in MOVED_KEYS}

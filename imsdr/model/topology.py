@@ -76,6 +76,7 @@ class Topology:
         self.inventory = inventory
         self.source = source
         self._with_role: dict[str, tuple[Element, ...]] = {}
+        self._home_domain: dict[str, str] = {}  # host name -> home_domain (asked per peer of every Diameter file)
         # provisioned per-number ENUM records (a file given beside the inventory, never in it):
         # every DNS plan built from this topology places them (imsdr.dns.enum_exceptions). An
         # imsdr.dns.enum_exceptions.EnumExceptions, typed as object: the model sits below dns
@@ -117,11 +118,15 @@ class Topology:
         """The home domain the element's host name is under (the longest of
         ``network.home_domains``), else the primary one: its Diameter realm (imsdr.diameter)."""
         name = self.fqdn(element)
+        known = self._home_domain.get(name)
+        if known is not None:
+            return known
         best = ""
         for domain in self.network.home_domains:
             if name.endswith("." + domain) and len(domain) > len(best):
                 best = domain
-        return best or self.network.primary_domain
+        known = self._home_domain[name] = best or self.network.primary_domain
+        return known
 
     def element_region(self, element: Element | str) -> str:
         el = self.elements[element] if isinstance(element, str) else element
@@ -165,6 +170,21 @@ class Topology:
                 if ln_id not in hub.serves:
                     result[ln_id] = hub
         return result
+
+    @cached_property
+    def dr_sbc_ids(self) -> frozenset[str]:
+        """The SBCs that back up another local network (the values of :attr:`dr_sbc`)."""
+        return frozenset(sbc.id for sbc in self.dr_sbc.values())
+
+    @cached_property
+    def imgws_by_mgcf(self) -> dict[str, list[Element]]:
+        """MGCF id → the IM-MGWs it controls first (``controlled_by[0]``), in inventory order:
+        every MGCF failure names its gateways (grouped once, not a walk of all IM-MGWs each)."""
+        out: dict[str, list[Element]] = {}
+        for gw in self.by_type.get("imgw", []):
+            if gw.controlled_by:
+                out.setdefault(gw.controlled_by[0], []).append(gw)
+        return out
 
     def sbc_answer(self, ln_id: str) -> list[Element]:
         """SBCs a UE of ``ln_id`` is given, in order: local ones first, then the DR SBC."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.capacity.engine import NO_LOSS, Engine, Outcome
 from imsdr.capacity.formulas import fmt, pct
 from imsdr.capacity.load import is_scscf
-from imsdr.capacity.storm import Storm, StormIndex, registration_storm, storm_to_dict
+from imsdr.capacity.storm import MovedUsers, Storm, StormIndex, moved_users, registration_storm, storm_to_dict
 from imsdr.capacity.timing import (
     Switchover,
     access_types,
@@ -90,6 +90,7 @@ class SimulationReport:
     switchover_from: str | None
     verdict: str
     storm: Storm | None = None  # the registration storm of the failure
+    moved: MovedUsers | None = None  # instead of the storm (``simulate(storm=False)``): who moves
 
 
 _PREFIXES = ("site", "element", "region", "power", "route")
@@ -186,13 +187,16 @@ def _lookup(
 def simulate(
     topology: Topology, failed_ids: list[str], engine: Engine | None = None, radius: Radius | None = None,
     storm_index: StormIndex | None = None, risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
+    storm: bool = True,
 ) -> SimulationReport:
     """Fail ``failed_ids`` (sites, elements, regions, power feeds, transmission routes) and the
     sites inside ``radius``; report takeover, capacity, time and impact.
 
     ``storm_index``: the engine's :class:`StormIndex`, when the caller simulates many failures with
     one engine (the plan simulates every element: building it for each costs ~30 ms nationally);
-    ``risks``: :func:`risk_sites` of the topology, likewise."""
+    ``risks``: :func:`risk_sites` of the topology, likewise. ``storm=False``: the report's
+    ``moved`` (who moves, the failback storm) instead of the registration storm at every survivor
+    (the plan's element failures read only that: most of a single element's simulation is its storm)."""
     eng = engine or Engine(topology, exact_numbers=False)
     sites, elements = resolve_ids(topology, list(failed_ids), radius, risks)
     outcome = eng.evaluate(elements, detail=True)
@@ -258,7 +262,8 @@ def simulate(
         switchover_s=outcome.switchover_s,
         switchover_from=outcome.worst_switchover_from,
         verdict=outcome.verdict,
-        storm=registration_storm(topology, eng, outcome, storm_index),
+        storm=registration_storm(topology, eng, outcome, storm_index) if storm else None,
+        moved=None if storm else moved_users(topology, eng, outcome, storm_index),
     )
 
 
@@ -281,7 +286,7 @@ def _failed_element(topology: Topology, eng: Engine, outcome: Outcome, el: Eleme
     how = _how(topology, el, takers)
     if load <= 0:
         how = "carries no load normally (standby or unused): nothing needs to take over"
-    sw = switchover(topology, el) if (takers or load <= 0) and unserved <= 1e-9 else None
+    sw = switchover(topology, el, eng.access) if (takers or load <= 0) and unserved <= 1e-9 else None
     impact, failback = _texts(topology, eng, outcome, el, takers, got)
     return FailedElement(
         el.id, t, el.site, round(load, 3), unit, takers, how, round(unserved, 3), sw, impact, failback
@@ -294,7 +299,7 @@ def _how(topology: Topology, el: Element, takers: tuple[str, ...]) -> str:
     if not takers:
         return "nothing takes over: no surviving peer in the design"
     if t == "sbc":
-        dr = {s.id for s in topology.dr_sbc.values()}
+        dr = topology.dr_sbc_ids
         layout = (
             topology.inventory.redundancy.sbc_dr.layout if topology.inventory.redundancy.sbc_dr else "none"
         )
@@ -366,7 +371,7 @@ def _texts(
     failback: list[str] = []
     # the access types of the users registered through it (a backup listing adds none): the fixed
     # refresh applies to fixed users only, PS users are restored by P-CSCF restoration (TS 23.380)
-    kinds = access_types(topology, el) if t in ("sbc", "pcscf") else ()
+    kinds = access_types(topology, el, eng.access) if t in ("sbc", "pcscf") else ()
     if t == "sbc":
         impact += [
             lost_calls,
@@ -452,7 +457,7 @@ def _texts(
                 f"- until then the loss of {active} stops the service"
             )
         elif takers:
-            sw = switchover(topology, el)
+            sw = switchover(topology, el, eng.access)
             impact.append(
                 f"Diameter clients (I-CSCF, S-CSCF, AS) detect a host or path loss in {detection.seconds} s "
                 f"({detection.how}), a hung application in {hung.seconds} s ({hung.how}), and fail over to {names}"
@@ -532,15 +537,14 @@ def _texts(
                 f"ITU-T H.248.14, + {h248.h248_transaction_timeout} s transaction timeout), not by SIP OPTIONS"
             )
         else:
-            for gw in topology.by_type.get("imgw", []):
-                if gw.controlled_by and gw.controlled_by[0] == el.id:
-                    backup = next((m for m in gw.controlled_by[1:] if m in topology.elements), None)
-                    impact.append(
-                        f"IM-MGW {gw.id} notices its MGCF is gone when the H.248.14 inactivity timer "
-                        f"({h248.h248_inactivity} s) expires and re-registers with "
-                        + (f"its backup MGCF {backup} (H.248.1 ServiceChange)" if backup
-                           else "no backup MGCF: its trunks stay idle")
-                    )
+            for gw in topology.imgws_by_mgcf.get(el.id, []):
+                backup = next((m for m in gw.controlled_by[1:] if m in topology.elements), None)
+                impact.append(
+                    f"IM-MGW {gw.id} notices its MGCF is gone when the H.248.14 inactivity timer "
+                    f"({h248.h248_inactivity} s) expires and re-registers with "
+                    + (f"its backup MGCF {backup} (H.248.1 ServiceChange)" if backup
+                       else "no backup MGCF: its trunks stay idle")
+                )
         failback.append(
             f"new calls return to {el.id} once OPTIONS marks it available; calls in progress stay"
         )
@@ -553,7 +557,7 @@ def _texts(
         ]
         failback.append(f"new sessions return to {el.id} once it answers OPTIONS; existing ones stay")
     if t in ("sbc", "pcscf"):
-        windows = access_windows(topology, el)
+        windows = access_windows(topology, el, eng.access)
         if "ps" in windows:
             mode = topology.network.restoration.pcscf_restoration
             if mode != "none":
