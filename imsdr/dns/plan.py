@@ -1339,31 +1339,45 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     """Put each exception (and the wildcards that keep its siblings answered) into its ENUM zone,
     and index every zone's existing names (empty non-terminals included) for lookups."""
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
-    longest = max((len(p) for p in zones), default=0)
+    lengths = sorted({len(p) for p in zones}, reverse=True)  # (longest prefix first)
     wild = {name: (z.blocks[0].naptr(),) for name, z in ((z.name, z) for z in zones.values())}  # one per zone
     touched: set[str] = set()
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
+    origins = plan.origins
+    filled: dict[str, set[str]] = {}  # zone -> the ancestors whose wildcard is in place (or was there)
+    skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
     for row in exceptions.rows if exceptions is not None else ():
+        number = row.number
         zone = None
-        for i in range(min(len(row.number), longest), 0, -1):
-            zone = zones.get(row.number[:i])
-            if zone is not None:
-                break
+        for i in lengths:
+            if i <= len(number):
+                zone = zones.get(number[:i])
+                if zone is not None:
+                    break
         if zone is None:  # checked when the file was read; a block the plan refused
             continue
         block = zone.blocks[0]
-        rest = row.number[len(block.prefix):]
+        rest = number[len(block.prefix):]
         owner = f"{'.'.join(rest[::-1])}.{zone.name}"
         rrsets = zone.rrsets
         rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
-        plan.origins[(zone.name, owner, "NAPTR")] = origin
-        for stem in _fill_stems(block, rest):
-            name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
-            if (name, "NAPTR") not in rrsets:
-                rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
+        origins[(zone.name, owner, "NAPTR")] = origin
+        ancestors = _fill_stems(block, rest)
+        if ancestors:
+            done = filled.setdefault(zone.name, set())
+            for stem in ancestors:
+                if stem in done:  # (its wildcard was put in place, or found there, for an earlier row)
+                    continue
+                done.add(stem)
+                name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
+                if (name, "NAPTR") not in rrsets:
+                    rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
         touched.add(zone.name)
-        if block.style == "numbers" and block.covers(row.number):
-            zone.blocks[0] = _skipping(block, int(row.number))
+        if block.style == "numbers" and block.covers(number):
+            skipped.setdefault(zone.name, set()).add(int(number))
+    for name, numbers in skipped.items():  # (once per block: a set union per row would be quadratic)
+        zone = plan.zones[name]
+        zone.blocks[0] = _skipping(zone.blocks[0], numbers)
     for name in touched:
         zone = plan.zones[name]
         zone.purpose += f"; {sum(1 for k in zone.rrsets if k[1] == 'NAPTR' and not k[0].startswith('*.'))} " \
@@ -1373,10 +1387,10 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
             zone.nodes = existing_nodes(zone)
 
 
-def _skipping(block: EnumBlockPlan, number: int) -> EnumBlockPlan:
+def _skipping(block: EnumBlockPlan, numbers: set[int]) -> EnumBlockPlan:
     from dataclasses import replace
 
-    return replace(block, skip=block.skip | {number})
+    return replace(block, skip=block.skip | numbers)
 
 
 def _fill_stems(block: EnumBlockPlan, rest: str) -> list[str]:

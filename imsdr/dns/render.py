@@ -300,7 +300,10 @@ def _write_zone_file(
     # every record rendered once: digest and lines; a view's copy from its base zone's rendering
     overrides = view.overrides.get(ref.zone) if ref.view else None
     if not overrides:
-        prepared = prepare_zone(base, header, comments, run.cache, run.layouts.layout(base, base), run.texts)
+        # an ENUM zone is written once (no view overrides its names): remembering the text of each
+        # of its rrsets (100,000s of exceptions nationally) for later copies would be wasted
+        cache = run.cache if base.kind != "enum" else None
+        prepared = prepare_zone(base, header, comments, cache, run.layouts.layout(base, base), run.texts)
     else:
         prepared = run.layouts.prepare(base, overrides, header, comments, run.cache, run.texts)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None

@@ -183,6 +183,7 @@ def _render_rrsets(rrsets: list[RRset], origin: str, width: int, cache: RenderCa
     suffix = "." + origin
     cut = -len(suffix)
     columns: dict[tuple[int, str], tuple[str, str]] = {}  # (ttl, type) -> (after the owner, digest middle)
+    last_ttl, last_type, piece = -1, "", ("", "")
     memo = texts.rdatas if texts is not None else None
     tuples = texts.tuples if texts is not None else None
     for rrset in rrsets:
@@ -200,20 +201,11 @@ def _render_rrsets(rrsets: list[RRset], origin: str, width: int, cache: RenderCa
                 digests.append(hit[1])
                 body.append(hit[2])
                 continue
-        piece = columns.get((ttl, rdtype))
-        if piece is None:
-            piece = columns[(ttl, rdtype)] = (f" {ttl:<6} IN {rdtype:<5} ", f"|{rdtype}|{ttl}|")
-        if len(rdatas) == 1 and memo is not None:  # (most rrsets: one record)
-            rd = rdatas[0]
-            known = memo.get(id(rd))
-            if known is None or known[0] is not rd:
-                known = memo[id(rd)] = (rd, rd.to_text())
-            shown = [known[1]]
-        elif memo is not None and tuples is not None and type(rdatas) is tuple:
-            hit_texts = tuples.get(id(rdatas))
-            shown = hit_texts[1] if hit_texts is not None and hit_texts[0] is rdatas else rdata_texts(rdatas, texts)
-        else:
-            shown = rdata_texts(rdatas, texts)
+        if ttl != last_ttl or rdtype != last_type:  # (runs of one TTL and type: an ENUM zone's NAPTRs)
+            piece = columns.get((ttl, rdtype))
+            if piece is None:
+                piece = columns[(ttl, rdtype)] = (f" {ttl:<6} IN {rdtype:<5} ", f"|{rdtype}|{ttl}|")
+            last_ttl, last_type = ttl, rdtype
         if name == origin:
             owner = "@"
         elif name.endswith(suffix):
@@ -221,9 +213,24 @@ def _render_rrsets(rrsets: list[RRset], origin: str, width: int, cache: RenderCa
         else:
             owner = name + "."
         prefix = owner.ljust(width) + piece[0]
-        digest = name + piece[1] + "|".join(shown) + "\n"
-        # one line per record: prefix + text + newline, joined in C
-        lines = prefix + ("\n" + prefix).join(shown) + "\n" if shown else ""
+        if len(rdatas) == 1 and memo is not None:  # (most rrsets: one record)
+            rd = rdatas[0]
+            known = memo.get(id(rd))
+            if known is None or known[0] is not rd:
+                known = memo[id(rd)] = (rd, rd.to_text())
+            text = known[1]
+            digest = name + piece[1] + text + "\n"
+            lines = prefix + text + "\n"
+        else:
+            if memo is not None and tuples is not None and type(rdatas) is tuple:
+                hit_texts = tuples.get(id(rdatas))
+                shown = (hit_texts[1] if hit_texts is not None and hit_texts[0] is rdatas
+                         else rdata_texts(rdatas, texts))
+            else:
+                shown = rdata_texts(rdatas, texts)
+            digest = name + piece[1] + "|".join(shown) + "\n"
+            # one line per record: prefix + text + newline, joined in C
+            lines = prefix + ("\n" + prefix).join(shown) + "\n" if shown else ""
         digests.append(digest)
         body.append(lines)
         if cache is not None:
