@@ -568,7 +568,7 @@ def _write_monitoring(pipe: Pipeline, directory: Path, digests: WrittenDigests |
     from imsdr.output.atomic import safe_join, write_text
 
     directory.mkdir(parents=True, exist_ok=True)
-    for name, text in sorted(monitoring_files(pipe.analysis).items()):
+    for name, text in sorted(monitoring_files(pipe.analysis, dns_plan=pipe.dns_plan).items()):
         write_text(safe_join(directory, name), text, digests)
 
 

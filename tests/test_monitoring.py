@@ -238,3 +238,23 @@ def test_the_national_example_passes_promtool_with_lint_fatal(tmp_path: Path) ->
              for r in g["rules"] if "alert" in r]
     assert len(links) > 1000 and any(page.startswith("capacity-") for page, _ in links)
     assert [(page, anchor) for page, anchor in links if anchor not in headings.get(page, set())] == []
+
+
+def test_probe_files_read_the_views_of_the_dns_plan_they_are_given() -> None:
+    """``plan`` hands its run's DNS plan to the probe files (no second plan is built): what they
+    list are that plan's views, and the run's full plan gives the files a lazy plan gives."""
+    import dataclasses
+
+    from imsdr.dns.plan import build_dns_plan
+    from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE
+
+    topology = load_topology(INVENTORIES[0])
+    analysis = Analysis(topology)
+    plan = build_dns_plan(topology)
+    assert monitoring_files(analysis, dns_plan=plan) == monitoring_files(analysis)
+    kept = plan.views[-1]
+    files = monitoring_files(analysis, dns_plan=dataclasses.replace(plan, views=[kept]))
+    modules = yaml.safe_load(files[BLACKBOX_FILE])["modules"]
+    assert list(modules) == [f"imsdr_dns_{kept.name}"]
+    jobs = [j["job_name"] for j in yaml.safe_load(files[PROMETHEUS_FILE])["scrape_configs"]]
+    assert jobs == ["imsdr-exporter", f"imsdr-dns-probe-{kept.name}"]

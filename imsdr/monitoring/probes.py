@@ -17,6 +17,7 @@ from imsdr.monitoring.ruletext import quoted
 from imsdr.resolve.live import first_host
 
 if TYPE_CHECKING:
+    from imsdr.dns.plan import DnsPlan
     from imsdr.model.topology import Topology
 
 PROMETHEUS_FILE, BLACKBOX_FILE = "prometheus.yml", "blackbox.yml"
@@ -24,11 +25,13 @@ EXPORTER_ADDRESS = "127.0.0.1:9533"  # imsdr exporter's default --listen
 BLACKBOX_ADDRESS = "127.0.0.1:9115"  # the blackbox exporter's default
 
 
-def view_probes(topology: Topology) -> list[tuple[str, str | None, bool]]:
-    """(view, source address inside it or None, refusing) for every view of the DNS plan."""
-    from imsdr.dns.plan import build_dns_plan
+def view_probes(topology: Topology, plan: DnsPlan | None = None) -> list[tuple[str, str | None, bool]]:
+    """(view, source address inside it or None, refusing) for every view of the DNS plan (``plan``:
+    the run's, when it has one; its views and match lists are all that is read)."""
+    if plan is None:
+        from imsdr.dns.plan import build_dns_plan
 
-    plan = build_dns_plan(topology, lazy=True)  # views and match lists only: no view is materialised
+        plan = build_dns_plan(topology, lazy=True)  # views and match lists only: no view is materialised
     return [(v.name, None if v.kind == "default" else first_host(v.match_clients), v.side == "none")
             for v in plan.views]
 
@@ -37,10 +40,10 @@ def _module(view: str) -> str:
     return f"imsdr_dns_{view}"
 
 
-def blackbox_config(topology: Topology) -> str:
+def blackbox_config(topology: Topology, plan: DnsPlan | None = None) -> str:
     zone = topology.network.primary_domain
     lines = ["# imsdr: blackbox exporter DNS modules, one per view (docs/monitoring.md).", "modules:"]
-    for view, source, refusing in view_probes(topology):
+    for view, source, refusing in view_probes(topology, plan):
         lines += [f"  {_module(view)}:", "    prober: dns", "    timeout: 5s", "    dns:",
                   f"      query_name: {quoted(zone)}", "      query_type: SOA", "      transport_protocol: udp",
                   "      preferred_ip_protocol: ip4", "      recursion_desired: false",
@@ -50,7 +53,7 @@ def blackbox_config(topology: Topology) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prometheus_config(topology: Topology, rule_files: list[str]) -> str:
+def prometheus_config(topology: Topology, rule_files: list[str], plan: DnsPlan | None = None) -> str:
     from imsdr.dns.drain import platform_of
     from imsdr.dns.views import server_layout
     from imsdr.resolve.drain_verify import dig_port
@@ -61,7 +64,7 @@ def prometheus_config(topology: Topology, rule_files: list[str]) -> str:
              "global:", "  scrape_interval: 30s", "  evaluation_interval: 30s", "rule_files:",
              *(f"  - {name}" for name in rule_files), "scrape_configs:",
              "  - job_name: imsdr-exporter", "    static_configs:", f"      - targets: [{quoted(EXPORTER_ADDRESS)}]"]
-    for view, _source, _refusing in view_probes(topology):
+    for view, _source, _refusing in view_probes(topology, plan):
         lines += [f"  - job_name: {quoted('imsdr-dns-probe-' + view)}", "    metrics_path: /probe",
                   f"    params: {{module: [{quoted(_module(view))}]}}", "    static_configs:"]
         for server, address, port in servers:

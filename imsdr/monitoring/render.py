@@ -23,6 +23,7 @@ from imsdr.monitoring.ruletext import regex_alternation as _regex_alternation
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
+    from imsdr.dns.plan import DnsPlan
 
 LOAD_METRIC = "imsdr_element_load"
 PROJECTED = "imsdr:failure_projected_utilisation"
@@ -80,8 +81,10 @@ def _guard_rules(guard: HeadroomGuard, runbook_base: str, severity: str, page_na
     ]
 
 
-def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> dict[str, str]:
-    """name → text of every file of the monitoring/ tree."""
+def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/",
+                     dns_plan: DnsPlan | None = None) -> dict[str, str]:
+    """name → text of every file of the monitoring/ tree. ``dns_plan``: the run's DNS plan, when
+    it has one (the probes read its views); else one lazy plan is built for both probe files."""
     from imsdr.rules.registry import all_rules
 
     severities: dict[str, Any] = {rule.id: SEVERITY[rule.severity.value] for rule in all_rules()}
@@ -104,8 +107,12 @@ def monitoring_files(analysis: Analysis, runbook_base: str = "../runbooks/") -> 
         files[name] = build(topology, runbook_base, severity)[0]
     from imsdr.monitoring.probes import BLACKBOX_FILE, PROMETHEUS_FILE, blackbox_config, prometheus_config
 
-    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files))
-    files[BLACKBOX_FILE] = blackbox_config(topology)
+    if dns_plan is None:
+        from imsdr.dns.plan import build_dns_plan
+
+        dns_plan = build_dns_plan(topology, lazy=True)  # views and match lists only
+    files[PROMETHEUS_FILE] = prometheus_config(topology, sorted(files), dns_plan)
+    files[BLACKBOX_FILE] = blackbox_config(topology, dns_plan)
     return files
 
 
