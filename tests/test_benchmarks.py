@@ -110,3 +110,19 @@ def test_the_dra_row_turns_every_slf_pair_into_a_dra_pair(tmp_path: Path) -> Non
                          text=True).stdout
     assert run.diameter_note(out) == ("120 clients, at most 2 peers each (allowed: province's HSSs + 2 = 18), "
                                       "368 Diameter connections network-wide")  # 120 x 2 + 8 DRAs x 16 HSSs
+
+
+def test_a_previous_output_is_set_aside_not_deleted_before_a_measured_run(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The output of the last run moves into the trash (a rename: no inode is freed while the
+    next run creates its files) and goes when the trash is emptied; nothing there is no error."""
+    monkeypatch.setattr(run, "TRASH", tmp_path / ".trash")
+    out = tmp_path / "out"
+    (out / "zones").mkdir(parents=True)
+    (out / "zones" / "a.zone").write_text("x")
+    run.set_aside(out)
+    assert not out.exists()
+    [moved] = list((tmp_path / ".trash").iterdir())
+    assert (moved / "zones" / "a.zone").read_text() == "x"
+    run.set_aside(out)  # (already gone)
+    run.empty_trash()
+    assert not (tmp_path / ".trash").exists()
