@@ -485,13 +485,15 @@ def _check_verdict(raw: dict[str, Any]) -> str:
 
 def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
                        limits: TemplateLimits | None = None) -> dict[str, str]:
+    from imsdr.analysis import cyclic_gc_paused
     from imsdr.output.headroom_svg import headroom_svg
     from imsdr.runbook import runbook_pages
     from imsdr.runbook.render import render_pages
     from imsdr.runbook.split import province_pages
 
-    context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
-    split = province_pages(pipe.topology, pipe.analyses, context)  # national: one page per province
+    with cyclic_gc_paused():  # ~100,000 rows over the whole model, none garbage
+        context = build_context(pipe.topology, pipe.analyses, inventory_name=Path(pipe.inventory_path).name)
+        split = province_pages(pipe.topology, pipe.analyses, context)  # national: one page per province
     pages = render_pages(runbook_pages(context, split), context, templates_dir, limits)
     if "capacity.md" in pages:  # its picture (the page shows it: templates/capacity.md.j2)
         pages[HEADROOM_PICTURE] = headroom_svg(pipe.analysis.capacity)

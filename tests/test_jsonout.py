@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from imsdr.output.jsonout import _default, dumps
+from imsdr.output import jsonout
+from imsdr.output.jsonout import _default, dump, dumps
 
 
 def reference(data: Any) -> str:
@@ -71,6 +72,29 @@ def test_any_document_is_written_as_json_dumps_writes_it(data: Any) -> None:
 )
 def test_edge_values(data: Any) -> None:
     assert dumps(data) == reference(data)
+
+
+@given(st.dictionaries(st.text(max_size=5), documents, max_size=4) | st.lists(documents, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_dump_writes_in_pieces_what_dumps_returns(data: Any) -> None:
+    pieces: list[str] = []
+    old = jsonout.PIECE
+    jsonout.PIECE = 3  # a write after nearly every item of a list
+    try:
+        dump(data, pieces.append)
+    finally:
+        jsonout.PIECE = old
+    assert "".join(pieces) == dumps(data)
+
+
+def test_dump_writes_a_large_list_in_several_pieces_and_refuses_keys_that_are_not_strings() -> None:
+    data = {"rows": [{"n": i, "label": f"row {i}", "parts": [i, [i]]} for i in range(3000)]}
+    pieces: list[str] = []
+    dump(data, pieces.append)
+    assert len(pieces) > 2
+    assert "".join(pieces) == dumps(data) == reference(data)
+    with pytest.raises(TypeError):
+        dump({"a": [{1: "b"}]}, pieces.append)
 
 
 def test_keys_that_are_not_strings_go_through_json_dumps() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from operator import itemgetter
@@ -105,6 +105,7 @@ class AvailabilityModel:
             for x in ev.elements:
                 self.events_of[x].append(k)
         self.q = [ev.unavailability for ev in self.events]  # read in every inner loop below
+        self.per_year = [ev.per_year for ev in self.events]
         self.block_cuts: dict[int, dict[str, dict[frozenset[int], float]]] = {}
         #: block → cut set → the probability that all its events are down (recorded by the search)
         self.block_probability: dict[int, dict[frozenset[int], float]] = {}
@@ -112,6 +113,10 @@ class AvailabilityModel:
         self._row_probability: dict[frozenset[int], float] = {}
         #: block → local networks whose rows still need it (see :meth:`release`)
         self._pending: dict[int, int] = {b: len(block.lns) for b, block in enumerate(self.model.blocks)}
+        #: block → whether every cut set it found is a pair (then no merge of its cut sets can hold
+        #: one that contains another: see :meth:`merged_cuts`)
+        self.block_pairs_only: dict[int, bool] = {}
+        self._relevant: dict[str, tuple[list[int], dict[int, frozenset[int]]]] = {}  # block key → relevant()
         self.block_moves: dict[tuple[int, bool, str], dict[int, dict[str, float]]] = {}
         self._seconds: dict[tuple[bool, str], dict[int, int]] = {}
         #: (category, LN, with registration, access) → event → share-weighted seconds (services share categories)
@@ -122,9 +127,17 @@ class AvailabilityModel:
     # --- per block ------------------------------------------------------------------------------
 
     def relevant(self, block: Block) -> tuple[list[int], dict[int, frozenset[int]]]:
-        members = set(block.members)
-        evs = sorted({k for x in block.members for k in self.events_of.get(x, ())})
-        return evs, {k: frozenset(x for x in self.events[k].elements if x in members) for k in evs}
+        """The events that take down some of the block's members (ascending) and the members each
+        takes down (the search, the switchovers and the simulation ask for each block repeatedly)."""
+        known = self._relevant.get(block.key)
+        if known is None:
+            down: dict[int, list[int]] = defaultdict(list)
+            for x in block.members:  # ascending, as each event's elements: the same sets, built alike
+                for k in self.events_of.get(x, ()):
+                    down[k].append(x)
+            evs = sorted(down)
+            known = self._relevant[block.key] = (evs, {k: frozenset(down[k]) for k in evs})
+        return list(known[0]), known[1]  # a list the caller may sort
 
     def cuts(self, b: int) -> dict[str, dict[frozenset[int], float]]:
         """LN → minimal cut set (event indices) → lost fraction, for block ``b``."""
@@ -137,10 +150,13 @@ class AvailabilityModel:
         evs.sort(key=lambda k: (-len(down[k]), k))
         need = self.model.min_failures(block)
         found: dict[str, dict[frozenset[int], float]] = defaultdict(dict)
+        sizes: set[int] = set()
         recorded: dict[frozenset[int], float] = self.block_probability.setdefault(b, {})  # found for any LN
         order, loss_of = self.order, self.model.loss
 
         size = [len(down[k]) for k in evs]
+        size_next = [*size[1:], 0]  # size_next[j]: the cover of the pick after j (none: 0)
+        memo = block.memo  # the loss memo (ServiceModel.loss fills it): looked up here first, one call less
 
         q = [self.q[k] for k in evs]
         best_q = q + [0.0]  # best_q[j]: the most probable event from position j on
@@ -155,7 +171,7 @@ class AvailabilityModel:
             for j in range(start, len(evs)):
                 # the most members this pick and the remaining ones can still fail; it only
                 # shrinks with j (covers are sorted), so once short of ``need`` nothing later helps
-                if len(failed) + size[j] + room * (size[j + 1] if j + 1 < len(evs) else 0) < need:
+                if len(failed) + size[j] + room * size_next[j] < need:
                     return
                 k = evs[j]
                 pk = p * q[j]
@@ -163,14 +179,18 @@ class AvailabilityModel:
                     continue  # too improbable to count (and so is every superset), or adds nothing
                 now = failed | down[k]
                 chosen = [*combo, k]
-                if combo and _redundant(combo, k, down):
+                if combo and (down[combo[0]] <= down[k] if len(combo) == 1 else _redundant(combo, k, down)):
                     continue  # an earlier pick became redundant: never minimal
                 if len(now) >= need:
-                    loss = loss_of(block, now)
+                    loss = memo.get(now)
+                    if loss is None:
+                        loss = loss_of(block, now)
                     if loss:
                         cset = frozenset(chosen)
-                        subsets = [frozenset(s) for r in range(1, len(chosen))
-                                   for s in combinations(chosen, r)]
+                        if min(sizes, default=len(chosen)) < len(chosen):
+                            subsets = [frozenset(s) for r in range(1, len(chosen)) for s in combinations(chosen, r)]
+                        else:
+                            subsets = []  # nothing smaller found yet (most searches find pairs only)
                         if any(s in recorded for s in subsets):  # a subset is a cut for some LN
                             for ln, fraction in loss.items():
                                 mine = found[ln]
@@ -180,10 +200,13 @@ class AvailabilityModel:
                             for ln, fraction in loss.items():
                                 found[ln][cset] = fraction
                         recorded[cset] = pk
-                if room:
-                    visit(j + 1, chosen, now, pk)
+                        sizes.add(len(chosen))
+                if room and pk * best_q[j + 1] >= cutoff:  # else the call would return at once
+                    visit(j + 1, chosen, now, pk)  # noqa: F821 (deleted only after the search)
 
         visit(0, [], frozenset(), 1.0)
+        del visit  # it refers to itself: without this the cycle keeps the search's state until a collection
+        self.block_pairs_only[b] = sizes <= {2}
         self.block_cuts[b] = dict(found)
         return self.block_cuts[b]
 
@@ -210,22 +233,37 @@ class AvailabilityModel:
 
     def moves(self, b: int, with_registration: bool, access: str) -> dict[int, dict[str, float]]:
         """Event index → LN → share-weighted switchover seconds, for block ``b`` (per access type
-        only where the block holds an SBC or P-CSCF)."""
+        only where the block holds an SBC or P-CSCF, with and without registration only where its
+        members' seconds differ)."""
         block = self.model.blocks[b]
-        if not any(self.engine.type_of[x] in ACCESS_ELEMENTS for x in block.members):
-            access = ACCESS_TYPES[0]  # the same seconds for every access type
+        with_registration, access = self._seconds_key(block.members, with_registration, access)
         key = (b, with_registration, access)
         known = self.block_moves.get(key)
         if known is None:
             evs, down = self.relevant(block)
             secs = self.seconds(with_registration, access)
             known = {}
+            by_cover: dict[frozenset[int], dict[str, float]] = {}  # a block's events share a few covers
             for k in evs:
-                moved = self.model.moved_seconds(block, down[k], secs)
+                moved = by_cover.get(down[k])
+                if moved is None:
+                    moved = by_cover[down[k]] = self.model.moved_seconds(block, down[k], secs)
                 if moved:
-                    known[k] = moved
+                    known[k] = moved  # read only: events of one cover share it
             self.block_moves[key] = known
         return known
+
+    def _seconds_key(self, members: Iterable[int], with_registration: bool, access: str) -> tuple[bool, str]:
+        """The (with registration, access) whose switchover seconds ``members`` have, the first
+        access type and no registration where those make no difference: the moves and waits
+        computed for them serve the others too."""
+        members = list(members)
+        if not any(self.engine.type_of[x] in ACCESS_ELEMENTS for x in members):
+            access = ACCESS_TYPES[0]  # the same seconds for every access type
+        if with_registration:
+            reg, plain = self.seconds(True, access), self.seconds(False, access)
+            with_registration = any(reg[x] != plain[x] for x in members)
+        return with_registration, access
 
     # --- per service ---------------------------------------------------------------------------------
 
@@ -238,12 +276,15 @@ class AvailabilityModel:
 
     def category_waits(self, category: str, ln_id: str, with_registration: bool, access: str) -> dict[int, float]:
         """Event index → share-weighted switchover seconds of one category for the local network."""
-        key = (category, ln_id, with_registration, access)
+        blocks = self.model.blocks_of[(category, ln_id)]
+        seconds_key = self._seconds_key((x for b in blocks for x in self.model.blocks[b].members),
+                                        with_registration, access)
+        key = (category, ln_id, *seconds_key)
         known = self._category_waits.get(key)
         if known is None:
             known = defaultdict(float)
-            for b in self.model.blocks_of[(category, ln_id)]:
-                for k, moved in self.moves(b, with_registration, access).items():
+            for b in blocks:
+                for k, moved in self.moves(b, *seconds_key).items():
                     secs = moved.get(ln_id)
                     if secs:
                         known[k] += secs
@@ -274,11 +315,15 @@ class AvailabilityModel:
             if len(blocks) == 1:
                 known = self.cuts(blocks[0]).get(ln_id, {})
             else:
-                summed: dict[frozenset[int], float] = defaultdict(float)
+                known = {}
                 for b in blocks:
-                    for cset, fraction in self.cuts(b).get(ln_id, {}).items():
-                        summed[cset] = min(1.0, summed[cset] + fraction)
-                known = dict(summed)
+                    part = self.cuts(b).get(ln_id, {})
+                    # as ``known[c] = min(1.0, known.get(c, 0.0) + f)`` for each entry in turn, with
+                    # the entries new to ``known`` (most of them) added by one update in their order
+                    before = {c: known[c] for c in part.keys() & known.keys()}
+                    known.update(part)
+                    for cset, fraction in before.items():
+                        known[cset] = min(1.0, fraction + part[cset])
             self._category_cuts[key] = known
         return known
 
@@ -299,19 +344,30 @@ class AvailabilityModel:
             if self._pending[b] <= 0:
                 self.block_cuts.pop(b, None)
                 self.block_probability.pop(b, None)
+                self.block_pairs_only.pop(b, None)
+                self._relevant.pop(self.model.blocks[b].key, None)
                 self.model.blocks[b].memo.clear()
+                self.model.blocks[b].moved.clear()
                 for reg in (True, False):
                     for access in ACCESS_TYPES:
                         self.block_moves.pop((b, reg, access), None)
 
-    def merged_cuts(self, service: str, ln_id: str, cats: list[str]) -> dict[frozenset[int], float]:
+    def merged_cuts(self, service: str, ln_id: str, cats: list[str]) -> tuple[dict[frozenset[int], float], bool]:
         """Minimal cut set → lost fraction of the service for the local network: per category the
-        sum over its blocks, the largest over categories, supersets of a cut losing as much dropped."""
+        sum over its blocks, the largest over categories, supersets of a cut losing as much dropped;
+        and whether every one is a pair."""
         merged: dict[frozenset[int], float] = {}
         for cat in cats:
-            for cset, fraction in self.category_cuts(cat, ln_id).items():
-                if fraction > merged.get(cset, 0.0):
+            part = self.category_cuts(cat, ln_id)
+            # as ``if f > merged.get(c, 0.0): merged[c] = f`` for each entry in turn (a key keeps
+            # its first place), with the entries new to ``merged`` added by one update in their order
+            before = {c: merged[c] for c in part.keys() & merged.keys()}
+            merged.update(part)
+            for cset, fraction in before.items():
+                if fraction >= part[cset]:
                     merged[cset] = fraction
+        if all(self.block_pairs_only[b] for cat in cats for b in self.model.blocks_of[(cat, ln_id)]):
+            return merged, True  # no single events and no cut set larger than a pair: no pair holds another
         # a superset of a cut losing at least as much is not minimal; most cut sets are pairs and
         # few are single events, so the singles are looked up by event and pairs only for triples
         single = {k: f for c, f in merged.items() if len(c) == 1 for k in c}
@@ -331,7 +387,7 @@ class AvailabilityModel:
                     if any(merged.get(s, 0.0) >= floor for s in proper):
                         continue
             out[cset] = fraction
-        return out
+        return out, False
 
     def service(self, service: str, ln_id: str) -> list[ServiceAvailability]:
         """The service's rows for the local network: one per access type of its users (the cut
@@ -339,35 +395,44 @@ class AvailabilityModel:
         cats = self.model.categories(service, ln_id)
         if not cats:
             return []
-        cuts = self.merged_cuts(service, ln_id, cats)
+        cuts, pairs = self.merged_cuts(service, ln_id, cats)
         events, probability = self.events, self._row_probability
-        scored = [(probability[c] * f * MINUTES_PER_YEAR, c, f) for c, f in cuts.items()]
+        keys = list(cuts)
+        minutes_of = [probability[c] * f * MINUTES_PER_YEAR for c, f in cuts.items()]
         exact = len(cuts) <= EXACT_LIMIT and all(f >= 1 - 1e-12 for f in cuts.values())
-        if exact:
-            outage = _union_probability(list(cuts), self.q) * MINUTES_PER_YEAR
-        else:
-            outage = math.fsum(m for m, _c, _f in scored)
-        top = _largest(scored, KEEP_CUTS, itemgetter(0))
-        ranked = sorted((self.cut_set(c, f) for _m, c, f in top),
+        outage = _union_probability(keys, self.q) * MINUTES_PER_YEAR if exact else math.fsum(minutes_of)
+        border = _border(minutes_of, KEEP_CUTS)
+        ranked = sorted((self.cut_set(c, cuts[c]) for c, m in zip(keys, minutes_of, strict=True) if m >= border),
                         key=lambda cs: (-cs.minutes, len(cs.events), cs.events))[:KEEP_CUTS]
-        in_cuts: dict[int, float] = defaultdict(float)
-        for m, c, _f in scored:
-            for k in c:
-                in_cuts[k] += m
+        in_cuts: dict[int, float] = defaultdict(float)  # event → minutes of the cut sets holding it, in their order
+        if pairs:
+            for (a, b), m in zip(keys, minutes_of, strict=True):
+                in_cuts[a] += m
+                in_cuts[b] += m
+        else:
+            for c, m in zip(keys, minutes_of, strict=True):
+                for k in c:
+                    in_cuts[k] += m
+        # the importance's candidates: the events that rank among the first by their cut sets alone,
+        # and those with switchovers (adding them can only lift those): the ten first of all are among them
+        in_top = _largest(list(in_cuts.items()), KEEP_IMPORTANCE, itemgetter(1))
+        outages = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
         ln = self.topology.local_networks[ln_id]
         target = self.topology.network.availability_targets.get(service)  # type: ignore[call-overload]
+        per_year = self.per_year
         rows = []
         for access, users in access_users(ln):
             waits = self.switchover_waits(service, ln_id, access)
-            switch = {k: events[k].per_year * m for k, m in waits.items()}
+            switch = {k: per_year[k] * m for k, m in waits.items()}
             switchover = math.fsum(switch.values())
-            contributors = [Contributor(" + ".join(cs.events), "outage", cs.minutes) for cs in ranked]
-            contributors += [Contributor(events[k].id, "switchover", m) for k, m in switch.items()]
+            # only switchovers among the largest can be among the first contributors
+            contributors = outages + [Contributor(events[k].id, "switchover", m)
+                                      for k, m in _largest(list(switch.items()), KEEP_CUTS, itemgetter(1))]
             contributors.sort(key=lambda c: (-c.minutes, c.kind, c.label))
             downtime = outage + switchover
-            involved = dict(in_cuts)
+            involved = dict(in_top)
             for k, m in switch.items():
-                involved[k] = involved.get(k, 0.0) + m
+                involved[k] = in_cuts.get(k, 0.0) + m
             most = _largest(list(involved.items()), KEEP_IMPORTANCE, itemgetter(1))
             importance = fussell_vesely({events[k].id: m for k, m in most}, downtime, KEEP_IMPORTANCE)
             rows.append(ServiceAvailability(
@@ -401,8 +466,15 @@ def _largest(entries: list[T], n: int, value: Callable[[T], float]) -> list[T]:
     the caller's full ordering decides between them exactly as a sort of everything would)."""
     if len(entries) <= n:
         return entries
-    border = heapq.nlargest(n, map(value, entries))[-1]
+    border = _border(map(value, entries), n)
     return [e for e in entries if value(e) >= border]
+
+
+def _border(values: Iterable[float], n: int) -> float:
+    """The ``n``-th largest of ``values`` (−∞ when there are fewer): keeping every value at
+    least this keeps the ``n`` largest and the ties with the last of them."""
+    largest = heapq.nlargest(n, values)
+    return largest[-1] if len(largest) == n else -math.inf
 
 
 def _union_probability(cuts: list[frozenset[int]], q: list[float]) -> float:

@@ -67,6 +67,8 @@ class Block:
     #: LN → that LN's whole traffic of the category (the denominator of its lost fraction)
     denominators: dict[str, float] = field(default_factory=dict)
     memo: dict[frozenset[int], dict[str, float]] = field(default_factory=dict)
+    #: failed members → what :meth:`ServiceModel._moved` found for them
+    moved: dict[frozenset[int], list[tuple[int, list[tuple[str, int, float]], float]]] = field(default_factory=dict)
 
 
 class ServiceModel:
@@ -176,15 +178,13 @@ class ServiceModel:
 
     def _flow_loss(self, block: Block, failed: frozenset[int]) -> dict[str, float]:
         e = self.engine
-        outcome = e.evaluate(failed)
-        refused_ratio = {e.index[x]: over / outcome.loads[x] for x, over in outcome.overflow.items()
-                         if outcome.loads.get(x)}
+        results, refused_ratio = e.refused(failed)  # every flow of the block reaches a failed member
         lost: dict[str, float] = defaultdict(float)
         for i in block.flows:
             amount = e.f_amount[i]
             if amount <= 0:
                 continue
-            parts, unserved = e.assign(i, failed)
+            parts, unserved = results[i]
             extra = max(0.0, unserved - e.normal_assign[i][1])
             refused = sum(amt * refused_ratio[x] for x, amt in parts if x in refused_ratio)
             part = min(amount, extra + refused)
@@ -209,20 +209,11 @@ class ServiceModel:
                 if total > 0:
                     out[block.lns[0]] = total
             return dict(out)
-        for i in block.flows:
-            amount = e.f_amount[i]
-            if amount <= 0:
-                continue
+        for i, on_failed, kept in self._moved(block, failed):
             per_type: dict[str, float] = defaultdict(float)
-            for x, amt in e.normal_assign[i][0]:
-                if x in failed:
-                    per_type[e.type_of[x]] += amt * seconds.get(x, 0)
-            if not per_type:
-                continue
-            wait = max(per_type.values())
-            parts, unserved = e.assign(i, failed)
-            extra = max(0.0, unserved - e.normal_assign[i][1])
-            wait *= max(0.0, 1 - extra / amount)
+            for kind, x, amt in on_failed:
+                per_type[kind] += amt * seconds.get(x, 0)
+            wait = max(per_type.values()) * kept
             if wait <= 0:
                 continue
             for ln, w in e.weight_sets[e.f_wkey[i]]:
@@ -230,3 +221,23 @@ class ServiceModel:
                 if den:
                     out[ln] += w * wait / den
         return dict(out)
+
+    def _moved(self, block: Block, failed: frozenset[int]) -> list[tuple[int, list[tuple[str, int, float]], float]]:
+        """(flow, its normal (element type, index, amount) parts on ``failed``, the share of it
+        taken over) of each flow of the block with users on ``failed``: the same for every
+        service's switchover seconds, so worked out once per failure (memoised per block)."""
+        known = block.moved.get(failed)
+        if known is None:
+            e = self.engine
+            known = []
+            for i in block.flows:
+                amount = e.f_amount[i]
+                if amount <= 0:
+                    continue
+                normal_parts, normal_unserved = e.normal_assign[i]
+                on_failed = [(e.type_of[x], x, amt) for x, amt in normal_parts if x in failed]
+                if on_failed:
+                    extra = max(0.0, e.assign(i, failed)[1] - normal_unserved)
+                    known.append((i, on_failed, max(0.0, 1 - extra / amount)))
+            block.moved[failed] = known
+        return known

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
+    from imsdr.capacity.storm import StormIndex
     from imsdr.model.topology import Topology
 
 REGISTRATION_RATE = ("registrations_per_second", "register_transactions_per_second")  # either sizes the storm
@@ -94,17 +95,18 @@ def queries_per_user(topology: Topology) -> float:
 
 
 def dimension_checks(
-    topology: Topology, eng: Engine, scenarios: list[tuple[str, Outcome]]
+    topology: Topology, eng: Engine, scenarios: list[tuple[str, Outcome]], storm_index: StormIndex | None = None
 ) -> list[DimensionCheck]:
     """Sessions against Erlangs and DNS queries against the query model, normally and in each of
-    ``scenarios`` (label, outcome), for every element that gives the capacity."""
+    ``scenarios`` (label, outcome), for every element that gives the capacity; ``storm_index``:
+    the engine's :class:`StormIndex`, when the caller has built it already."""
     from imsdr.capacity.formulas import fmt, pct
     from imsdr.capacity.storm import DIAMETER_SERVICES, StormIndex, background_per_user, subscribers_served
 
     erl = erlangs_per_user(eng)
     qpu = queries_per_user(topology)
     diameter = background_per_user(topology)
-    index = StormIndex(eng) if any(el.capacity.transactions_per_second for t in DIAMETER_SERVICES
+    index = (storm_index or StormIndex(eng)) if any(el.capacity.transactions_per_second for t in DIAMETER_SERVICES
                                    for el in topology.by_type.get(t, [])) else None
     cm = topology.network.capacity_model
     # each element's highest load over the scenarios, first scenario on a tie (one pass over the
@@ -118,9 +120,12 @@ def dimension_checks(
             best = peak.get(el_id)
             if best is None or load > best[0] + 1e-9:
                 peak[el_id] = (load, label)
-    # each scenario's assignment, built once and shared by every HSS/SLF (not per element)
+    # each scenario's assignment, built once and shared by every HSS/SLF (not per element), with
+    # the flows it may assign otherwise than normally: an element none of whose flows is among
+    # them serves exactly its normal subscribers there (a province's loss touches its own HSSs)
     scenario_parts = [(label, outcome, _parts_of(eng, outcome)) for label, outcome in scenarios] \
         if index is not None else []
+    touching = _touching(eng, index, scenarios) if index is not None else {}
     out: list[DimensionCheck] = []
     for el in topology.elements.values():
         t = el.type.value
@@ -134,7 +139,8 @@ def dimension_checks(
             x = eng.index[el.id]
             normal = subscribers_served(eng, index, x, lambda i: eng.normal_assign[i][0]) * per_user
             worst, worst_scenario = normal, None
-            for label, outcome, parts in scenario_parts:
+            for k in touching.get(x, ()):  # (elsewhere: the normal value, never above the worst so far)
+                label, outcome, parts = scenario_parts[k]
                 if el.id in outcome.failed:
                     continue
                 value = subscribers_served(eng, index, x, parts) * per_user
@@ -219,6 +225,24 @@ def refresh_of(topology: Topology) -> str:
 
     refresh = refresh_interval(topology)
     return f"{refresh.seconds} ({refresh.basis})"
+
+
+def _touching(eng: Engine, index: StormIndex, scenarios: list[tuple[str, Outcome]]) -> dict[int, list[int]]:
+    """HSS/SLF/DRA element → the indexes (ascending) of the ``scenarios`` whose assignment
+    (``_parts_of``) may differ from the normal one at one of its flows: the flows the outcome
+    assigned and those its failed elements can reach. Every other flow a scenario answers with
+    the normal assignment, so there the element serves exactly its normal subscribers."""
+    reaching: dict[int, list[int]] = {}  # HSS/SLF/DRA flow → the elements it can reach
+    for x, flows in enumerate(eng.flows_of):
+        for i in flows:
+            if i in index.diameter_set:
+                reaching.setdefault(i, []).append(x)
+    out: dict[int, list[int]] = {}
+    for k, (_label, outcome) in enumerate(scenarios):
+        changed = set(outcome.assignments) | eng.affected_flows(eng.index[e] for e in outcome.failed)
+        for x in {x for i in changed & index.diameter_set for x in reaching.get(i, ())}:
+            out.setdefault(x, []).append(k)
+    return out
 
 
 def _parts_of(eng: Engine, outcome: Outcome):  # type: ignore[no-untyped-def]

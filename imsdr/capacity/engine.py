@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -312,11 +312,43 @@ class Engine:
     def evaluate(self, failed_ids: Iterable[str] | Iterable[int], *, detail: bool = False) -> Outcome:
         """Evaluate one scenario: ``failed_ids`` are element ids or indices."""
         failed = {x if isinstance(x, int) else self.index[x] for x in failed_ids}
-        # one element: its flows are already listed once each, in ascending order
-        affected = self.flows_of[next(iter(failed))] if len(failed) == 1 else sorted(self.affected_flows(failed))
-        results = {i: self._assign(i, failed) for i in affected}
+        results = self._results(failed)
         delta, lossy = self._delta(results)
         return self._finish(failed, results, delta, lossy, detail)
+
+    def _results(self, failed: set[int] | frozenset[int]) -> dict[int, Result]:
+        """Flow index → where it goes with ``failed`` down, for every flow that reaches one."""
+        # one element: its flows are already listed once each, in ascending order
+        affected = self.flows_of[next(iter(failed))] if len(failed) == 1 else sorted(self.affected_flows(failed))
+        return {i: self._assign(i, failed) for i in affected}
+
+    def refused(self, failed: frozenset[int]) -> tuple[dict[int, Result], dict[int, float]]:
+        """What :meth:`evaluate` finds for the availability model, and nothing else: every reached
+        flow's assignment, and survivor index → the share of its load refused above its capacity
+        (``Outcome.overflow`` over ``Outcome.loads``, the same numbers)."""
+        results = self._results(failed)
+        delta = self._delta(results)[0]
+        self._hss_surge(failed, delta)
+        ratios: dict[int, float] = {}
+        cap_after, normal = self.cap_after, self.normal
+        for x, d in delta.items():  # the survivors _finish finds above capacity (in any order: a lookup)
+            if d > 1e-9 and cap_after[x] != math.inf and x not in failed:
+                load, cap = normal[x] + d, cap_after[x]
+                if load >= 1e-6 and load > cap + 1e-9:
+                    ratios[x] = (load - cap) / load
+        return results, ratios
+
+    def _new_loads(self, failed: set[int] | frozenset[int],
+                   delta: dict[int, float]) -> Iterator[tuple[int, float, float]]:
+        """(index, load change, new load) of each element whose load changed, in inventory order
+        (ties among survivors never follow set order)."""
+        normal = self.normal
+        for x in sorted(delta):
+            d = delta[x]
+            if -1e-9 < d < 1e-9 and (x not in failed or normal[x] == 0):
+                continue
+            load = normal[x] + d
+            yield x, d, (0.0 if load < 1e-6 else load)
 
     def _finish(
         self,
@@ -357,14 +389,8 @@ class Engine:
         self._hss_surge(failed, delta)
         # overload of the survivors whose load changed
         loads = outcome.loads
-        ids, normal, cap_after, limit = self.ids, self.normal, self.cap_after, self.limit
-        for x in sorted(delta):  # inventory order: ties among survivors never follow set order
-            d = delta[x]
-            if -1e-9 < d < 1e-9 and (x not in failed or normal[x] == 0):
-                continue
-            load = normal[x] + d
-            if load < 1e-6:
-                load = 0.0
+        ids, cap_after, limit = self.ids, self.cap_after, self.limit
+        for x, d, load in self._new_loads(failed, delta):
             loads[ids[x]] = load
             cap = cap_after[x]
             if d <= 1e-9 or cap == math.inf or x in failed:

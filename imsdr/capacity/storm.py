@@ -263,6 +263,26 @@ class StormIndex:
                 by_ln.setdefault(ln, []).append((i, w))
                 totals[ln] = totals.get(ln, 0.0) + eng.f_amount[i] * w
         self.diameter_set = frozenset(diameter)  # HSS, SLF and DRA flows
+        # element → its HSS/SLF/DRA flows in flow order; P-CSCF id → the SBCs whose first P-CSCF it
+        # is, in inventory order: asked per element in every storm (186 nationally), found once
+        self._diameter_flows: dict[int, list[int]] = {}
+        self._first_pcscf_of: dict[str, list[Element]] | None = None
+
+    def diameter_flows(self, eng: Engine, x: int) -> list[int]:
+        """The HSS, SLF and DRA flows that can reach ``x``, ascending (in flow order)."""
+        flows = self._diameter_flows.get(x)
+        if flows is None:
+            flows = self._diameter_flows[x] = [i for i in eng.flows_of[x] if i in self.diameter_set]
+        return flows
+
+    def sbcs_behind(self, topology: Topology, pcscf: str) -> list[Element]:
+        """The SBCs whose first P-CSCF is ``pcscf``, in inventory order."""
+        if self._first_pcscf_of is None:
+            self._first_pcscf_of = {}
+            for sbc in topology.by_type.get("sbc", []):
+                if sbc.pcscfs:
+                    self._first_pcscf_of.setdefault(sbc.pcscfs[0], []).append(sbc)
+        return self._first_pcscf_of.get(pcscf, [])
 
 
 def registration_storm(
@@ -508,14 +528,16 @@ def registration_storm(
         overloaded=tuple(r.id for r in rows if r.verdict == "overload"),
         unlimited=tuple(r.id for r in rows if r.verdict == "overload" and r.element_type in ("sbc", "pcscf")
                         and r.limit is None),
-        failback=failback_storm(topology, eng, failed, refresh_s),
+        failback=failback_storm(topology, eng, failed, refresh_s, index),
     )
 
 
-def failback_storm(topology: Topology, eng: Engine, failed: Iterable[int], refresh_s: int) -> tuple[FailbackLoad, ...]:
+def failback_storm(topology: Topology, eng: Engine, failed: Iterable[int], refresh_s: int,
+                   index: StormIndex | None = None) -> tuple[FailbackLoad, ...]:
     """The failback storm of every loaded SBC and P-CSCF in ``failed`` (see :class:`FailbackLoad`)."""
     from imsdr.capacity.timing import options_detection_part
 
+    index = index or StormIndex(eng)
     out: list[FailbackLoad] = []
     for x in sorted(failed, key=lambda k: eng.ids[k]):
         kind = eng.type_of[x]
@@ -525,8 +547,8 @@ def failback_storm(topology: Topology, eng: Engine, failed: Iterable[int], refre
         if kind == "sbc":
             sources = [(el, eng.normal[x])]
         else:
-            sources = [(sbc, eng.normal[eng.index[sbc.id]]) for sbc in topology.by_type.get("sbc", [])
-                       if sbc.pcscfs and sbc.pcscfs[0] == el.id and eng.normal[eng.index[sbc.id]] > 0]
+            sources = [(sbc, eng.normal[eng.index[sbc.id]]) for sbc in index.sbcs_behind(topology, el.id)
+                       if eng.normal[eng.index[sbc.id]] > 0]
             if not sources:
                 sources = [(el, eng.normal[x])]
         # as the runbook: the next dispatcher list after the previous one's OPTIONS detection and interval
@@ -610,12 +632,11 @@ def subscribers_served(
     """The subscribers the HSS/SLF/DRA ``x`` serves under the assignment ``parts``: its part of
     every HSS/SLF/DRA flow, added up in flow order."""
     total = 0.0
-    for i in eng.flows_of[x]:  # ascending: the flows that can reach x, in flow order
-        if i in index.diameter_set:
-            upu = eng.f_upu[i]
-            for y, a in parts(i):
-                if y == x:
-                    total += a * upu
+    for i in index.diameter_flows(eng, x):
+        upu = eng.f_upu[i]
+        for y, a in parts(i):
+            if y == x:
+                total += a * upu
     return total
 
 

@@ -42,9 +42,10 @@ def availability(
     with cyclic_gc_paused():
         if fmt is ReportFormat.json:
             from imsdr.output.availability import availability_to_dict
-            from imsdr.output.jsonout import dumps, envelope
+            from imsdr.output.jsonout import dump, envelope
 
-            write_stdout(dumps(envelope("availability", availability_to_dict(report, estimate), str(inventory))))
+            # in pieces: the national report is ~18 MB of JSON
+            dump(envelope("availability", availability_to_dict(report, estimate), str(inventory)), write_stdout)
         elif fmt is ReportFormat.markdown:
             from imsdr.output.availability import availability_markdown
 

@@ -184,18 +184,18 @@ def _check_file_names(plan: DnsPlan, err: Callable[[str, Origin], None], views: 
     """A zone file name is the zone name plus '.zone': a valid zone of 251+ characters makes a
     name no file system takes. Refused here, with the inventory line, not as ENAMETOOLONG later.
     ``views=False``: the base zones' file names only."""
-    from imsdr.dns.views import ZoneFileRef, zone_files
-
     if views:
-        refs = zone_files(plan)
-    else:
-        refs = [ZoneFileRef(None, zone, f"zones/{zone}.zone") for zone in {**plan.zones, **plan.access_zones}]
-    for ref in refs:
-        for part in ref.path.split("/"):
+        from imsdr.dns.views import zone_files
+
+        refs = [(ref.zone, ref.path) for ref in zone_files(plan)]
+    else:  # (the file layout of the views is not needed, nor its module imported)
+        refs = [(zone, f"zones/{zone}.zone") for zone in {**plan.zones, **plan.access_zones}]
+    for zone, path in refs:
+        for part in path.split("/"):
             size = len(part.encode("utf-8"))
             if size > NAME_MAX:
-                err(f"zone {ref.zone}: its file name ('<zone>.zone') would be {size} bytes, over the "
-                    f"{NAME_MAX} a file system allows; use a shorter name", _zone_origin(plan, ref.zone))
+                err(f"zone {zone}: its file name ('<zone>.zone') would be {size} bytes, over the "
+                    f"{NAME_MAX} a file system allows; use a shorter name", _zone_origin(plan, zone))
                 break
 
 

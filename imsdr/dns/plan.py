@@ -511,6 +511,11 @@ class _Builder:
         # id(member list) -> (that list, each member's site, a member at each site)
         self._sites_memo: dict[int, tuple[list[Element], tuple[str, ...], dict[str, Element]]] = {}
         self.area_ns: dict[str, list[str]] = {}  # service areas: area id -> its name servers' FQDNs
+        # id(services list) -> (that list, indexes of its P-CSCF-only services): asked once per site
+        self._pcscf_memo: dict[int, tuple[list[tuple[str, list[Element], Origin]], list[int]]] = {}
+        # element id -> its addresses as one-address prefixes: each area's peers view lists every
+        # other area's name servers (32 areas x ~120 servers nationally)
+        self._host_prefixes: dict[str, tuple[str, ...]] = {}
         self.plan = DnsPlan(
             network=net.name,
             home_domains=tuple(net.home_domains),
@@ -934,9 +939,15 @@ class _Builder:
     # --- the SBCs' core side: the P-CSCF names only ------------------------------------------------
 
     def _pcscf_services(self, services: list[tuple[str, list[Element], Origin]]) -> list[int]:
-        """Indexes of the services an SBC resolves: names whose members are all P-CSCFs."""
-        return [i for i, (_, members, _) in enumerate(services)
-                if members and all(m.type.value == "pcscf" for m in members)]
+        """Indexes of the services an SBC resolves: names whose members are all P-CSCFs (worked
+        out once per services list: every site's SBC view asks)."""
+        memo = self._pcscf_memo.get(id(services))
+        if memo is not None and memo[0] is services:
+            return memo[1]
+        found = [i for i, (_, members, _) in enumerate(services)
+                 if members and all(m.type.value == "pcscf" for m in members)]
+        self._pcscf_memo[id(services)] = (services, found)
+        return found
 
     def _sbc_zones(self, services: list[tuple[str, list[Element], Origin]]) -> None:
         """One zone per home domain for the SBCs' core interfaces: SOA, NS and the name servers'
@@ -1005,8 +1016,8 @@ class _Builder:
         provinces' servers get the delegations)."""
         topo, plan = self.topo, self.plan
         others = [i for a in plan.areas if a.id != area.id and not a.national for i in a.nameservers]
-        match = tuple(dict.fromkeys(_host_prefix(addr) for i in others if i in topo.elements
-                                    for addr in topo.elements[i].addresses))
+        match = tuple(dict.fromkeys(prefix for i in others if i in topo.elements
+                                    for prefix in self._address_prefixes(topo.elements[i])))
         if not match:
             return
         if area.national:
@@ -1018,6 +1029,13 @@ class _Builder:
                                        f"the other areas' name servers, recursing for their core clients: area "
                                        f"{area.id}'s home domains and number blocks, core data", side="core",
                                        area=area.id))
+
+    def _address_prefixes(self, el: Element) -> tuple[str, ...]:
+        """``el``'s addresses as one-address prefixes, in order (worked out once per element)."""
+        prefixes = self._host_prefixes.get(el.id)
+        if prefixes is None:
+            prefixes = self._host_prefixes[el.id] = tuple(_host_prefix(a) for a in el.addresses)
+        return prefixes
 
     def _national_host(self, el: Element, origin: Origin) -> bool:
         """A national server whose name is under a national zone: its addresses go there."""

@@ -125,9 +125,13 @@ class Topology:
 
     def peers(self, element_id: str) -> list[str]:
         """Every element sharing a pair or pool with ``element_id``, in group order."""
+        seen = {element_id}  # a set, not the list: pools of hundreds of members
         out: list[str] = []
         for group in self.groups_of.get(element_id, []):
-            out.extend(m for m in group.members if m != element_id and m not in out)
+            for m in group.members:
+                if m not in seen:
+                    seen.add(m)
+                    out.append(m)
         return out
 
     # --- SBC cross-local-network DR ------------------------------------------------------------

@@ -21,6 +21,23 @@ def dumps(data: Any) -> str:
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=_default) + "\n"
 
 
+def dump(data: Any, write: Callable[[str], object]) -> None:
+    """:func:`dumps` of ``data`` passed to ``write`` in pieces (each after an item of a list, once
+    about :data:`PIECE` chunks are pending): a report of many megabytes is never held as one
+    string, nor as its chunks, nor encoded at once. Keys must be strings (:func:`dumps` falls back
+    to json.dumps otherwise, which writes nothing before the end)."""
+    writer = _Writer(write)
+    try:
+        writer.value(data, "\n")
+    except _NotPlain:
+        raise TypeError("dump() writes documents whose keys are strings; dumps() writes the others") from None
+    writer.out.append("\n")
+    writer.flush()
+
+
+PIECE = 4096  # chunks of text (a few hundred kilobytes) per write of dump()
+
+
 def _default(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
@@ -65,9 +82,15 @@ class _Writer:
     ASCII escaping, writing into one list: the same dispatch order (str, None, True, False, int,
     float, list/tuple, dict, else ``_default``), the same text for every value."""
 
-    def __init__(self) -> None:
+    def __init__(self, sink: Callable[[str], object] | None = None) -> None:
         self.out: list[str] = []
         self.flat_encoders: dict[str, Callable[[Any, int], list[str]]] = {}
+        self.sink = sink  # dump(): where pending text goes (dumps(): none, one string at the end)
+
+    def flush(self) -> None:
+        if self.sink is not None:
+            self.sink("".join(self.out))
+            self.out.clear()
 
     def flat(self, container: Any, opening: str, inner: str, newline: str) -> bool:
         """Write a list or dict of scalars only with json's C encoder (when there is one): with
@@ -127,6 +150,8 @@ class _Writer:
         for item in items:
             self.entry(lead, item, inner)
             lead = separator
+            if self.sink is not None and len(out) >= PIECE:
+                self.flush()
         out.append(newline + "]")
 
     def object(self, mapping: dict[Any, Any], newline: str) -> None:

@@ -37,7 +37,9 @@ def markdown_text(value: Any) -> str:
         text = _MD_SPECIAL.sub(r"\\\g<0>", text)
     if "%%" in text:
         text = _DOUBLE_PERCENT.sub(r"%\\", text)
-    if _AUTOLINK.search(text):  # GitHub would make a link of it: its trigger is escaped
+    # GitHub would make a link of it: its trigger is escaped. (The substring tests first: each
+    # trigger holds one of them, and they cost far less than the pattern over a long line.)
+    if ("@" in text or "://" in text or "www." in text.lower()) and _AUTOLINK.search(text):
         text = _AUTOLINK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[0]}", text)
     start = _MD_LINE_START.match(text)
     if start:  # the value may open a line (a list item or heading when it starts with '-' or '1.')
@@ -67,10 +69,15 @@ _MERMAID_QUOTED = {"#": "#35;", '"': "#quot;", "%": "#37;", "<": "#lt;", ">": "#
                    "`": "#96;", "|": "#124;"}
 _MERMAID_UNQUOTED = {**_MERMAID_QUOTED, "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;", "(": "#40;",
                      ")": "#41;", ";": "#59;"}
+_MERMAID_QUOTED_TABLE = str.maketrans(_MERMAID_QUOTED)
+_MERMAID_UNQUOTED_TABLE = str.maketrans(_MERMAID_UNQUOTED)
 
 
 def mermaid_text(value: Any, *, quoted: bool = True) -> str:
     """Free text as literal Mermaid label text (to be put between quotes unless ``quoted`` is
     False): syntax characters and non-printable ones (line breaks...) as entity codes."""
+    text = str(value)
+    if text.isprintable():  # (nearly every label: one translate, not a generator over its characters)
+        return text.translate(_MERMAID_QUOTED_TABLE if quoted else _MERMAID_UNQUOTED_TABLE)
     entities = _MERMAID_QUOTED if quoted else _MERMAID_UNQUOTED
-    return "".join(entities.get(ch, ch) if ch.isprintable() else f"#{ord(ch)};" for ch in str(value))
+    return "".join(entities.get(ch, ch) if ch.isprintable() else f"#{ord(ch)};" for ch in text)

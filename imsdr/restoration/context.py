@@ -37,11 +37,14 @@ CITATIONS: dict[str, list[str]] = {
 
 
 def _window_rows(topo: Topology, types: tuple[str, ...]) -> list[dict[str, Any]]:
+    from imsdr.capacity.timing import AccessTypes
+
     rows = []
+    access = AccessTypes(topo)  # the SBCs' access types worked out once, not per element
     for t in types:
         for el in sorted(topo.by_type.get(t, []), key=lambda e: e.id):
-            for access, window in access_windows(topo, el).items():
-                rows.append({"element": el.id, "access": access, "seconds": window.seconds,
+            for access_type, window in access_windows(topo, el, access).items():
+                rows.append({"element": el.id, "access": access_type, "seconds": window.seconds,
                              "formula": window.formula()})
     return rows
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from imsdr.dns.dispatcher import dispatcher_list_path, dispatcher_sets, sip_uri
@@ -40,6 +41,7 @@ from imsdr.runbook.context import sample_source
 from imsdr.runbook.steps import step as typed_step
 
 if TYPE_CHECKING:
+    from imsdr.capacity.timing import AccessTypes
     from imsdr.dns.plan import DnsPlan
     from imsdr.inventory.schema import Element
     from imsdr.model.topology import Topology
@@ -145,6 +147,9 @@ class ActionBuilder:
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
         self._cx_clients: tuple[Element, ...] | None = None
+        self._access: AccessTypes | None = None  # the access types of each SBC's and P-CSCF's users
+        self._scscfs: tuple[Element, ...] | None = None  # the candidate observers of an AS or MGCF
+        self._at_site: dict[int, tuple[Sequence[Element], dict[str, tuple[Element, ...]]]] = {}
         self._listed_in: dict[str, list[tuple[str, int, Element]]] = {}  # destination -> its sets
         self._uris: dict[tuple[str, str], str] = {}  # (source, destination) -> the URI in its list
         for ds in dispatcher_sets(topo):
@@ -228,19 +233,38 @@ class ActionBuilder:
         and BGCF/CSCFs. Two at different sites where there are, so a declaration does not rest on
         one observer's view."""
         topo, t = self.topo, el.type.value
+        candidates: Sequence[Element]
         if t == "sbc":
             candidates = [topo.elements[p] for p in el.pcscfs if p in topo.elements] or \
-                list(topo.by_type.get("pcscf", []))
+                topo.by_type.get("pcscf", [])
         elif t in DIAMETER_SERVERS:
-            candidates = list(self._diameter_clients())
+            candidates = self._diameter_clients()
         elif t in ("as", "mgcf"):
-            candidates = list(topo.with_role("scscf") or topo.by_type.get("cscf", []))
+            if self._scscfs is None:
+                self._scscfs = tuple(topo.with_role("scscf") or topo.by_type.get("cscf", []))
+            candidates = self._scscfs
         else:
-            candidates = []
-        candidates = [c for c in candidates if c.id != el.id]
-        other_site = [c for c in candidates if c.site != el.site]
-        chosen = (other_site[:1] + [c for c in candidates if c.site == el.site][:1]) if other_site else candidates[:2]
-        return chosen or candidates[:2]
+            return []
+        # the first candidate at another site, then the first at its own; else the first two
+        other = next((c for c in candidates if c.site != el.site and c.id != el.id), None)
+        if other is None:
+            return list(islice((c for c in candidates if c.id != el.id), 2))
+        same = next((c for c in self._first_at_site(candidates).get(el.site, ()) if c.id != el.id), None)
+        return [other] if same is None else [other, same]
+
+    def _first_at_site(self, candidates: Sequence[Element]) -> dict[str, tuple[Element, ...]]:
+        """site -> the first two of ``candidates`` there (one may be the failed element itself),
+        once per list: the same thousands of CSCFs are the candidates of every HSS, AS and MGCF."""
+        known = self._at_site.get(id(candidates))
+        if known is not None and known[0] is candidates:
+            return known[1]
+        first: dict[str, tuple[Element, ...]] = {}
+        for c in candidates:
+            at = first.get(c.site, ())
+            if len(at) < 2:
+                first[c.site] = (*at, c)
+        self._at_site[id(candidates)] = (candidates, first)
+        return first
 
     def _diameter_clients(self) -> tuple[Element, ...]:
         """The I-/S-CSCFs (an HSS's or SLF's Diameter clients), once per builder."""
@@ -731,7 +755,11 @@ class ActionBuilder:
                 ["(vendor output: 0 registered users)"]
         from imsdr.capacity.timing import access_types, ps_refresh_interval
 
-        kinds = access_types(self.topo, el)
+        if self._access is None:  # worked out once for every SBC and P-CSCF, not per element
+            from imsdr.capacity.timing import AccessTypes
+
+            self._access = AccessTypes(self.topo)
+        kinds = access_types(self.topo, el, self._access)
         notes: tuple[str, ...] = ()
         if "ps" in kinds:
             ps = ps_refresh_interval(self.topo)

@@ -304,38 +304,73 @@ def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any
 
 
 def type_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
-                  groups: list[dict[str, Any]], only: set[str] | None = None) -> dict[str, dict[str, Any]]:
-    """One section per type page: its elements, groups, simulated failures and worst switchover.
-    ``only``: just these element ids (one province's page, :mod:`imsdr.runbook.split`)."""
+                  groups: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One section per type page: its elements, groups, simulated failures and worst switchover."""
+    return _divided_sections(topo, analyses, elements, groups, None, [""])[""]
+
+
+def province_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
+                      groups: list[dict[str, Any]], owner: Mapping[str, str],
+                      provinces: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """province -> its type sections (:func:`type_sections` of the elements it owns, and the groups
+    with a member it owns; ``owner``: id -> province, :mod:`imsdr.runbook.split`)."""
+    return _divided_sections(topo, analyses, elements, groups, owner, provinces)
+
+
+def _divided_sections(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
+                      groups: list[dict[str, Any]], owner: Mapping[str, str] | None,
+                      parts: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """part -> its type sections, each element and group given to its parts in one pass (not
+    every part filtering the whole network: 31 provinces). ``owner`` None: one part, everything."""
     action_of = analyses.actions.get("elements") or {}
-    sections = {}
+    out: dict[str, dict[str, dict[str, Any]]] = {part: {} for part in parts}
     for page in TYPE_PAGES:
-        els = [elements[e.id] for t in page.types
-               for e in sorted(topo.by_type.get(t, []), key=lambda e: e.id) if only is None or e.id in only]
-        failures = [
-            {"element": e["id"], **analyses.element_failures[e["id"]]}
-            for e in els if e["id"] in analyses.element_failures
-        ]
-        rows = analyses.element_rows
-        times = [rows[e["id"]]["switchover_s"] for e in els if e["id"] in rows]
-        times += [f["switchover_s"] for f in failures if f.get("switchover_s") is not None]
-        sections[page.key] = {
-            "key": page.key,
-            "title": page.title,
-            "page": page.path,
-            "types": list(page.types),
-            "elements": els,
-            "groups": [g for g in groups if set(g["types"]) & set(page.types)
-                       and (only is None or any(m in only for m in g["members"]))],
-            "failures": failures,
-            "not_detailed": len(els) - len(failures),
-            "worst_switchover_s": max(times, default=None),
-            "dns_checks": analyses.dns_checks.get(page.key, []),
-            "features_all": sorted(set.intersection(*(set(e["features"]) for e in els))) if els else [],
-            "features_any": sorted({f for e in els for f in e["features"]}),
-            "actions": [action_of[e["id"]] for e in els if e["id"] in action_of],
-        }
-    return sections
+        els: dict[str, list[dict[str, Any]]] = {part: [] for part in parts}
+        for t in page.types:
+            for e in sorted(topo.by_type.get(t, []), key=lambda e: e.id):
+                part = parts[0] if owner is None else owner.get(e.id)
+                if part in els:
+                    els[part].append(elements[e.id])
+        page_groups: dict[str, list[dict[str, Any]]] = {part: [] for part in parts}
+        types = set(page.types)
+        for g in groups:
+            if not set(g["types"]) & types:
+                continue
+            if owner is None:
+                page_groups[parts[0]].append(g)
+                continue
+            for part in dict.fromkeys(owner[m] for m in g["members"] if m in owner):
+                if part in page_groups:
+                    page_groups[part].append(g)
+        for part in parts:
+            out[part][page.key] = _section(page, els[part], page_groups[part], analyses, action_of)
+    return out
+
+
+def _section(page: TypePage, els: list[dict[str, Any]], groups: list[dict[str, Any]], analyses: Analyses,
+             action_of: Mapping[str, Any]) -> dict[str, Any]:
+    failures = [
+        {"element": e["id"], **analyses.element_failures[e["id"]]}
+        for e in els if e["id"] in analyses.element_failures
+    ]
+    rows = analyses.element_rows
+    times = [rows[e["id"]]["switchover_s"] for e in els if e["id"] in rows]
+    times += [f["switchover_s"] for f in failures if f.get("switchover_s") is not None]
+    return {
+        "key": page.key,
+        "title": page.title,
+        "page": page.path,
+        "types": list(page.types),
+        "elements": els,
+        "groups": groups,
+        "failures": failures,
+        "not_detailed": len(els) - len(failures),
+        "worst_switchover_s": max(times, default=None),
+        "dns_checks": analyses.dns_checks.get(page.key, []),
+        "features_all": sorted(set.intersection(*(set(e["features"]) for e in els))) if els else [],
+        "features_any": sorted({f for e in els for f in e["features"]}),
+        "actions": [action_of[e["id"]] for e in els if e["id"] in action_of],
+    }
 
 
 def _network(topo: Topology, regions: list[str]) -> dict[str, Any]:

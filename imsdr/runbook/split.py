@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from imsdr.runbook.context import TYPE_PAGES, type_sections
+from imsdr.runbook.context import TYPE_PAGES, province_sections
 
 if TYPE_CHECKING:
     from imsdr.model.topology import Topology
@@ -45,13 +45,14 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
     shared_domains = {topo.network.primary_domain, topo.network.threegpp_domain}
     elements = context["elements"]
     groups = context["groups"]
+    capacity = _capacity(context["capacity_appendix"], owner, provinces)
     per: dict[str, dict[str, Any]] = {}
     # each list of verification queries split between the provinces once (the sections of every
     # province start from the same list of the type's checks)
     split: dict[int, tuple[list[Any], dict[str, list[Any]]]] = {}
+    divided = province_sections(topo, analyses, elements, groups, owner, provinces)
     for prov in provinces:
-        ids = {e for e, p in owner.items() if p == prov}
-        sections = type_sections(topo, analyses, elements, groups, only=ids)
+        sections = divided[prov]
         for section in sections.values():
             checks = section["dns_checks"]
             known = split.get(id(checks))
@@ -61,8 +62,8 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
         per[prov] = {
             "types": sections,
             "sites": [s for s in context["sites"] if province_of.get(s["id"]) == prov],
-            "local_networks": [ln for ln in context["local_networks"] if ln["id"] in ids],
-            "capacity_appendix": _capacity(context["capacity_appendix"], owner, prov),
+            "local_networks": [ln for ln in context["local_networks"] if owner.get(ln["id"]) == prov],
+            "capacity_appendix": capacity[prov],
         }
     pages: list[Page] = [Page("README.md", "README.md.j2", "Overview", {})]
     for tp in TYPE_PAGES:
@@ -87,7 +88,7 @@ def province_pages(topo: Topology, analyses: Analyses, context: Mapping[str, Any
                  "groups": None, "worst_switchover_s": None} for prov in provinces]
         extra: dict[str, Any] = {"index": {"title": title, "rows": rows, "what": "inventory objects"}}
         if key == "capacity_appendix":  # network-wide rows (no one province's subject) stay on the index
-            extra["capacity_appendix"] = _capacity(context["capacity_appendix"], owner, None)
+            extra["capacity_appendix"] = capacity[None]
             pages.append(Page(path, "capacity.md.j2", title, extra))
         else:
             pages.append(Page(path, "province-index.md.j2", title, extra))
@@ -133,14 +134,12 @@ def _split_checks(checks: list[Any], provinces: list[str], owner: dict[str, str]
     known = set().union(*domains.values()) - shared if domains else set()
     out: dict[str, list[Any]] = {prov: [] for prov in provinces}
     everywhere = out.keys()
+    hits_of: dict[str, set[str]] = {}  # qname -> its known domains (a pool's name is asked of every site view)
     for check in checks:
         qname = str(check.get("qname", ""))
-        hits = {qname} & known
-        dot = qname.find(".")
-        while dot >= 0:
-            if qname[dot + 1:] in known:
-                hits.add(qname[dot + 1:])
-            dot = qname.find(".", dot + 1)
+        hits = hits_of.get(qname)
+        if hits is None:
+            hits = hits_of[qname] = _known_suffixes(qname, known)
         if check.get("view_kind") == "default":
             targets: Iterable[str] = everywhere
         else:
@@ -152,15 +151,34 @@ def _split_checks(checks: list[Any], provinces: list[str], owner: dict[str, str]
     return out
 
 
-def _capacity(appendix: Mapping[str, Any], owner: dict[str, str], prov: str | None) -> dict[str, Any]:
-    """The capacity appendix with the rows whose subject is ``prov``'s (None: no province's)."""
+def _known_suffixes(qname: str, known: set[str]) -> set[str]:
+    """The names of ``known`` that are ``qname`` or a parent of it."""
+    hits = {qname} & known
+    dot = qname.find(".")
+    while dot >= 0:
+        if qname[dot + 1:] in known:
+            hits.add(qname[dot + 1:])
+        dot = qname.find(".", dot + 1)
+    return hits
+
+
+def _capacity(appendix: Mapping[str, Any], owner: dict[str, str],
+              provinces: list[str]) -> dict[str | None, dict[str, Any]]:
+    """province -> the capacity appendix with the rows whose subject is that province's (None:
+    no province's), each row's province found once."""
+    keys: list[str | None] = [*provinces, None]
     if not appendix.get("available"):
-        return dict(appendix)
-    sections = []
+        return {prov: dict(appendix) for prov in keys}
+    sections: dict[str | None, list[dict[str, Any]]] = {prov: [] for prov in keys}
     for section in appendix.get("sections", []):
-        rows = [r for r in section.get("rows", []) if _row_province(r, owner) == prov]
-        sections.append({**section, "rows": rows})
-    return {**appendix, "sections": sections}
+        rows: dict[str | None, list[Any]] = {prov: [] for prov in keys}
+        for row in section.get("rows", []):
+            prov = _row_province(row, owner)
+            if prov in rows:
+                rows[prov].append(row)
+        for prov in keys:
+            sections[prov].append({**section, "rows": rows[prov]})
+    return {prov: {**appendix, "sections": sections[prov]} for prov in keys}
 
 
 def _row_province(row: Mapping[str, Any], owner: dict[str, str]) -> str | None:

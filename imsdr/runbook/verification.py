@@ -79,6 +79,7 @@ class _CheckMemo:
         self._sources: dict[int, tuple[ViewPlan, str | None]] = {}  # id(view) -> (view, source address)
         self._texts = RdataTexts()
         self._zones: dict[tuple[str, str, str], tuple[Any, str, str]] = {}  # (qname, type, side) -> zone, key
+        self._delegated: dict[tuple[str, str], Any] = {}  # (name, type) -> a site view's delegated answer
 
     def lookup(self, plan: DnsPlan, view: ViewPlan, qname: str, rdtype: str) -> Any:
         """``plan.lookup_rrset(view, qname, rdtype)``, with the zone of each name found once (the
@@ -90,6 +91,15 @@ class _CheckMemo:
             found = self._zones[key] = (plan.find_zone(name, view.side, view if plan.areas else None), name,
                                         rdtype.upper())
         zone, name, rtype = found
+        if zone is None and not plan.pending:  # what lookup_rrset answers when no zone is found
+            if not (plan.areas and view.kind == "site"):
+                return None
+            # recursion through the national delegations: the same for every site view (a pool's
+            # name is asked of each of them)
+            key = (name, rtype)
+            if key not in self._delegated:
+                self._delegated[key] = plan.lookup_rrset(view, qname, rdtype)
+            return self._delegated[key]
         if zone is None or zone.kind == "enum" or plan.pending:
             return plan.lookup_rrset(view, qname, rdtype)  # (ENUM answers are computed; lazy views)
         key = (name, rtype)

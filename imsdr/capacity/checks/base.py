@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
     from imsdr.capacity.load import LoadModel
+    from imsdr.capacity.storm import StormIndex
     from imsdr.model.topology import Topology
 
 OK = "ok"
@@ -63,10 +64,21 @@ class CheckInputs:
     losses: dict[str, Outcome]
     element_losses: ElementLosses
     results: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    _storm_index: StormIndex | None = field(default=None, init=False, repr=False)
 
     @property
     def model(self) -> LoadModel:
         return self.eng.model
+
+    @property
+    def storm_index(self) -> StormIndex:
+        """The engine's storm index (its S-CSCF/HSS/SLF/DRA flows by local network), built once
+        for the storms and the dimensions."""
+        if self._storm_index is None:
+            from imsdr.capacity.storm import StormIndex
+
+            self._storm_index = StormIndex(self.eng)
+        return self._storm_index
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from imsdr.capacity.formulas import fmt, pct
 
 if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
+    from imsdr.capacity.storm import StormIndex
     from imsdr.model.topology import Topology
 
 
@@ -42,13 +43,12 @@ def _scenarios(losses: dict[str, Outcome]) -> list[tuple[str, Outcome]]:
     return [(label, outcome) for label, outcome in losses.items() if label.startswith(("site:", "region:"))]
 
 
-def _storm_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -> list[StormCheck]:
+def _storm_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome], index: StormIndex) -> list[StormCheck]:
     """The registration storm of every site and region loss that moves or restores users."""
-    from imsdr.capacity.storm import StormIndex, registration_storm
+    from imsdr.capacity.storm import registration_storm
 
     scenarios = _scenarios(losses)
     storms = []
-    index = StormIndex(eng)
     for label, outcome in scenarios:
         storm = registration_storm(topology, eng, outcome, index)
         if not (storm.moved_users or storm.restored_users):
@@ -86,7 +86,7 @@ def _storm_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome]) -
 def _dimensions(inputs: CheckInputs) -> list[object]:
     from imsdr.capacity.dimensions import dimension_checks
 
-    return list(dimension_checks(inputs.topology, inputs.eng, _scenarios(inputs.losses)))
+    return list(dimension_checks(inputs.topology, inputs.eng, _scenarios(inputs.losses), inputs.storm_index))
 
 
 def _missing(inputs: CheckInputs) -> list[object]:
@@ -105,7 +105,7 @@ CHECKS = [
     CapacityCheck(
         "storms",
         "the registration storm of each site or region loss overloads no SBC, P-CSCF, CSCF or HSS",
-        lambda inputs: _storm_checks(inputs.topology, inputs.eng, inputs.losses),
+        lambda inputs: _storm_checks(inputs.topology, inputs.eng, inputs.losses, inputs.storm_index),
         lab_shown=True,
     ),
     CapacityCheck(
