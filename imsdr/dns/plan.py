@@ -1362,7 +1362,6 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     touched: set[str] = set()
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
     origins = plan.origins
-    filled: dict[str, set[str]] = {}  # zone -> the ancestors whose wildcard is in place (or was there)
     skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
     for row in exceptions.rows if exceptions is not None else ():
         number = row.number
@@ -1380,16 +1379,10 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
         rrsets = zone.rrsets
         rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
         origins[(zone.name, owner, "NAPTR")] = origin
-        ancestors = _fill_stems(block, rest)
-        if ancestors:
-            done = filled.setdefault(zone.name, set())
-            for stem in ancestors:
-                if stem in done:  # (its wildcard was put in place, or found there, for an earlier row)
-                    continue
-                done.add(stem)
-                name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
-                if (name, "NAPTR") not in rrsets:
-                    rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
+        for stem in _fill_stems(block, rest):
+            name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
+            if (name, "NAPTR") not in rrsets:
+                rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
         touched.add(zone.name)
         if block.style == "numbers" and block.covers(number):
             skipped.setdefault(zone.name, set()).add(int(number))
