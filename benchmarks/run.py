@@ -44,6 +44,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,39 @@ WORK = ROOT / "benchmarks" / ".work"
 VENV = ROOT / "benchmarks" / ".venv-octodns"
 OCTODNS_REQUIREMENTS = ["octodns>=1.22,<1.23", "octodns-bind>=1.1,<1.2"]
 TIMEOUT = 900.0
+
+
+TRASH = WORK / ".trash"  # previous outputs set aside, deleted once the benchmarks are done
+
+
+def set_aside(path: Path) -> None:
+    """Move a previous output out of the way of a measured run (:func:`empty_trash` deletes it
+    after the benchmarks). Deleting it just before the run would charge the run for it: on a file
+    system without a journal (this machine's ext4) the kernel passes over the inodes freed in the
+    last 30 s when it allocates new ones (``recently_deleted`` in ext4's ``find_inode_bit``), so
+    each file the measured command creates first steps over the thousands just freed (``render
+    dns`` at 50k records, three runs back to back: 0.2, 0.6, 0.9 s of system time with the output
+    deleted before each run, 0.2, 0.3, 0.2 s with it set aside)."""
+    if os.path.lexists(path):
+        TRASH.mkdir(parents=True, exist_ok=True)
+        os.rename(path, TRASH / f"{path.name}-{time.time_ns()}")
+
+
+def empty_trash() -> None:
+    shutil.rmtree(TRASH, ignore_errors=True)
+
+
+def compile_imsdr() -> None:
+    """Write the bytecode of imsdr's modules, as installing its wheel does (pip compiles them): an
+    editable install run with PYTHONDONTWRITEBYTECODE=1 (as this machine's sessions run) would
+    compile every module it imports from source again in every measured run (~0.1 s each)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("imsdr")
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            compileall.compile_dir(location, quiet=1)
 
 
 def imsdr_argv() -> list[str]:
@@ -490,7 +524,7 @@ def bench_render(b: Bench, name: str, inventory: Path, runs: int, group: str) ->
     out = WORK / f"out-{_slug(name)}"
 
     def clean() -> None:
-        shutil.rmtree(out, ignore_errors=True)
+        set_aside(out)
 
     r = b.measure(group, name, [*b.imsdr, "render", "dns", str(inventory), "--out", str(out)], runs,
                   needs=("render", "dns"), before=clean)
@@ -532,7 +566,7 @@ def bench_national_dns(b: Bench, national: Path) -> None:
         out = WORK / f"out-{_slug(label)}"
 
         def clean(out: Path = out) -> None:
-            shutil.rmtree(out, ignore_errors=True)
+            set_aside(out)
 
         r = b.measure("pipeline", label, [*b.imsdr, "plan", str(inventory), "--out", str(out), *extra],
                       b.heavy_runs, needs=("plan",), ok_codes=(0, 1), before=clean)
@@ -590,7 +624,7 @@ def bench_areas(b: Bench, national: Path) -> None:
     out = WORK / "out-plan-areas"
 
     def clean() -> None:
-        shutil.rmtree(out, ignore_errors=True)
+        set_aside(out)
 
     # the example as an operator runs it: with its provisioning file of ported numbers
     exceptions = WORK / "national-exceptions.csv"
@@ -977,19 +1011,6 @@ def markdown(results: list[Result], info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_imsdr() -> None:
-    """Byte-compile the imsdr that is measured, as installing its wheel does: an editable install
-    has no ``.pyc`` files, and with ``PYTHONDONTWRITEBYTECODE`` set (as on some CI machines) every
-    measured command would compile imsdr's ~250 modules again (~0.2 s of each start)."""
-    import compileall
-    import importlib.util
-
-    spec = importlib.util.find_spec("imsdr")
-    if spec and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            compileall.compile_dir(location, quiet=1)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per benchmark (median reported)")
@@ -1005,8 +1026,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     only = set(args.only or ["help", "plan", "availability", "scenarios", "enum", "national-dns", "import",
                              "octodns", "areas", "diameter", "monitoring"])
-    bench = Bench(args.runs, args.heavy_runs)
     compile_imsdr()
+    empty_trash()  # (what an interrupted run set aside)
+    bench = Bench(args.runs, args.heavy_runs)
     info = machine()
     print(f"{info['date']}  commit {info['commit']}  {info['nproc']} CPUs  {info['cpu']}  "
           f"{info['ram_mib']:,} MiB  Python {info['python']}", file=sys.stderr)
@@ -1037,6 +1059,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_areas(bench, national)
     if "octodns" in only:
         bench_octodns(bench, [int(x) for x in args.octodns_sizes.split(",") if x.strip()])
+    empty_trash()
     print_table(bench.results)
     if args.markdown:
         args.markdown.write_text(markdown(bench.results, info))

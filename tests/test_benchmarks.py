@@ -133,3 +133,19 @@ def test_the_host_zone_rows_measure_what_a_province_server_loads(tmp_path: Path)
     assert after["zone_statements"][1] == before["zone_statements"][1] + 19  # 18 views serving zones + 1
     assert after["loaded_bytes"][1] < before["loaded_bytes"][1]
     assert after["bytes"] < before["bytes"]
+
+
+def test_a_previous_output_is_set_aside_not_deleted_before_a_measured_run(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The output of the last run moves into the trash (a rename: no inode is freed while the
+    next run creates its files) and goes when the trash is emptied; nothing there is no error."""
+    monkeypatch.setattr(run, "TRASH", tmp_path / ".trash")
+    out = tmp_path / "out"
+    (out / "zones").mkdir(parents=True)
+    (out / "zones" / "a.zone").write_text("x")
+    run.set_aside(out)
+    assert not out.exists()
+    [moved] = list((tmp_path / ".trash").iterdir())
+    assert (moved / "zones" / "a.zone").read_text() == "x"
+    run.set_aside(out)  # (already gone)
+    run.empty_trash()
+    assert not (tmp_path / ".trash").exists()

@@ -281,3 +281,25 @@ def test_stems_cover_exactly_the_range(low: int, high: int, free: int) -> None:
     covered = {n for n in range(10**free) if any(str(n).zfill(free).startswith(s) for s in stems)}
     assert covered == set(range(low, high + 1))
     assert len(stems) <= 18 * free  # the fewest: at most 9 per digit on each side
+
+
+def test_a_numbers_block_skips_every_number_its_exceptions_replace(tmp_path: Path) -> None:
+    """Each exception in a numbers-style block takes its number out of the block's stream (the
+    skipped numbers are gathered once per block): the zone holds each number once."""
+    csv = tmp_path / "exceptions.csv"
+    csv.write_text("number,kind,target,params\n"
+                   "+8613800138005,ported,ims.other-operator.example,\n"
+                   "+8613800138009,routed,ims.elsewhere.example.net,\n"
+                   "+8613800138002,uri,,user=phone\n")
+    inventory = _inventory(tmp_path, updates=False)
+    inv, source = load_inventory(inventory)
+    plan = build_dns_plan(Topology(inv, source, load_enum_exceptions(csv, inv.enum_blocks)))
+    [zone] = [z for z in plan.zones.values() if z.kind == "enum" and z.blocks and z.blocks[0].style == "numbers"
+              and z.blocks[0].covers("8613800138005")]
+    assert zone.blocks[0].skip == {8613800138005, 8613800138009, 8613800138002}
+    out = tmp_path / "out"
+    render_dns(Topology(inv, source, load_enum_exceptions(csv, inv.enum_blocks)), out, inventory.name, serial=1)
+    text = (out / f"zones/enum/{zone.name}.zone").read_text()
+    for digits in ("8613800138005", "8613800138009", "8613800138002"):
+        owner = ".".join(reversed(digits[len(zone.blocks[0].prefix):]))
+        assert len([line for line in text.splitlines() if line.split("\t")[0].split(" ")[0] == owner]) == 1, digits

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -126,6 +127,23 @@ def load_enum_exceptions(path: Path, blocks: Iterable[EnumBlock]) -> EnumExcepti
     return EnumExceptions(str(path), tuple(rows), "sha256:" + hashlib.sha256(raw).hexdigest())
 
 
+_E164 = re.compile(r"\+[0-9]{2,15}")  # + and 2-15 ASCII digits (the file is ASCII: isdigit is 0-9)
+
+
+def _column(fields: list[str], index: int) -> int:
+    """The 1-based column where field ``index`` of a comma-separated row starts."""
+    return 1 + sum(len(f) + 1 for f in fields[:index])
+
+
+def _domain_problem(target: str, name_problems: Callable[[str], list[str]]) -> str:
+    """'' when ``target`` can be a ported or routed number's SIP domain; else '!' and what the
+    message adds (': ' and the first name problem, or nothing)."""
+    why = name_problems(target) if target else ["empty"]
+    if why or target != target.lower() or "." not in target:
+        return "!" + (": " + why[0] if why else "")
+    return ""
+
+
 def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
                           ) -> tuple[list[EnumException], list[Problem]]:
     """(rows, problems) of the file's bytes; every bad row gives one problem at its line:column."""
@@ -133,7 +151,6 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
     from imsdr.dns.names import name_problems
 
     by_prefix = {b.prefix: b for b in blocks}
-    longest = max((len(p) for p in by_prefix), default=0)
     problems: list[Problem] = []
     skipped = 0
 
@@ -146,7 +163,8 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
 
     rows: list[EnumException] = []
     seen: dict[str, int] = {}
-    domains: dict[str, list[str]] = {}  # target -> its problems (a few domains, many rows)
+    domains: dict[str, str] = {}  # target -> _domain_problem (a few domains, many rows)
+    lengths = sorted({len(p) for p in by_prefix}, reverse=True)  # (longest prefix first)
     header_seen = False
     try:
         text = raw.decode("ascii")
@@ -155,6 +173,9 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         return [], [Problem(Location(file, line, col), "", f"byte 0x{raw[exc.start]:02x} is not ASCII; "
                             "ENUM exceptions files are plain ASCII")]
+    e164 = _E164.fullmatch
+    append = rows.append
+    # one pass, a row at a time; the columns of a bad row are worked out only for its message
     for lineno, line in enumerate(text.split("\n"), 1):
         if line.endswith("\r"):
             line = line[:-1]
@@ -176,61 +197,58 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
                            "an empty field stays between its commas)")
             continue
         number, kind, target, params = fields
-        cols = [1]
-        for f in fields[:-1]:
-            cols.append(cols[-1] + len(f) + 1)
-        if not (number.startswith("+") and number[1:].isdigit() and number[1:].isascii()
-                and 2 <= len(number) - 1 <= 15):
-            bad(lineno, cols[0], f"number {number[:40]!r} is not an E.164 number (+ and 2-15 digits)")
+        if not e164(number):
+            bad(lineno, 1, f"number {number[:40]!r} is not an E.164 number (+ and 2-15 digits)")
             continue
         digits = number[1:]
         block = None
-        for i in range(min(len(digits), longest), 0, -1):
-            block = by_prefix.get(digits[:i])
-            if block is not None:
-                break
+        for i in lengths:
+            if i <= len(digits):
+                block = by_prefix.get(digits[:i])
+                if block is not None:
+                    break
         if block is None:
-            bad(lineno, cols[0], f"{number} is under no ENUM block of the inventory (its zone is not ours)")
+            bad(lineno, 1, f"{number} is under no ENUM block of the inventory (its zone is not ours)")
             continue
         if block.length is not None and len(digits) != block.length:
-            bad(lineno, cols[0], f"{number} has {len(digits)} digits; block '{block.id}' numbers have "
-                                 f"{block.length}")
+            bad(lineno, 1, f"{number} has {len(digits)} digits; block '{block.id}' numbers have "
+                           f"{block.length}")
             continue
         if len(digits) == len(block.prefix):
-            bad(lineno, cols[0], f"{number} is the prefix of block '{block.id}' itself, not a number in it")
+            bad(lineno, 1, f"{number} is the prefix of block '{block.id}' itself, not a number in it")
             continue
         if kind not in KINDS:
-            bad(lineno, cols[1], f"kind {kind[:40]!r} is not one of {', '.join(KINDS)}")
+            bad(lineno, _column(fields, 1), f"kind {kind[:40]!r} is not one of {', '.join(KINDS)}")
             continue
         if kind in ("ported", "routed"):
             why = domains.get(target)
             if why is None:
-                why = domains[target] = name_problems(target) if target else ["empty"]
-            if why or target != target.lower() or "." not in target:
-                bad(lineno, cols[2], f"{kind}: target {target[:60]!r} must be the SIP domain the number "
-                                     f"goes to (lower-case DNS name){': ' + why[0] if why else ''}")
+                why = domains[target] = _domain_problem(target, name_problems)
+            if why:
+                bad(lineno, _column(fields, 2), f"{kind}: target {target[:60]!r} must be the SIP domain "
+                                                f"the number goes to (lower-case DNS name){why[1:]}")
                 continue
         elif kind == "ported-tel":
-            if not (target.startswith("+") and target[1:].isdigit() and 2 <= len(target) - 1 <= 15):
-                bad(lineno, cols[2], f"ported-tel: target {target[:40]!r} must be the routing number "
-                                     "(+ and 2-15 digits), written as rn= (RFC 4769)")
+            if not e164(target):
+                bad(lineno, _column(fields, 2), f"ported-tel: target {target[:40]!r} must be the routing "
+                                                "number (+ and 2-15 digits), written as rn= (RFC 4769)")
                 continue
             target = target[1:]
         elif target:
-            bad(lineno, cols[2], "uri: target must be empty (the number keeps its block's domain)")
+            bad(lineno, _column(fields, 2), "uri: target must be empty (the number keeps its block's domain)")
             continue
         if params not in PARAMS or (kind == "ported-tel" and params):
             allowed = "none" if kind == "ported-tel" else "empty or user=phone"
-            bad(lineno, cols[3], f"params {params[:40]!r}: {allowed} for kind {kind}")
+            bad(lineno, _column(fields, 3), f"params {params[:40]!r}: {allowed} for kind {kind}")
             continue
         if kind == "uri" and not params:
-            bad(lineno, cols[3], "uri: params must say what the exception changes (user=phone)")
+            bad(lineno, _column(fields, 3), "uri: params must say what the exception changes (user=phone)")
             continue
         if digits in seen:
-            bad(lineno, cols[0], f"{number} is listed twice (first on line {seen[digits]})")
+            bad(lineno, 1, f"{number} is listed twice (first on line {seen[digits]})")
             continue
         seen[digits] = lineno
-        rows.append(EnumException(digits, kind, target, params, lineno))
+        append(EnumException(digits, kind, target, params, lineno))
     if not header_seen and not problems:
         bad(1, 1, f"the file has no header row {HEADER!r}")
     if skipped:

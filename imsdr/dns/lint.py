@@ -16,6 +16,7 @@ Checks, per view (base content plus that view's overrides):
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -140,6 +141,9 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
     return out
 
 
+_ONE_DIGIT_LABELS = re.compile(r"[0-9](?:\.[0-9])*")
+
+
 def _number_shape(rrset: RRset, zone: str, zone_number: str) -> tuple[object, ...] | None:
     """An ENUM number's NAPTR rrset with its own digits blanked out (None: not a number's name);
     ``zone_number``: :func:`zone_digits` of ``zone``. Two numbers of one shape pass or fail the
@@ -148,13 +152,16 @@ def _number_shape(rrset: RRset, zone: str, zone_number: str) -> tuple[object, ..
     wildcard = rel.startswith("*.")
     if wildcard:  # a wildcard repeated below a provisioned number's ancestors
         rel = rel[2:]
-    digits = rel.replace(".", "")
-    if not digits.isdigit() or not digits.isascii() or len(digits) * 2 - 1 != len(rel):
-        return None
+    if _ONE_DIGIT_LABELS.fullmatch(rel):  # (the usual spelling: its digits are every other character)
+        number = zone_number + rel[::-2]
+    else:
+        digits = rel.replace(".", "")
+        if not digits.isdigit() or not digits.isascii() or len(digits) * 2 - 1 != len(rel):
+            return None
+        number = zone_number + digits[::-1]
     rd = rrset.rdatas[0]
     if not isinstance(rd, NAPTR):
         return None
-    number = zone_number + digits[::-1]
     return (wildcard, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services, rd.regexp.replace(number, "0"),
             rd.replacement)
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from imsdr.dns.names import is_subdomain, reverse_digits, sort_key
+from imsdr.dns.names import is_subdomain, reverse_digits
 from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
 from imsdr.model.areas import Area, area_of_domain, delegating_zone, service_areas
 from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's selection data
@@ -195,8 +195,14 @@ class ZonePlan:
         return self.rrsets[(self.name, "SOA")].rdatas[0]  # type: ignore[return-value]
 
     def sorted_rrsets(self) -> list[RRset]:
+        """The rrsets in file order: names by :func:`sort_key`, then types in TYPE_ORDER."""
         order = {t: i for i, t in enumerate(TYPE_ORDER)}
-        return sorted(self.rrsets.values(), key=lambda r: (sort_key(r.name), order.get(r.rdtype, 99)))
+        rrsets = list(self.rrsets.values())
+        # decorated once (a national ENUM zone: 100,000s of rrsets); the label list compares as
+        # sort_key's tuple does, and the index keeps the sort stable
+        keyed = [(r.name.split(".")[::-1], order.get(r.rdtype, 99), i) for i, r in enumerate(rrsets)]
+        keyed.sort()
+        return [rrsets[k[2]] for k in keyed]
 
     def names(self) -> set[str]:
         return {name for name, _ in self.rrsets}
@@ -1415,31 +1421,38 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     """Put each exception (and the wildcards that keep its siblings answered) into its ENUM zone,
     and index every zone's existing names (empty non-terminals included) for lookups."""
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
-    longest = max((len(p) for p in zones), default=0)
+    lengths = sorted({len(p) for p in zones}, reverse=True)  # (longest prefix first)
     wild = {name: (z.blocks[0].naptr(),) for name, z in ((z.name, z) for z in zones.values())}  # one per zone
     touched: set[str] = set()
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
+    origins = plan.origins
+    skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
     for row in exceptions.rows if exceptions is not None else ():
+        number = row.number
         zone = None
-        for i in range(min(len(row.number), longest), 0, -1):
-            zone = zones.get(row.number[:i])
-            if zone is not None:
-                break
+        for i in lengths:
+            if i <= len(number):
+                zone = zones.get(number[:i])
+                if zone is not None:
+                    break
         if zone is None:  # checked when the file was read; a block the plan refused
             continue
         block = zone.blocks[0]
-        rest = row.number[len(block.prefix):]
+        rest = number[len(block.prefix):]
         owner = f"{'.'.join(rest[::-1])}.{zone.name}"
         rrsets = zone.rrsets
         rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
-        plan.origins[(zone.name, owner, "NAPTR")] = origin
+        origins[(zone.name, owner, "NAPTR")] = origin
         for stem in _fill_stems(block, rest):
             name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
             if (name, "NAPTR") not in rrsets:
                 rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
         touched.add(zone.name)
-        if block.style == "numbers" and block.covers(row.number):
-            zone.blocks[0] = _skipping(block, int(row.number))
+        if block.style == "numbers" and block.covers(number):
+            skipped.setdefault(zone.name, set()).add(int(number))
+    for name, numbers in skipped.items():  # (once per block: a set union per row would be quadratic)
+        zone = plan.zones[name]
+        zone.blocks[0] = _skipping(zone.blocks[0], numbers)
     for name in touched:
         zone = plan.zones[name]
         zone.purpose += f"; {sum(1 for k in zone.rrsets if k[1] == 'NAPTR' and not k[0].startswith('*.'))} " \
@@ -1449,10 +1462,10 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
             zone.nodes = existing_nodes(zone)
 
 
-def _skipping(block: EnumBlockPlan, number: int) -> EnumBlockPlan:
+def _skipping(block: EnumBlockPlan, numbers: set[int]) -> EnumBlockPlan:
     from dataclasses import replace
 
-    return replace(block, skip=block.skip | {number})
+    return replace(block, skip=block.skip | numbers)
 
 
 def _fill_stems(block: EnumBlockPlan, rest: str) -> list[str]:

@@ -195,9 +195,18 @@ def write_dns_files(
     report = RenderReport(directory, notes=list(plan.notes), views=[v.name for v in plan.views], drain=drain)
     exclude = frozenset(drain.drained) if drain else frozenset()
     run = _ZoneRun(previous if previous is not None and previous.is_dir() else None, digests)
+    made = run.made  # directories created: the zone files' and the other files'
+
+    def write(relative: str, text: str) -> None:
+        path = safe_join(directory, relative)
+        if path.parent not in made:  # (one mkdir per directory: kamailio/ holds one per element)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        write_text(path, text if text.endswith("\n") else text + "\n", digests)
+
     for ref in zone_files(plan):
         report.files.append(_write_zone_file(plan, ref, run.previous, directory, inventory, serial, run))
-    del run
+    del run  # (the zones' texts and memos: the other files need none of them)
     layout = server_layout(topology, exclude)
     report.notes += list(layout.notes)
     secondary_directory = topology.network.dns.secondary_directory
@@ -209,36 +218,36 @@ def write_dns_files(
     for view, zones in catalog_members(plan, layout, parts):
         path = catalog_path(view.name)
         prior = safe_join(previous, path) if previous is not None and previous.is_dir() else None
-        _write_text(digests, directory, path, render_catalog(view.name, zones, plan.network, prior, serial))
+        write(path, render_catalog(view.name, zones, plan.network, prior, serial))
         report.files.append(WrittenFile(path, "catalog", catalog_zone(view.name), view.name, len(zones)))
-    _write_text(digests, directory, NAMED_OPTIONS, render_options(plan, rate_limit))
+    write(NAMED_OPTIONS, render_options(plan, rate_limit))
     report.files.append(WrittenFile(NAMED_OPTIONS, "named.conf"))
     for server in layout.servers:
         path = server_conf_path(server)
         text = render_named_conf(plan, inventory, layout, server, secondary_directory, parts)
-        _write_text(digests, directory, path, text)
+        write(path, text)
         report.files.append(WrittenFile(path, "named.conf", view=server.role, records=len(plan.views)))
     for ln_id in topology.local_networks:
         path = f"resolvers/{ln_id}.conf"
-        _write_text(digests, directory, path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
+        write(path, render_resolver_conf(plan, topology, layout, ln_id, inventory))
         report.files.append(WrittenFile(path, "resolver", records=len(plan.access_zones)))
     for ds in dispatcher_sets(topology, exclude):  # one list and one probing include per source element
         path = dispatcher_list_path(ds.source)
-        _write_text(digests, directory, path, render_dispatcher_list([ds], hop_title(topology, ds), inventory))
+        write(path, render_dispatcher_list([ds], hop_title(topology, ds), inventory))
         report.files.append(WrittenFile(path, "dispatcher", records=len(ds.destinations)))
         cfg = probing_cfg_path(ds.source)
-        _write_text(digests, directory, cfg, render_probing_cfg(topology, topology.elements[ds.source], inventory))
+        write(cfg, render_probing_cfg(topology, topology.elements[ds.source], inventory))
         report.files.append(WrittenFile(cfg, "kamailio"))
     if drain is not None:
-        _write_text(digests, directory, DRAIN_NOTE, render_drain_note(drain, inventory))
+        write(DRAIN_NOTE, render_drain_note(drain, inventory))
         report.files.append(WrittenFile(DRAIN_NOTE, "drain"))
     loading = drain if drain is not None else failback
     if loading is not None:  # one reload script per server, run by the runbook's step
         for path, text in reload_scripts(loading, inventory, failback=drain is None).items():
-            _write_text(digests, directory, path, text)
+            write(path, text)
             report.files.append(WrittenFile(path, "reload"))
     report.files.append(WrittenFile("README.md", "readme"))
-    _write_text(digests, directory, "README.md", render_readme(plan, report, inventory, topology, layout))
+    write("README.md", render_readme(plan, report, inventory, topology, layout))
     return report
 
 
@@ -256,12 +265,6 @@ def catalog_members(plan: DnsPlan, layout: ServerLayout, parts: NamedConfParts) 
 def printable(label: str) -> str:
     """A label safe inside zone-file and named.conf comments (one printable line)."""
     return "".join(ch if ch.isprintable() and ch not in "\r\n" else "?" for ch in label)[:200]
-
-
-def _write_text(digests: WrittenDigests | None, staging: Path, relative: str, text: str) -> None:
-    path = safe_join(staging, relative)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, text if text.endswith("\n") else text + "\n", digests)
 
 
 @dataclass
@@ -300,7 +303,10 @@ def _write_zone_file(
     # every record rendered once: digest and lines; a view's copy from its base zone's rendering
     overrides = view.overrides.get(ref.zone) if ref.view else None
     if not overrides:
-        prepared = prepare_zone(base, header, comments, run.cache, run.layouts.layout(base, base), run.texts)
+        # an ENUM zone is written once (no view overrides its names): remembering the text of each
+        # of its rrsets (100,000s of exceptions nationally) for later copies would be wasted
+        cache = run.cache if base.kind != "enum" else None
+        prepared = prepare_zone(base, header, comments, cache, run.layouts.layout(base, base), run.texts)
     else:
         prepared = run.layouts.prepare(base, overrides, header, comments, run.cache, run.texts)
     old = read_previous(safe_join(previous, ref.path)) if previous is not None else None
