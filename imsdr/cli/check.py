@@ -170,15 +170,15 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
 
 
 def _print_table(report: CheckReport, fail_on: str) -> None:
+    if plain_output():  # (before rich is imported: plain lines need none of it)
+        _print_lines(report, fail_on)
+        return
     from rich.table import Table
     from rich.text import Text
 
     from imsdr.diagnostics import Severity
 
     console = stdout()
-    if plain_output():
-        _print_lines(report, fail_on)
-        return
     styles = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
     titles = {Severity.ERROR: "ERRORS", Severity.WARNING: "WARNINGS", Severity.INFO: "INFO"}
 

@@ -129,6 +129,9 @@ class LoadedDocument:
     poisoned: set[YamlPath] = field(default_factory=set)
     # the source text of plain scalars that YAML did not read as text (for "quote it" hints)
     scalar_text: dict[YamlPath, str] = field(default_factory=dict)
+    # False only when no value can be an `imsdr import` placeholder ("FILL IN: ..."): see
+    # may_hold_placeholders; validation then skips walking every value for one
+    placeholders_possible: bool = True
 
     def locate(self, path: YamlPath) -> Location | None:
         """The location of ``path``, or of its nearest ancestor that has one."""
@@ -509,8 +512,16 @@ def load_yaml_text(text: str, file: str, *, tolerant: bool = False) -> LoadedDoc
     if data is not None:
         later = _LaterLocations(text, file)
         return LoadedDocument(data, file, later.view("locations"), later.view("key_locations"),  # type: ignore[arg-type]
-                              scalar_text=later.view("scalar_text"))  # type: ignore[arg-type]
+                              scalar_text=later.view("scalar_text"),  # type: ignore[arg-type]
+                              placeholders_possible=may_hold_placeholders(text))
     return _load_with_locations(text, file, tolerant=tolerant)
+
+
+def may_hold_placeholders(text: str) -> bool:
+    """Whether a value read from YAML ``text`` can start with "FILL IN: ". It cannot when the text
+    holds no "FILL" and no backslash: YAML folds line breaks only at whitespace, so "FILL" is never
+    made from pieces, and only a double-quoted escape (``\\x46ILL``) writes it otherwise."""
+    return "FILL" in text or "\\" in text
 
 
 def read_fast(text: str) -> Any:
