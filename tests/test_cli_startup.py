@@ -1,5 +1,4 @@
-"""Start-up work a command does not need: other subcommands are not built, and rich is not
-imported when nothing is drawn on a terminal."""
+"""Start-up work a command does not need: rich is not imported when nothing is drawn on a terminal."""
 
 from __future__ import annotations
 
@@ -8,25 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import typer.main
-
-from imsdr.cli.app import app
 from imsdr.cli.common import _may_be_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def test_a_looked_up_command_is_the_only_one_built() -> None:
-    root = typer.main.get_command(app)
-    commands = root.commands  # type: ignore[attr-defined]
-    names = list(commands)
-    assert names[:2] == ["init", "validate"] and {"check", "render", "example"} <= set(names)
-    assert "check" in commands and "nosuch" not in commands
-    assert commands._built == {}  # listing the names and asking for one built none
-    check = root.get_command(typer.Context(root), "check")  # type: ignore[attr-defined]
-    assert check is not None and check.name == "check"
-    assert list(commands._built) == ["check"]
-    assert root.get_command(typer.Context(root), "check") is check  # built once
 
 
 def test_a_pipe_is_no_terminal_without_rich() -> None:

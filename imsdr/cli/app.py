@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableMapping
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import typer.main
 
 from imsdr import __version__
 from imsdr.cli import apply as apply_cmd
@@ -24,67 +22,9 @@ from imsdr.cli import resolve as resolve_cmd
 from imsdr.cli import runbook as runbook_cmd
 from imsdr.cli.common import STATE, ImsdrGroup
 
-# The subcommands are registered on `_commands`, not on `app`: typer would turn every one of them into
-# a click command (their parameters read from the signatures, ~35 ms) before the one given runs.
-# The root group builds each only when it is looked up (see _LazyCommands); the order, help, shell
-# completion and docs/cli.md are those of registering on `app`.
-_commands = typer.Typer(pretty_exceptions_enable=False, rich_markup_mode=None)
-
-
-class _LazyCommands(MutableMapping[str, Any]):
-    """The root's subcommands by name, in registration order (typer's: commands, then groups), each
-    made a click command on its first lookup. Listing the names (help, completion, "no such
-    command") builds none of them."""
-
-    def __init__(self, source: typer.Typer) -> None:
-        short = source.pretty_exceptions_short
-        pending: dict[str, Callable[[], Any]] = {}
-        for command in source.registered_commands:
-            pending[command.name or typer.main.get_command_name(command.callback.__name__)] = (
-                lambda info=command: typer.main.get_command_from_info(
-                    info, pretty_exceptions_short=short, rich_markup_mode=source.rich_markup_mode))
-        for group in source.registered_groups:
-            assert group.name, "every imsdr group is named"
-            pending[group.name] = lambda info=group: typer.main.get_group_from_info(
-                info, pretty_exceptions_short=short, rich_markup_mode=source.rich_markup_mode,
-                suggest_commands=source.suggest_commands)
-        self._pending = pending
-        self._built: dict[str, Any] = {}
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._built:
-            self._built[name] = self._pending[name]()
-        return self._built[name]
-
-    def __setitem__(self, name: str, command: Any) -> None:
-        self._pending.setdefault(name, lambda: command)
-        self._built[name] = command
-
-    def __delitem__(self, name: str) -> None:
-        del self._pending[name]
-        self._built.pop(name, None)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._pending
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._pending)
-
-    def __len__(self) -> int:
-        return len(self._pending)
-
-
-class _RootGroup(ImsdrGroup):
-    """The `imsdr` group, its subcommands built as they are looked up."""
-
-    def __init__(self, **attrs: Any) -> None:
-        super().__init__(**attrs)
-        self.commands = _LazyCommands(_commands)
-
-
 app = typer.Typer(
     name="imsdr",
-    cls=_RootGroup,  # clean messages for bad option values, every subcommand
+    cls=ImsdrGroup,  # clean messages for bad option values, every subcommand
     help="IMS core-network disaster-recovery planning: validate, check, size, simulate, render.",
     no_args_is_help=True,
     add_completion=True,
@@ -94,7 +34,7 @@ app = typer.Typer(
 )
 render_app = typer.Typer(help="Render DNS zones, views, runbooks and monitoring rules.", no_args_is_help=True,
                          rich_markup_mode=None)
-_commands.add_typer(render_app, name="render")
+app.add_typer(render_app, name="render")
 
 
 def _version(value: bool) -> None:
@@ -118,20 +58,20 @@ def _root(
     STATE["plain"] = False
 
 
-init_cmd.register(_commands)
-validate.register(_commands)
-capacity_cmd.register(_commands)
-availability_cmd.register(_commands)
-check_cmd.register(_commands)
-plan_cmd.register(_commands)
+init_cmd.register(app)
+validate.register(app)
+capacity_cmd.register(app)
+availability_cmd.register(app)
+check_cmd.register(app)
+plan_cmd.register(app)
 runbook_cmd.register(render_app)
 dns_cmd.register(render_app)
 monitoring_cmd.register(render_app)
-example.register(_commands)
-resolve_cmd.register(_commands)
-enum_update_cmd.register(_commands)
-import_cmd.register(_commands)
-apply_cmd.register(_commands)
+example.register(app)
+resolve_cmd.register(app)
+enum_update_cmd.register(app)
+import_cmd.register(app)
+apply_cmd.register(app)
 
 
 def main() -> None:
