@@ -53,6 +53,9 @@ class Pipeline:
     capacity_report: Any = None
     scenarios_report: Any = None
     dns_plan: Any = None
+    # the lint of dns_plan (imsdr.dns.lint.PlanLint): check's DNS-005 lints its base zones, the
+    # writer of dns/ only the views on top
+    dns_lint: Any = None
     raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
     drain: tuple[str, ...] = ()  # element/site ids: dns/ is rendered in their drained state
     stages: Stages = SILENT  # told of each step as it starts (the CLI shows progress)
@@ -69,14 +72,14 @@ def load_topology(path: str | os.PathLike[str]) -> Topology:
 # --- analysis stages (thin adapters over the analysis packages) --------------------------------
 
 def _check(analysis: Analysis, today: dt.date | None, fail_on: str,
-           dns_plan: Any = None) -> tuple[Any, dict[str, Any]]:
+           dns_lint: Any = None) -> tuple[Any, dict[str, Any]]:
     from functools import partial
 
     from imsdr.dns.lint import plan_problems
     from imsdr.rules.engine import report_to_dict, run_checks
 
     report = run_checks(analysis.topology, today=today, analysis=analysis,
-                        dns_problems=partial(plan_problems, analysis.topology, dns_plan))
+                        dns_problems=partial(plan_problems, analysis.topology, lint=dns_lint))
     raw = report_to_dict(report, fail_on)  # type: ignore[arg-type]
     raw.pop("today", None)  # keep rendered output independent of the day it was run
     return report, raw
@@ -359,7 +362,7 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None,
     from imsdr.dns.render import check_plan as lint_dns_plan
     from imsdr.dns.render import write_dns_files
 
-    plan, changes = pipe.dns_plan, None
+    plan, changes, lint = pipe.dns_plan, None, pipe.dns_lint
     if pipe.drain:
         from imsdr.dns.drain import drain_changes, resolve_drain
         from imsdr.dns.plan import build_dns_plan
@@ -373,8 +376,9 @@ def _write_dns(pipe: Pipeline, directory: Path, previous: Path | None,
         drained = resolve_drain(pipe.topology, pipe.drain)
         plan = build_dns_plan(pipe.topology, excluded=drained)
         changes = drain_changes(pipe.topology, drained, normal=pipe.dns_plan, drained=plan)
+        lint = None  # (another plan: linted from the start)
     with cyclic_gc_paused():  # (as render dns: the lint's memos and the files' texts, none garbage)
-        lint_dns_plan(pipe.topology, plan)
+        lint_dns_plan(pipe.topology, plan, lint)
         directory.mkdir(parents=True, exist_ok=True)
         report = write_dns_files(pipe.topology, plan, directory, previous,
                                  Path(pipe.inventory_path).name, drain=changes, digests=digests)
@@ -444,6 +448,7 @@ def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
 def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
              drain: tuple[str, ...], stages: Stages, enum_exceptions: Path | None = None) -> Pipeline:
     from imsdr.analysis import Analysis
+    from imsdr.dns.lint import PlanLint
     from imsdr.dns.plan import build_dns_plan
     from imsdr.runbook.verification import dns_checks, dns_servers
 
@@ -462,8 +467,9 @@ def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: st
 
     with stages.stage("DNS plan"):
         pipe.dns_plan = build_dns_plan(topo)
+        pipe.dns_lint = PlanLint(pipe.dns_plan)
     with stages.stage("check"):
-        pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_plan)
+        pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_lint)
         analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
         analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from imsdr.dns.lint import _BASE, LintIssue, _check_block, _check_file_names, _origin, lint_plan
+from imsdr.dns.lint import _BASE, LintIssue, PlanLint, _check_block, _check_file_names, _origin, lint_plan
 from imsdr.dns.names import name_problems
 from imsdr.dns.plan import DnsPlan, Origin, ViewPlan, build_dns_plan
 from imsdr.dns.records import AAAA, CNAME, NAPTR, NS, SRV, TYPE_ORDER, A, RRset, dnspython_check
@@ -246,6 +246,21 @@ def test_lint_reports_what_the_plain_lint_reports(topology: Topology, faults: li
         _put_fault(plan, fault, pick)
     assert lint_plan(plan) == plain_lint(plan)
 
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(FAULTS), st.integers(0, 10_000)), max_size=4))
+def test_a_lint_continued_past_its_base_zones_reports_what_a_fresh_lint_reports(
+        topology: Topology, faults: list[tuple[str, int]]) -> None:
+    """``imsdr plan``: the check lints the base zones, the writer continues with the views on the
+    same PlanLint; both steps give what a fresh lint of each gives, in the same order."""
+    plan = build_dns_plan(topology)
+    for fault, pick in faults:
+        _put_fault(plan, fault, pick)
+    lint = PlanLint(plan)
+    assert lint.issues(views=False) == PlanLint(plan).issues(views=False)
+    assert lint.issues() == plain_lint(plan)
+    assert lint.issues(views=False) == PlanLint(plan).issues(views=False)  # (unchanged by the views)
 
 def test_a_lost_address_is_reported_in_every_view_that_points_at_it(topology: Topology) -> None:
     """A fault in a tuple the plan shares between views is still named once per view."""

@@ -238,3 +238,22 @@ def test_capacity_details_count_in_the_singular_and_plural(tmp_path: Path) -> No
     details = json.loads(result.stdout)["capacity"]["details"]
     # the lab has one pool, no pairs, one HSS, no trunk groups and four site checks
     assert details == "0 shortfalls; 1 pool, 0 pairs, 1 HSS, 0 trunk groups, 4 site checks"
+
+
+def test_plan_lints_the_dns_base_zones_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check's DNS-005 lints the base zones; writing dns/ continues that lint with the views
+    instead of linting the whole plan again (imsdr.dns.lint.PlanLint, held by the pipeline)."""
+    from imsdr.dns import lint
+    from imsdr.plan import write_plan
+
+    runs: list[bool] = []
+
+    class Counted(lint._Run):
+        def __init__(self, plan, views: bool) -> None:  # type: ignore[no-untyped-def]
+            runs.append(views)
+            super().__init__(plan, views)
+
+    monkeypatch.setattr(lint, "_Run", Counted)
+    summary = write_plan(PROVINCE, tmp_path / "out")
+    assert runs == [False]  # one base-zone lint, no second one from the start
+    assert summary["dns"]["zone_files"] > 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -47,80 +47,152 @@ def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
 def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
     """Every reason ``plan`` cannot be written. ``views=False`` lints the base zones only, without
     computing a lazy plan's views (what a quick check can afford at national scale)."""
-    answers = _Answers(plan)
-    out: list[LintIssue] = [LintIssue("error", i.message, i.origin) for i in plan.issues]
-    seen: set[tuple[str, str, str]] = set()
+    return PlanLint(plan).issues(views)
 
-    def err(message: str, origin: Origin) -> None:
-        if (message, origin.ident, str(origin.field)) not in seen:
-            seen.add((message, origin.ident, str(origin.field)))
-            out.append(LintIssue("error", message, origin))
 
-    for zone in [*plan.zones.values(), *plan.access_zones.values(), *plan.sbc_zones.values()]:
-        if (zone.name, "SOA") not in zone.rrsets:
-            err(f"zone {zone.name} has no SOA", Origin("", (), ""))
-        if (zone.name, "NS") not in zone.rrsets:
-            err(f"zone {zone.name} has no NS records", Origin("", ("network", "dns", "nameservers"), ""))
+class PlanLint:
+    """One plan's lint in two steps that share their work: the base zones (``check``'s DNS-005,
+    ``issues(views=False)``), then the views on top (``render dns``, ``issues()``).
 
-    checked_text: set[tuple[object, ...]] = set()
-    checked_types: set[str] = set()
-    checked_tuples: set[int] = set()  # id() of NAPTR/SOA rdata tuples read back (the plan holds them)
-    checks = RecordChecks()  # the same names, rdatas and rdata tuples recur in many rrsets and views
-    leaks = _Leaks(plan)
-    enum_zones = {z.name for z in plan.zones.values() if z.kind == "enum"}
-    number_shapes: set[tuple[object, ...]] = set()
-    digits_of: dict[str, str] = {}  # ENUM zone -> its digits (the same few zones, 100,000s of records)
-    for zone_name, view, rrset in plan.all_rrsets(views=views):
-        if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1:
-            # a provisioned number (hundreds of thousands nationally): its record is one of a few
-            # shapes with the number's digits in the regexp; each shape is checked once
-            zone_number = digits_of.get(zone_name)
-            if zone_number is None:
-                zone_number = digits_of[zone_name] = zone_digits(zone_name)
-            shape = _number_shape(rrset, zone_name, zone_number)
-            if shape is not None:
-                if shape in number_shapes:
-                    continue
-                number_shapes.add(shape)
-        origin: Origin | None = None  # looked up only when something is wrong
-        where = f" (view {view.name})" if view else ""
-        for problem in rrset.problems(checks):
-            origin = origin if origin is not None else _origin(plan, zone_name, rrset)
-            err(problem + where, origin)
-        # dnspython reads back every SOA, every NAPTR shape (order, preference, flags, services,
-        # regexp: the quoting and escaping; its replacement is a name, written like every other
-        # target and checked by name_problems) and one rdata of each other type
-        rdtype = rrset.rdtype
-        if rdtype in ("NAPTR", "SOA"):
-            read_back = () if id(rrset.rdatas) in checked_tuples else rrset.rdatas
-            checked_tuples.add(id(rrset.rdatas))
-        elif rdtype not in checked_types and rrset.rdatas:
-            checked_types.add(rdtype)
-            read_back = rrset.rdatas[:1]
+    ``imsdr plan`` lints its plan for the check and again before writing dns/: with one object
+    passed down the pipeline the base zones are linted once. ``issues()`` gives exactly what a
+    fresh :func:`lint_plan` gives: the views are linted with the memos and the findings of the
+    base step, in the same order. A plan built lazily is linted again from the start for its views
+    (computing them first, as a fresh lint does)."""
+
+    def __init__(self, plan: DnsPlan) -> None:
+        self.plan = plan
+        self._run: _Run | None = None  # the base step's memos, until the views are linted
+        self._base: list[LintIssue] | None = None
+        self._all: list[LintIssue] | None = None
+
+    def issues(self, views: bool = True) -> list[LintIssue]:
+        if not views:
+            if self._base is None:
+                if self._run is None:
+                    self._run = _Run(self.plan, views=False)
+                self._base = self._run.finish(views=False)
+            return self._base
+        if self._all is None:
+            run = self._run
+            if run is None or run.lazy:  # (views not computed before the base step: start over)
+                run = _Run(self.plan, views=True)
+            self._all = run.finish(views=True)
+            self._run = None  # its memos are garbage now
+        return self._all
+
+
+class _Run:
+    """The state of one lint: findings so far (deduplicated) and the memos of the rrset checks.
+    Made by linting the base zones; :meth:`finish` adds the views (once) or, on copies of the
+    findings, the base-only tail."""
+
+    def __init__(self, plan: DnsPlan, views: bool) -> None:
+        self.plan = plan
+        self.out: list[LintIssue] = [LintIssue("error", i.message, i.origin) for i in plan.issues]
+        self.seen: set[tuple[str, str, str]] = set()
+        err = self.err
+        for zone in [*plan.zones.values(), *plan.access_zones.values(), *plan.sbc_zones.values()]:
+            if (zone.name, "SOA") not in zone.rrsets:
+                err(f"zone {zone.name} has no SOA", Origin("", (), ""))
+            if (zone.name, "NS") not in zone.rrsets:
+                err(f"zone {zone.name} has no NS records", Origin("", ("network", "dns", "nameservers"), ""))
+        self.lazy = bool(plan.pending)
+        if views:
+            plan.materialise_all()
+        self.answers = _Answers(plan)
+        self.checked_text: set[tuple[object, ...]] = set()
+        self.checked_types: set[str] = set()
+        self.checked_tuples: set[int] = set()  # id() of NAPTR/SOA rdata tuples read back (the plan holds them)
+        self.checks = RecordChecks()  # the same names, rdatas and rdata tuples recur in many rrsets and views
+        self.leaks = _Leaks(plan)
+        self.enum_zones = {z.name for z in plan.zones.values() if z.kind == "enum"}
+        self.number_shapes: set[tuple[object, ...]] = set()
+        self.digits_of: dict[str, str] = {}  # ENUM zone -> its digits (the same few zones, 100,000s of records)
+        self._rrsets(plan.all_rrsets(views=False))
+
+    def err(self, message: str, origin: Origin) -> None:
+        _add(self.out, self.seen, message, origin)
+
+    def finish(self, views: bool) -> list[LintIssue]:
+        """The findings with the views linted (this run's own list), or without them (a copy)."""
+        plan = self.plan
+        if views:
+            self._rrsets(plan.all_rrsets(base=False))
+            out, seen = self.out, self.seen
         else:
-            read_back = ()
-        for rd in read_back:
-            if isinstance(rd, NAPTR):
-                key: tuple[object, ...] = ("NAPTR", rd.order, rd.preference, rd.flags, rd.services, rd.regexp)
-            else:
-                key = (rdtype, rd.to_text())
-            if key not in checked_text:
-                checked_text.add(key)
-                why = dnspython_check(rd.to_text(), rdtype, zone_name)
-                if why:
-                    origin = origin if origin is not None else _origin(plan, zone_name, rrset)
-                    err(why, origin)
-        faults = answers.rrset_faults(view or _BASE, rrset.rdatas)
-        if faults or rdtype == "CNAME":
-            origin = origin if origin is not None else _origin(plan, zone_name, rrset)
-            _check_targets(faults, rrset, origin, err, where)
-        if view is not None and view.side == "access":
-            leaked = leaks.names(rrset)
-            if leaked:
+            out, seen = list(self.out), set(self.seen)
+        for message, origin in _zone_problems(plan):
+            _add(out, seen, message, origin)
+        _check_file_names(plan, lambda message, origin: _add(out, seen, message, origin), views)
+        return out
+
+    def _rrsets(self, rrsets: Iterable[tuple[str, ViewPlan | None, RRset]]) -> None:
+        plan, err, answers, leaks = self.plan, self.err, self.answers, self.leaks
+        checked_text, checked_types, checked_tuples = self.checked_text, self.checked_types, self.checked_tuples
+        checks, enum_zones, number_shapes, digits_of = self.checks, self.enum_zones, self.number_shapes, self.digits_of
+        for zone_name, view, rrset in rrsets:
+            if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1:
+                # a provisioned number (hundreds of thousands nationally): its record is one of a few
+                # shapes with the number's digits in the regexp; each shape is checked once
+                zone_number = digits_of.get(zone_name)
+                if zone_number is None:
+                    zone_number = digits_of[zone_name] = zone_digits(zone_name)
+                shape = _number_shape(rrset, zone_name, zone_number)
+                if shape is not None:
+                    if shape in number_shapes:
+                        continue
+                    number_shapes.add(shape)
+            origin: Origin | None = None  # looked up only when something is wrong
+            where = f" (view {view.name})" if view else ""
+            for problem in rrset.problems(checks):
                 origin = origin if origin is not None else _origin(plan, zone_name, rrset)
-                for name, what in leaked:
-                    err(f"internal name {name} ({what}) is visible to access clients in view {view.name} "
-                        f"({rrset.name} {rrset.rdtype}); core names are served only in core views", origin)
+                err(problem + where, origin)
+            # dnspython reads back every SOA, every NAPTR shape (order, preference, flags, services,
+            # regexp: the quoting and escaping; its replacement is a name, written like every other
+            # target and checked by name_problems) and one rdata of each other type
+            rdtype = rrset.rdtype
+            if rdtype in ("NAPTR", "SOA"):
+                read_back = () if id(rrset.rdatas) in checked_tuples else rrset.rdatas
+                checked_tuples.add(id(rrset.rdatas))
+            elif rdtype not in checked_types and rrset.rdatas:
+                checked_types.add(rdtype)
+                read_back = rrset.rdatas[:1]
+            else:
+                read_back = ()
+            for rd in read_back:
+                if isinstance(rd, NAPTR):
+                    key: tuple[object, ...] = ("NAPTR", rd.order, rd.preference, rd.flags, rd.services, rd.regexp)
+                else:
+                    key = (rdtype, rd.to_text())
+                if key not in checked_text:
+                    checked_text.add(key)
+                    why = dnspython_check(rd.to_text(), rdtype, zone_name)
+                    if why:
+                        origin = origin if origin is not None else _origin(plan, zone_name, rrset)
+                        err(why, origin)
+            faults = answers.rrset_faults(view or _BASE, rrset.rdatas)
+            if faults or rdtype == "CNAME":
+                origin = origin if origin is not None else _origin(plan, zone_name, rrset)
+                _check_targets(faults, rrset, origin, err, where)
+            if view is not None and view.side == "access":
+                leaked = leaks.names(rrset)
+                if leaked:
+                    origin = origin if origin is not None else _origin(plan, zone_name, rrset)
+                    for name, what in leaked:
+                        err(f"internal name {name} ({what}) is visible to access clients in view {view.name} "
+                            f"({rrset.name} {rrset.rdtype}); core names are served only in core views", origin)
+
+
+def _add(out: list[LintIssue], seen: set[tuple[str, str, str]], message: str, origin: Origin) -> None:
+    """Append an error unless the same message was reported for the same inventory part."""
+    if (message, origin.ident, str(origin.field)) not in seen:
+        seen.add((message, origin.ident, str(origin.field)))
+        out.append(LintIssue("error", message, origin))
+
+
+def _zone_problems(plan: DnsPlan) -> Iterator[tuple[str, Origin]]:
+    """(message, origin) of each core zone's CNAME beside other data and of its ENUM blocks."""
     for zone in plan.zones.values():
         names: dict[str, set[str]] = {}
         if any(rdtype == "CNAME" for _, rdtype in zone.rrsets):  # (no CNAME: no name to look at)
@@ -128,7 +200,7 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
                 names.setdefault(name, set()).add(rdtype)
         for name, types in names.items():
             if "CNAME" in types and len(types) > 1:
-                err(
+                yield (
                     f"{name} has a CNAME and other data ({', '.join(sorted(types - {'CNAME'}))}); "
                     "a CNAME must be alone at its name",
                     _origin(plan, zone.name, zone.rrsets[(name, "CNAME")]),
@@ -136,9 +208,7 @@ def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
         for block in zone.blocks:
             origin = Origin(block.id, ("prefix",), f"ENUM block '{block.id}'")
             for message in _check_block(block, zone.name):
-                err(message, origin)
-    _check_file_names(plan, err, views)
-    return out
+                yield message, origin
 
 
 _ONE_DIGIT_LABELS = re.compile(r"[0-9](?:\.[0-9])*")
@@ -442,14 +512,16 @@ def lint_problems(issues: list[LintIssue], source: SourceMap | None) -> list[Pro
     return list(dict.fromkeys(out))  # one line per problem, however many places repeat it
 
 
-def plan_problems(topology: Topology, plan: DnsPlan | None = None) -> list[Problem]:
+def plan_problems(topology: Topology, plan: DnsPlan | None = None, lint: PlanLint | None = None) -> list[Problem]:
     """The errors of the names the inventory gives to DNS, located in the inventory (what
     ``render dns`` would refuse); ``check`` reports them as DNS-005. The base zones of a lazy
-    plan are enough: every view repeats those names, and ``render dns`` lints each view too."""
+    plan are enough: every view repeats those names, and ``render dns`` lints each view too.
+    ``lint``: the run's lint of its plan (``imsdr plan``: the writer of dns/ continues it)."""
     from imsdr.analysis import cyclic_gc_paused
     from imsdr.dns.plan import build_dns_plan
 
     with cyclic_gc_paused():  # (the plan and the lint's memos: many objects, none garbage)
-        plan = plan if plan is not None else build_dns_plan(topology, lazy=True)
-        issues = lint_plan(plan, views=False)
+        if lint is None:
+            lint = PlanLint(plan if plan is not None else build_dns_plan(topology, lazy=True))
+        issues = lint.issues(views=False)
     return lint_problems([i for i in issues if i.severity == "error"], topology.source)

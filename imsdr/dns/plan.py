@@ -431,14 +431,25 @@ class DnsPlan:
             return None
         return None
 
-    def all_rrsets(self, views: bool = True) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
+    def all_rrsets(self, views: bool = True, base: bool = True) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
         """(zone, view or None for base, rrset) for every stored rrset (ENUM numbers excluded).
 
         Base rrsets of the access zones come with :data:`ACCESS_BASE`, of the core zones with None.
-        ``views=False``: the base zones only (a lazy plan's views are then not computed).
+        ``views=False``: the base zones only (a lazy plan's views are then not computed);
+        ``base=False``: the views' overrides only (what follows the base zones' rrsets).
         """
         if views:
             self.materialise_all()
+        if base:
+            yield from self._base_rrsets()
+        if not views:
+            return
+        for view in self.views:
+            for zone_name, rrsets in view.overrides.items():
+                for rrset in rrsets.values():
+                    yield zone_name, view, rrset
+
+    def _base_rrsets(self) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
         for zone in self.zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, None, rrset
@@ -448,12 +459,6 @@ class DnsPlan:
         for zone in self.sbc_zones.values():
             for rrset in zone.rrsets.values():
                 yield zone.name, SBC_BASE, rrset
-        if not views:
-            return
-        for view in self.views:
-            for zone_name, rrsets in view.overrides.items():
-                for rrset in rrsets.values():
-                    yield zone_name, view, rrset
 
 
     def first_try(self, view: ViewPlan | str, srv_name: str) -> dict[str, float]:

@@ -31,7 +31,7 @@ from imsdr.dns.drain import (
     render_drain_note,
     resolve_drain,
 )
-from imsdr.dns.lint import lint_plan, lint_problems
+from imsdr.dns.lint import PlanLint, lint_problems
 from imsdr.dns.plan import DnsPlan, ViewPlan, base_view, build_dns_plan
 from imsdr.dns.views import (
     NamedConfParts,
@@ -105,10 +105,13 @@ class RenderReport:
     failback: DrainChanges | None = None  # the normal state rendered over a drained directory
 
 
-def check_plan(topology: Topology, plan: DnsPlan | None = None) -> DnsPlan:
-    """Build (unless given) and lint the DNS plan; raise RenderError with every problem found."""
+def check_plan(topology: Topology, plan: DnsPlan | None = None, lint: PlanLint | None = None) -> DnsPlan:
+    """Build (unless given) and lint the DNS plan; raise RenderError with every problem found.
+    ``lint``: a lint of ``plan`` already under way (``imsdr plan``: its check linted the base zones)."""
     plan = plan or build_dns_plan(topology)
-    errors = [i for i in lint_plan(plan) if i.severity == "error"]
+    if lint is None or lint.plan is not plan:
+        lint = PlanLint(plan)
+    errors = [i for i in lint.issues() if i.severity == "error"]
     if errors:
         raise RenderError(
             f"refusing to write DNS files: the DNS plan has {len(errors)} problem(s)",
