@@ -143,6 +143,9 @@ class _Writer:
             out.append("[]")
             return
         inner = newline + "  "
+        if _STR.issuperset(map(type, items)):  # as flat() writes them, without the C encoder's set-up
+            out.append("[" + inner + ("," + inner).join(map(encode_basestring, items)) + newline + "]")
+            return
         if _SCALARS.issuperset(map(type, items)) and self.flat(items, "[", inner, newline):
             return
         lead = "[" + inner
