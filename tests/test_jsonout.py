@@ -65,7 +65,11 @@ def test_any_document_is_written_as_json_dumps_writes_it(data: Any) -> None:
         "",
         {"b": [], "a": {}, "c": [{}, []]},
         {"é": "ü\u2028\x00\"\\", "z": ["\ud800"]},
+        {"events": ["site:a", "é\"\n", ""], "nested": [["x", "y"]], "mixed": ["a", Colour.RED, "b"]},
         [math.nan, math.inf, -math.inf, -0.0, 1e-07, 1e22, 0.1 + 0.2],
+        # floats repeat (their texts are remembered): zeros of both signs, NaN, in mappings and lists
+        {"a": 0.0, "b": -0.0, "c": {"x": -0.0, "y": 0.0, "z": 0.1}, "d": [0.1, -0.0, 0.0, 0.1],
+         "e": {"n": math.nan, "m": math.nan, "i": -math.inf, "k": 0.1, "s": "0.1", "t": True, "u": None}},
         {"x": True, "y": False, "z": None, "n": 10**30, "f": 2.5},
         {"format": Colour.RED, "level": Level.HIGH, "set": {3, 1, 2}, "tuple": (1, "a")},
     ],

@@ -18,7 +18,6 @@ minutes for the users it moves (the longest wait of the categories it touches).
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -473,8 +472,10 @@ def _largest(entries: list[T], n: int, value: Callable[[T], float]) -> list[T]:
 def _border(values: Iterable[float], n: int) -> float:
     """The ``n``-th largest of ``values`` (−∞ when there are fewer): keeping every value at
     least this keeps the ``n`` largest and the ties with the last of them."""
-    largest = heapq.nlargest(n, values)
-    return largest[-1] if len(largest) == n else -math.inf
+    # sorted() rather than heapq.nlargest (the same n values: its documented equivalent): one sort
+    # in C of a few hundred values is cheaper than nlargest's loop in Python over each of them
+    ordered = sorted(values, reverse=True)
+    return ordered[n - 1] if len(ordered) >= n else -math.inf
 
 
 def _union_probability(cuts: list[frozenset[int]], q: list[float]) -> float:

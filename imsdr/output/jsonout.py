@@ -70,6 +70,8 @@ class _NotPlain(Exception):
 _FLOAT_SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # json's allow_nan spellings
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _STR = frozenset({str})
+#: the mappings flat() writes: with a float, the loop in object() is cheaper (its texts remembered)
+_FLAT_MAPPING = _SCALARS - {float}
 
 
 def _float_text(value: float) -> str:
@@ -85,6 +87,9 @@ class _Writer:
     def __init__(self, sink: Callable[[str], object] | None = None) -> None:
         self.out: list[str] = []
         self.flat_encoders: dict[str, Callable[[Any, int], list[str]]] = {}
+        #: float → its text: a report repeats a few thousand values (a cut set's probability in
+        #: every service of its network) many times, and repr() of a float is the dearest part
+        self.floats: dict[float, str] = {}
         self.sink = sink  # dump(): where pending text goes (dumps(): none, one string at the end)
 
     def flush(self) -> None:
@@ -107,6 +112,14 @@ class _Writer:
         self.out.append(opening + inner + text[1:-1] + newline + text[-1])
         return True
 
+    def number(self, value: float) -> str:
+        text = self.floats.get(value)
+        if text is None:
+            text = _float_text(value)
+            if value:  # 0.0 and -0.0 are one key, with two texts: not remembered
+                self.floats[value] = text
+        return text
+
     def text(self, data: Any) -> str:
         self.value(data, "\n")
         self.out.append("\n")
@@ -127,7 +140,7 @@ class _Writer:
             elif isinstance(value, int):
                 out.append(int.__repr__(value))
             elif isinstance(value, float):
-                out.append(_float_text(value))
+                out.append(self.number(value))
             elif isinstance(value, (list, tuple)):
                 self.array(value, newline)
             elif isinstance(value, dict):
@@ -143,6 +156,9 @@ class _Writer:
             out.append("[]")
             return
         inner = newline + "  "
+        if _STR.issuperset(map(type, items)):  # as flat() writes them, without the C encoder's set-up
+            out.append("[" + inner + ("," + inner).join(map(encode_basestring, items)) + newline + "]")
+            return
         if _SCALARS.issuperset(map(type, items)) and self.flat(items, "[", inner, newline):
             return
         lead = "[" + inner
@@ -164,10 +180,17 @@ class _Writer:
         separator = "," + inner
         if not _STR.issuperset(map(type, mapping)):
             raise _NotPlain
-        if _SCALARS.issuperset(map(type, mapping.values())) and self.flat(mapping, "{", inner, newline):
+        if _FLAT_MAPPING.issuperset(map(type, mapping.values())) and self.flat(mapping, "{", inner, newline):
             return
         for key, item in sorted(mapping.items()):
-            self.entry(lead + encode_basestring(key) + ": ", item, inner)
+            head = lead + encode_basestring(key) + ": "
+            kind = type(item)
+            if kind is float:  # the commonest values written here as entry() writes them, a call less each
+                out.append(head + (self.floats.get(item) or self.number(item)))
+            elif kind is str:
+                out.append(head + encode_basestring(item))
+            else:
+                self.entry(head, item, inner)
             lead = separator
         out.append(newline + "}")
 
@@ -178,7 +201,7 @@ class _Writer:
         if kind is str:
             self.out.append(head + encode_basestring(item))
         elif kind is float:
-            self.out.append(head + _float_text(item))
+            self.out.append(head + self.number(item))
         elif kind is int:
             self.out.append(head + int.__repr__(item))
         elif item is None:
