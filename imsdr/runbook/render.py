@@ -102,11 +102,6 @@ def md_code(value: Any) -> str:
     return markdown_code(value)
 
 
-def md_cell(value: Any) -> str:
-    """Free text for a Markdown table cell: like ``md``, and '—' when empty."""
-    return md(value) or "—"
-
-
 def thousands(value: Any) -> str:
     """1234567 → 1,234,567; floats keep up to two decimals."""
     if value is None:
@@ -176,9 +171,7 @@ class _MarkdownMemo:
         return self.md(value) or "—"
 
 
-FILTERS: dict[str, Callable[..., Any]] = {
-    "md": md,
-    "md_cell": md_cell,
+FILTERS: dict[str, Callable[..., Any]] = {  # with ``md`` and ``md_cell``, one _MarkdownMemo per renderer
     "md_code": md_code,
     "thousands": thousands,
     "percent": percent,
@@ -223,9 +216,8 @@ def _environment(
         loader = jinja2.ChoiceLoader(
             [_MappingLoader(user, user_origin), _MappingLoader(sources, "templates")])
         env = BoundedSandbox(budget, loader=loader, **options)
-    env.filters.update(FILTERS)
     memo = _MarkdownMemo()
-    env.filters.update({"md": memo.md, "md_cell": memo.md_cell})
+    env.filters.update(FILTERS, md=memo.md, md_cell=memo.md_cell)
     return env
 
 
