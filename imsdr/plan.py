@@ -516,31 +516,63 @@ HEADROOM_PICTURE = "capacity-headroom.svg"
 
 
 def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
-                templates_dir: Path | None = None, limits: TemplateLimits | None = None) -> dict[str, Any]:
+                templates_dir: Path | None = None, limits: TemplateLimits | None = None,
+                jobs: int = 1) -> dict[str, Any]:
     """Write dns/, runbooks/, diameter/, monitoring/ and plan.json under ``root`` (a fresh
     directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
+    ``jobs`` 2 or more: runbooks/ (its pages and the availability report) is rendered and written
+    by a forked child (imsdr.output.beside) while this process writes dns/, diameter/ and
+    monitoring/; the files are the same either way.
     """
     from imsdr.output.atomic import WrittenDigests
-    from imsdr.runbook.render import write_pages
 
     stages = pipe.stages
-    with stages.stage("runbook pages"):
-        pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
-    with stages.stage("availability"):
-        availability = availability_pages(pipe)
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
-    with stages.stage("writing dns/"):
-        _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
-    with stages.stage("writing runbooks/, diameter/ and monitoring/"):
-        write_pages(root / "runbooks", {**pages, **availability}, digests)
-        _write_diameter(pipe, root / "diameter", digests)
-        _write_monitoring(pipe, root / "monitoring", digests)
+
+    def runbooks(stages: Stages) -> WrittenDigests:
+        return _write_runbooks(pipe, root / "runbooks", templates_dir, limits, stages)
+
+    if jobs > 1:
+        from imsdr.output.beside import Beside
+
+        with Beside(lambda: runbooks(SILENT), "rendering runbooks/") as child:
+            _write_dns_diameter_monitoring(pipe, root, previous, digests)
+            with stages.stage("runbook pages and availability (rendered alongside)"):
+                digests.update(child.result())
+    else:
+        digests.update(runbooks(stages))  # first: a template error stops the run before dns/ is written
+        _write_dns_diameter_monitoring(pipe, root, previous, digests)
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
         (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
+
+
+def _write_runbooks(pipe: Pipeline, directory: Path, templates_dir: Path | None, limits: TemplateLimits | None,
+                    stages: Stages) -> WrittenDigests:
+    """runbooks/: the pages and the availability report; returns the digests of what it wrote."""
+    from imsdr.output.atomic import WrittenDigests
+    from imsdr.runbook.render import write_pages
+
+    digests = WrittenDigests()
+    with stages.stage("runbook pages"):
+        pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
+    with stages.stage("availability"):
+        pages.update(availability_pages(pipe))
+    with stages.stage("writing runbooks/"):
+        write_pages(directory, pages, digests)
+    return digests
+
+
+def _write_dns_diameter_monitoring(pipe: Pipeline, root: Path, previous: Path | None,
+                                   digests: WrittenDigests) -> None:
+    with pipe.stages.stage("writing dns/"):
+        _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
+    with pipe.stages.stage("writing diameter/ and monitoring/"):
+        _write_diameter(pipe, root / "diameter", digests)
+        _write_monitoring(pipe, root / "monitoring", digests)
 
 
 def availability_pages(pipe: Pipeline) -> dict[str, str]:
@@ -675,8 +707,9 @@ def _sha256(path: Path) -> str:
 def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_on: str = "error",
                today: dt.date | None = None, templates_dir: Path | None = None,
                limits: TemplateLimits | None = None, drain: tuple[str, ...] = (),
-               stages: Stages = SILENT, enum_exceptions: Path | None = None) -> dict[str, Any]:
-    """Run the whole pipeline and replace ``out`` atomically; return plan.json's data."""
+               stages: Stages = SILENT, enum_exceptions: Path | None = None, jobs: int = 1) -> dict[str, Any]:
+    """Run the whole pipeline and replace ``out`` atomically; return plan.json's data (``jobs``:
+    see :func:`render_tree`)."""
     from imsdr.output.atomic import as_target, atomic_directory
 
     pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
@@ -684,7 +717,7 @@ def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_o
     with atomic_directory(target) as staging:
         previous = target.path
         summary = render_tree(pipe, staging, previous=previous if previous.is_dir() else None,
-                              templates_dir=templates_dir, limits=limits)
+                              templates_dir=templates_dir, limits=limits, jobs=jobs)
     return summary
 
 
@@ -710,6 +743,7 @@ def check_plan(
     path: str | os.PathLike[str], out: Path, *, fail_on: str = "error",
     today: dt.date | None = None, templates_dir: Path | None = None, limits: TemplateLimits | None = None,
     drain: tuple[str, ...] = (), stages: Stages = SILENT, enum_exceptions: Path | None = None,
+    jobs: int = 1,
 ) -> tuple[dict[str, Any], TreeDiff]:
     """Render into a temporary directory and compare with ``out`` (nothing in ``out`` changes).
 
@@ -730,7 +764,7 @@ def check_plan(
         fresh.mkdir()
         with UntrustedTree(out, str(out)) as old:
             summary = render_tree(pipe, fresh, previous=_trusted_previous(old, out),
-                                  templates_dir=templates_dir, limits=limits)
+                                  templates_dir=templates_dir, limits=limits, jobs=jobs)
             with stages.stage(f"comparing with {out}"), UntrustedTree(fresh, str(out)) as new:
                 diff = _diff(old, new, str(out))
                 diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,17 @@ def test_plan_is_deterministic(planned, tmp_path: Path) -> None:
     assert tree(out) == first
 
 
+def test_one_or_two_processes_write_the_same_tree(planned, tmp_path: Path) -> None:
+    out, _ = planned
+    for jobs in ("1", "2"):
+        again = tmp_path / f"jobs-{jobs}"
+        shutil.copytree(out, again)  # (the previous tree keeps the SOA serials)
+        result = run("plan", str(PROVINCE), "--out", str(again), "--jobs", jobs)
+        assert result.returncode == 0, result.stderr
+        assert tree(again) == tree(out)
+    assert run("plan", str(PROVINCE), "--out", str(tmp_path / "x"), "--jobs", "0").returncode == 2
+
+
 def test_check_passes_on_an_unchanged_tree(planned) -> None:
     out, _ = planned
     before = tree(out)
@@ -146,14 +158,15 @@ def test_invalid_inventory_exits_2_and_leaves_the_tree_untouched(planned, tmp_pa
     assert tree(out) == before
 
 
-def test_template_error_exits_2_and_leaves_the_tree_untouched(planned, tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: the runbooks are rendered by a forked child
+def test_template_error_exits_2_and_leaves_the_tree_untouched(planned, tmp_path: Path, jobs: str) -> None:
     out, _ = planned
     before = tree(out)
     templates = tmp_path / "tpl"
     templates.mkdir()
     (templates / "site.md.j2").write_text("# {{ site.name }}\n\n{{ site.no_such_field }}\n")
-    result = run("plan", str(PROVINCE), "--out", str(out), "--templates", str(templates))
-    assert result.returncode == 2
+    result = run("plan", str(PROVINCE), "--out", str(out), "--templates", str(templates), "--jobs", jobs)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "site.md.j2:3" in result.stderr and "no_such_field" in result.stderr
     assert tree(out) == before
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no staging left

@@ -26,14 +26,17 @@ def test_piped_output_has_no_progress(tmp_path: Path) -> None:
 
 
 def test_verbose_times_each_stage_and_quiet_silences_it(tmp_path: Path) -> None:
-    verbose = run("--verbose", "plan", str(LAB), "--out", "plan", "--format", "json", cwd=tmp_path)
-    assert verbose.returncode == 0
-    assert f"planning {LAB} into plan: " in verbose.stderr and verbose.stderr.rstrip().endswith(" s")
-    timed = [line.strip().rsplit(": ", 1)[0] for line in verbose.stderr.splitlines() if line.startswith("  ")]
-    assert timed == [f"loading {LAB}", "DNS plan", "check", "capacity", "scenarios", "runbook checks and actions",
-                     "runbook pages", "availability", "writing dns/", "writing runbooks/, diameter/ and monitoring/",
-                     "writing plan.json"]
-    json.loads(verbose.stdout)
+    analysis = [f"loading {LAB}", "DNS plan", "check", "capacity", "scenarios", "runbook checks and actions"]
+    writing = ["writing dns/", "writing diameter/ and monitoring/"]
+    for jobs, stages in (("1", [*analysis, "runbook pages", "availability", "writing runbooks/", *writing]),
+                         ("2", [*analysis, *writing, "runbook pages and availability (rendered alongside)"])):
+        verbose = run("--verbose", "plan", str(LAB), "--out", "plan", "--format", "json", "--jobs", jobs,
+                      cwd=tmp_path)
+        assert verbose.returncode == 0
+        assert f"planning {LAB} into plan: " in verbose.stderr and verbose.stderr.rstrip().endswith(" s")
+        timed = [line.strip().rsplit(": ", 1)[0] for line in verbose.stderr.splitlines() if line.startswith("  ")]
+        assert timed == [*stages, "writing plan.json"]
+        json.loads(verbose.stdout)
     quiet = run("--quiet", "--verbose", "validate", str(LAB), cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
     loading = run("-v", "check", str(LAB), "--format", "json", cwd=tmp_path)

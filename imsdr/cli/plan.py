@@ -72,6 +72,12 @@ EnumExceptionsOpt = Annotated[Path | None, typer.Option(
          "ported and routed numbers get their own NAPTR, every other number its block's wildcard.")]
 
 
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", min=1, metavar="N", show_default=False,
+    help="Processes writing the output: 2 renders runbooks/ beside dns/ (default: 2 where this process "
+         "may use two CPUs, else 1). The files are the same either way.")]
+
+
 def register(app: typer.Typer) -> None:
     app.command("plan", cls=ImsdrCommand)(plan)
 
@@ -81,7 +87,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
          templates: TemplatesOpt = None, fmt: PlanFormatOpt = PlanFormat.table, force: ForceOpt = False,
          template_timeout: TemplateTimeoutOpt = TEMPLATE_TIMEOUT_S,
          template_max_output: TemplateMaxOutputOpt = TEMPLATE_MAX_OUTPUT_MIB, diff_: DiffOpt = False,
-         drain: DrainOpt = None, enum_exceptions: EnumExceptionsOpt = None) -> None:
+         drain: DrainOpt = None, enum_exceptions: EnumExceptionsOpt = None, jobs: JobsOpt = None) -> None:
     """The main job: every analysis and every rendered file for an inventory, in one directory.
 
     Examples: `imsdr plan inventory.yaml --out plan`; `imsdr plan inventory.yaml --out plan --check --format
@@ -89,12 +95,16 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     from imsdr.plan import check_plan, write_plan
 
     limits = template_limits(template_timeout, template_max_output)
+    if jobs is None:
+        from imsdr.output.beside import available_cpus
+
+        jobs = min(2, available_cpus())
 
     if check:
         with progress(f"planning {inventory} and comparing with {out}") as stages:
             summary, diff = check_plan(inventory, out, fail_on=fail_on.value, templates_dir=templates,
                                        limits=limits, drain=tuple(drain or ()), stages=stages,
-                                       enum_exceptions=enum_exceptions)
+                                       enum_exceptions=enum_exceptions, jobs=jobs)
         review = diff.review
         assert review is not None
         if fmt is PlanFormat.json:
@@ -127,7 +137,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     with progress(f"planning {inventory} into {out}") as stages:
         summary = write_plan(inventory, target, fail_on=fail_on.value, templates_dir=templates,
                              limits=limits, drain=tuple(drain or ()), stages=stages,
-                             enum_exceptions=enum_exceptions)
+                             enum_exceptions=enum_exceptions, jobs=jobs)
     if fmt is PlanFormat.json:
         from imsdr.output.jsonout import dumps, envelope
 

@@ -57,6 +57,10 @@ class WrittenDigests:
         info = os.fstat(fd)
         self._files[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, sha256)
 
+    def update(self, other: WrittenDigests) -> None:
+        """Add the files ``other`` recorded (written by another process of the same run)."""
+        self._files.update(other._files)
+
     def digest_of(self, info: os.stat_result) -> str | None:
         known = self._files.get((info.st_dev, info.st_ino))
         if known is None or known[:2] != (info.st_size, info.st_mtime_ns):
