@@ -11,6 +11,7 @@ the stages' order and what each hands the next are easiest to check read top to 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import os
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from imsdr.capacity.storm import MovedUsers
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget, WrittenDigests
+    from imsdr.output.beside import Beside
     from imsdr.runbook.sandbox import TemplateLimits
     from imsdr.untrusted import UntrustedTree
 
@@ -59,6 +61,9 @@ class Pipeline:
     raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
     drain: tuple[str, ...] = ()  # element/site ids: dns/ is rendered in their drained state
     stages: Stages = SILENT  # told of each step as it starts (the CLI shows progress)
+    # the availability pages (availability_pages) being computed by a forked child, from the
+    # loaded model on: analyse(…, background=…) starts it, render_tree takes its result
+    availability_child: Beside[dict[str, str]] | None = None
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -435,18 +440,22 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
             fail_on: str = "error", drain: tuple[str, ...] = (), stages: Stages = SILENT,
-            enum_exceptions: Path | None = None) -> Pipeline:
+            enum_exceptions: Path | None = None, background: contextlib.ExitStack | None = None) -> Pipeline:
     """Load the inventory (and the ENUM exceptions file, if given) and run every analysis the
-    renderers need; ``stages`` is told of each."""
+    renderers need; ``stages`` is told of each.
+
+    ``background``: the availability report needs only the loaded model, so a forked child
+    computes its pages meanwhile (``Pipeline.availability_child``); leaving the stack stops it."""
     from imsdr.analysis import cyclic_gc_paused
 
     with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
         return _analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
-                        enum_exceptions=enum_exceptions)
+                        enum_exceptions=enum_exceptions, background=background)
 
 
 def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
-             drain: tuple[str, ...], stages: Stages, enum_exceptions: Path | None = None) -> Pipeline:
+             drain: tuple[str, ...], stages: Stages, enum_exceptions: Path | None,
+             background: contextlib.ExitStack | None) -> Pipeline:
     from imsdr.analysis import Analysis
     from imsdr.dns.lint import PlanLint
     from imsdr.dns.plan import build_dns_plan
@@ -464,6 +473,11 @@ def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: st
         from imsdr.dns.drain import resolve_drain
 
         resolve_drain(topo, drain)  # unknown ids: usage error before any analysis
+    if background is not None:
+        from imsdr.output.beside import Beside
+
+        pipe.availability_child = background.enter_context(
+            Beside(lambda: availability_pages(pipe), "computing the availability report"))
 
     with stages.stage("DNS plan"):
         pipe.dns_plan = build_dns_plan(topo)
@@ -522,57 +536,63 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
-    ``jobs`` 2 or more: runbooks/ (its pages and the availability report) is rendered and written
-    by a forked child (imsdr.output.beside) while this process writes dns/, diameter/ and
-    monitoring/; the files are the same either way.
+    ``jobs`` 2 or more: runbooks/, diameter/ and monitoring/ are rendered and written by a forked
+    child (imsdr.output.beside) while this process writes dns/; the files are the same either way.
     """
     from imsdr.output.atomic import WrittenDigests
 
     stages = pipe.stages
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
-
-    def runbooks(stages: Stages) -> WrittenDigests:
-        return _write_runbooks(pipe, root / "runbooks", templates_dir, limits, stages)
-
+    with stages.stage("availability"):
+        availability = _availability_pages_of(pipe)
     if jobs > 1:
         from imsdr.output.beside import Beside
 
-        with Beside(lambda: runbooks(SILENT), "rendering runbooks/") as child:
-            _write_dns_diameter_monitoring(pipe, root, previous, digests)
-            with stages.stage("runbook pages and availability (rendered alongside)"):
+        def beside() -> WrittenDigests:
+            return _write_all_but_dns(pipe, root, availability, templates_dir, limits, SILENT)
+
+        with Beside(beside, "writing runbooks/, diameter/ and monitoring/") as child:
+            _write_dns_tree(pipe, root, previous, digests)
+            with stages.stage("runbooks/, diameter/ and monitoring/ (written alongside)"):
                 digests.update(child.result())
     else:
-        digests.update(runbooks(stages))  # first: a template error stops the run before dns/ is written
-        _write_dns_diameter_monitoring(pipe, root, previous, digests)
+        # runbooks first: a template error stops the run before dns/ is written
+        digests.update(_write_all_but_dns(pipe, root, availability, templates_dir, limits, stages))
+        _write_dns_tree(pipe, root, previous, digests)
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
         (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
 
 
-def _write_runbooks(pipe: Pipeline, directory: Path, templates_dir: Path | None, limits: TemplateLimits | None,
-                    stages: Stages) -> WrittenDigests:
-    """runbooks/: the pages and the availability report; returns the digests of what it wrote."""
+def _write_all_but_dns(pipe: Pipeline, root: Path, availability: dict[str, str], templates_dir: Path | None,
+                       limits: TemplateLimits | None, stages: Stages) -> WrittenDigests:
+    """runbooks/ (the pages and the availability report), diameter/ and monitoring/; the digests
+    of what it wrote."""
     from imsdr.output.atomic import WrittenDigests
     from imsdr.runbook.render import write_pages
 
     digests = WrittenDigests()
     with stages.stage("runbook pages"):
         pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
-    with stages.stage("availability"):
-        pages.update(availability_pages(pipe))
     with stages.stage("writing runbooks/"):
-        write_pages(directory, pages, digests)
+        write_pages(root / "runbooks", {**pages, **availability}, digests)
+    with stages.stage("writing diameter/ and monitoring/"):
+        _write_diameter(pipe, root / "diameter", digests)
+        _write_monitoring(pipe, root / "monitoring", digests)
     return digests
 
 
-def _write_dns_diameter_monitoring(pipe: Pipeline, root: Path, previous: Path | None,
-                                   digests: WrittenDigests) -> None:
+def _write_dns_tree(pipe: Pipeline, root: Path, previous: Path | None, digests: WrittenDigests) -> None:
     with pipe.stages.stage("writing dns/"):
         _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
-    with pipe.stages.stage("writing diameter/ and monitoring/"):
-        _write_diameter(pipe, root / "diameter", digests)
-        _write_monitoring(pipe, root / "monitoring", digests)
+
+
+def _availability_pages_of(pipe: Pipeline) -> dict[str, str]:
+    """The availability pages: from the child computing them since the model was loaded
+    (``analyse(…, background=…)``), else computed now."""
+    child, pipe.availability_child = pipe.availability_child, None
+    return child.result() if child is not None else availability_pages(pipe)
 
 
 def availability_pages(pipe: Pipeline) -> dict[str, str]:
@@ -712,12 +732,14 @@ def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_o
     see :func:`render_tree`)."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
-    target = as_target(out)
-    with atomic_directory(target) as staging:
-        previous = target.path
-        summary = render_tree(pipe, staging, previous=previous if previous.is_dir() else None,
-                              templates_dir=templates_dir, limits=limits, jobs=jobs)
+    with contextlib.ExitStack() as background:
+        pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
+                       enum_exceptions=enum_exceptions, background=background if jobs > 1 else None)
+        target = as_target(out)
+        with atomic_directory(target) as staging:
+            previous = target.path
+            summary = render_tree(pipe, staging, previous=previous if previous.is_dir() else None,
+                                  templates_dir=templates_dir, limits=limits, jobs=jobs)
     return summary
 
 
@@ -755,11 +777,13 @@ def check_plan(
     """
     from imsdr.untrusted import UntrustedTree
 
-    pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
-                   enum_exceptions=enum_exceptions)
-    out = Path(out)
-    tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
+    background = contextlib.ExitStack()
+    tmp = None
     try:
+        pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
+                       enum_exceptions=enum_exceptions, background=background if jobs > 1 else None)
+        out = Path(out)
+        tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
         fresh = tmp / "plan"
         fresh.mkdir()
         with UntrustedTree(out, str(out)) as old:
@@ -770,7 +794,9 @@ def check_plan(
                 diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)
         return summary, diff
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        background.close()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _trusted_previous(old: UntrustedTree, out: Path) -> Path | None:

@@ -27,9 +27,10 @@ def test_piped_output_has_no_progress(tmp_path: Path) -> None:
 
 def test_verbose_times_each_stage_and_quiet_silences_it(tmp_path: Path) -> None:
     analysis = [f"loading {LAB}", "DNS plan", "check", "capacity", "scenarios", "runbook checks and actions"]
-    writing = ["writing dns/", "writing diameter/ and monitoring/"]
-    for jobs, stages in (("1", [*analysis, "runbook pages", "availability", "writing runbooks/", *writing]),
-                         ("2", [*analysis, *writing, "runbook pages and availability (rendered alongside)"])):
+    for jobs, stages in (("1", [*analysis, "availability", "runbook pages", "writing runbooks/",
+                                "writing diameter/ and monitoring/", "writing dns/"]),
+                         ("2", [*analysis, "availability", "writing dns/",
+                                "runbooks/, diameter/ and monitoring/ (written alongside)"])):
         verbose = run("--verbose", "plan", str(LAB), "--out", "plan", "--format", "json", "--jobs", jobs,
                       cwd=tmp_path)
         assert verbose.returncode == 0
