@@ -54,7 +54,8 @@ class Beside(Generic[T]):
 
     def __enter__(self) -> Beside[T]:
         for stream in (sys.stdout, sys.stderr):  # (or the child's copy of their buffers is written twice)
-            stream.flush()
+            with contextlib.suppress(AttributeError, ValueError, OSError):  # (None, closed, or a broken pipe)
+                stream.flush()
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child
