@@ -50,6 +50,7 @@ import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import repeat
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.names import is_subdomain, reverse_digits
@@ -202,7 +203,7 @@ class ZonePlan:
         # sort_key's tuple does, and the index keeps the sort stable
         names = [r.name for r in rrsets]
         suffix = "." + self.name
-        if all(n.endswith(suffix) or n == self.name for n in names):
+        if sum(map(str.endswith, names, repeat(suffix))) + names.count(self.name) == len(names):
             # every name at or below the apex: the apex's labels lead every key, so they are left
             # out (the apex's own key is empty, before every other) and the order is the same
             cut = len(suffix)
@@ -1436,7 +1437,7 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     and index every zone's existing names (empty non-terminals included) for lookups.
 
     One pass over the rows with each zone's pieces worked out once (a national file: 200,000
-    rows, twice as many wildcards): the owner and its wildcards are cut from one string, and the
+    rows, 281,000 wildcards): the owner and its wildcards are cut from one string, and the
     names the exceptions make exist are indexed as they are stored (``existing_nodes`` of the
     zone's other rrsets, plus each owner and its ancestors, plus each wildcard: the same set)."""
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
@@ -1444,8 +1445,9 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
     origins = plan.origins
     skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
-    # zone name -> (nodes so far, exceptions counted); the zone's own rrsets indexed first
-    touched: dict[str, tuple[set[str], list[int]]] = {}
+    # zone name -> (nodes so far, exceptions counted, the relative wildcards holding a NAPTR); the
+    # zone's own rrsets indexed first
+    touched: dict[str, tuple[set[str], list[int], set[str]]] = {}
     wilds: dict[str, tuple[NAPTR]] = {}  # zone -> its block's wildcard NAPTR
     for row in exceptions.rows if exceptions is not None else ():
         number = row.number
@@ -1461,9 +1463,12 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
         block = zone.blocks[0]
         state = touched.get(name)
         if state is None:
+            suffix = "." + name
             state = touched[name] = (set(existing_nodes(zone)), [
-                sum(1 for k in zone.rrsets if k[1] == "NAPTR" and not k[0].startswith("*."))])
-        nodes, counted = state
+                sum(1 for k in zone.rrsets if k[1] == "NAPTR" and not k[0].startswith("*."))],
+                {n[: -len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
+                 and n.endswith(suffix)})
+        nodes, counted, wilded = state
         rest = number[len(block.prefix):]
         rel = ".".join(rest[::-1])
         owner = f"{rel}.{name}"
@@ -1483,20 +1488,22 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
             size, wild = len(rel), None
             for j in range(first, len(rest)):  # the wildcard below each ancestor rest[:j]
                 wrel = "*." + rel[size - 2 * j + 1:]
+                if wrel in wilded:  # (stored already: most ancestors are shared with earlier rows)
+                    continue
+                wilded.add(wrel)  # (not stored before: every NAPTR wildcard of the zone is in wilded)
                 nodes.add(wrel)
+                if wild is None:
+                    wild = wilds.get(name)
+                    if wild is None:  # (one tuple per zone, shared by its wildcards)
+                        wild = wilds[name] = (block.naptr(),)
                 wname = f"{wrel}.{name}"
-                if (wname, "NAPTR") not in rrsets:
-                    if wild is None:
-                        wild = wilds.get(name)
-                        if wild is None:  # (one tuple per zone, shared by its wildcards)
-                            wild = wilds[name] = (block.naptr(),)
-                    rrsets[(wname, "NAPTR")] = RRset(wname, "NAPTR", block.ttl, wild)
+                rrsets[(wname, "NAPTR")] = RRset(wname, "NAPTR", block.ttl, wild)
         if block.style == "numbers" and block.covers(number):
             skipped.setdefault(name, set()).add(int(number))
     for name, numbers in skipped.items():  # (once per block: a set union per row would be quadratic)
         zone = plan.zones[name]
         zone.blocks[0] = _skipping(zone.blocks[0], numbers)
-    for name, (nodes, counted) in touched.items():
+    for name, (nodes, counted, _) in touched.items():
         zone = plan.zones[name]
         zone.purpose += f"; {counted[0]} provisioned exception(s)"
         zone.nodes = frozenset(nodes)
