@@ -33,7 +33,7 @@ Design (see docs/dns.md): access and core data are kept apart.
 ``excluded`` element ids (a drained element) are left out of every SRV and SBC answer; their own
 address records stay.
 
-Why one module (~1,450 lines, most of it :class:`_Builder`): the plan's types, their lookups and
+Why one module (~1,550 lines, most of it :class:`_Builder`): the plan's types, their lookups and
 the builder share one representation that none of them explains alone. The builder computes core,
 access and ENUM zones and every view's overrides from common intermediate state (the SBC DR
 orders, the name servers, each site's preference) and, for a lazy plan, leaves closures in
