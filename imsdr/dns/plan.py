@@ -33,7 +33,7 @@ Design (see docs/dns.md): access and core data are kept apart.
 ``excluded`` element ids (a drained element) are left out of every SRV and SBC answer; their own
 address records stay.
 
-Why one module (~1,450 lines, most of it :class:`_Builder`): the plan's types, their lookups and
+Why one module (~1,550 lines, most of it :class:`_Builder`): the plan's types, their lookups and
 the builder share one representation that none of them explains alone. The builder computes core,
 access and ENUM zones and every view's overrides from common intermediate state (the SBC DR
 orders, the name servers, each site's preference) and, for a lazy plan, leaves closures in
@@ -50,6 +50,7 @@ import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import repeat
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.names import is_subdomain, reverse_digits
@@ -200,7 +201,16 @@ class ZonePlan:
         rrsets = list(self.rrsets.values())
         # decorated once (a national ENUM zone: 100,000s of rrsets); the label list compares as
         # sort_key's tuple does, and the index keeps the sort stable
-        keyed = [(r.name.split(".")[::-1], order.get(r.rdtype, 99), i) for i, r in enumerate(rrsets)]
+        names = [r.name for r in rrsets]
+        suffix = "." + self.name
+        if sum(map(str.endswith, names, repeat(suffix))) + names.count(self.name) == len(names):
+            # every name at or below the apex: the apex's labels lead every key, so they are left
+            # out (the apex's own key is empty, before every other) and the order is the same
+            cut = len(suffix)
+            labels = [n[:-cut].split(".")[::-1] if n != self.name else [] for n in names]
+        else:
+            labels = [n.split(".")[::-1] for n in names]
+        keyed = [(label, order.get(r.rdtype, 99), i) for i, (label, r) in enumerate(zip(labels, rrsets, strict=True))]
         keyed.sort()
         return [rrsets[k[2]] for k in keyed]
 
@@ -1424,14 +1434,21 @@ def wildcard_stems(low: int, high: int, free: int) -> tuple[str, ...]:
 
 def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     """Put each exception (and the wildcards that keep its siblings answered) into its ENUM zone,
-    and index every zone's existing names (empty non-terminals included) for lookups."""
+    and index every zone's existing names (empty non-terminals included) for lookups.
+
+    One pass over the rows with each zone's pieces worked out once (a national file: 200,000
+    rows, 281,000 wildcards): the owner and its wildcards are cut from one string, and the
+    names the exceptions make exist are indexed as they are stored (``existing_nodes`` of the
+    zone's other rrsets, plus each owner and its ancestors, plus each wildcard: the same set)."""
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
     lengths = sorted({len(p) for p in zones}, reverse=True)  # (longest prefix first)
-    wild = {name: (z.blocks[0].naptr(),) for name, z in ((z.name, z) for z in zones.values())}  # one per zone
-    touched: set[str] = set()
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
     origins = plan.origins
     skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
+    # zone name -> (nodes so far, exceptions counted, the relative wildcards holding a NAPTR); the
+    # zone's own rrsets indexed first
+    touched: dict[str, tuple[set[str], list[int], set[str]]] = {}
+    wilds: dict[str, tuple[NAPTR]] = {}  # zone -> its block's wildcard NAPTR
     for row in exceptions.rows if exceptions is not None else ():
         number = row.number
         zone = None
@@ -1442,28 +1459,56 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
                     break
         if zone is None:  # checked when the file was read; a block the plan refused
             continue
+        name = zone.name
         block = zone.blocks[0]
+        state = touched.get(name)
+        if state is None:
+            suffix = "." + name
+            state = touched[name] = (set(existing_nodes(zone)), [
+                sum(1 for k in zone.rrsets if k[1] == "NAPTR" and not k[0].startswith("*."))],
+                {n[: -len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
+                 and n.endswith(suffix)})
+        nodes, counted, wilded = state
         rest = number[len(block.prefix):]
-        owner = f"{'.'.join(rest[::-1])}.{zone.name}"
+        rel = ".".join(rest[::-1])
+        owner = f"{rel}.{name}"
         rrsets = zone.rrsets
-        rrsets[(owner, "NAPTR")] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
-        origins[(zone.name, owner, "NAPTR")] = origin
-        for stem in _fill_stems(block, rest):
-            name = f"*.{'.'.join(stem[::-1])}.{zone.name}"
-            if (name, "NAPTR") not in rrsets:
-                rrsets[(name, "NAPTR")] = RRset(name, "NAPTR", block.ttl, wild[zone.name])
-        touched.add(zone.name)
+        key = (owner, "NAPTR")
+        if key not in rrsets:
+            counted[0] += 1
+        rrsets[key] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
+        origins[(name, owner, "NAPTR")] = origin
+        node = rel  # the owner and its ancestors (the empty non-terminals)
+        while node and node not in nodes:
+            nodes.add(node)
+            dot = node.find(".")
+            node = node[dot + 1:] if dot >= 0 else ""
+        first = _fill_from(block, rest)
+        if first:
+            size, wild = len(rel), None
+            for j in range(first, len(rest)):  # the wildcard below each ancestor rest[:j]
+                wrel = "*." + rel[size - 2 * j + 1:]
+                if wrel in wilded:  # (stored already: most ancestors are shared with earlier rows)
+                    continue
+                wilded.add(wrel)  # (not stored before: every NAPTR wildcard of the zone is in wilded)
+                nodes.add(wrel)
+                if wild is None:
+                    wild = wilds.get(name)
+                    if wild is None:  # (one tuple per zone, shared by its wildcards)
+                        wild = wilds[name] = (block.naptr(),)
+                wname = f"{wrel}.{name}"
+                rrsets[(wname, "NAPTR")] = RRset(wname, "NAPTR", block.ttl, wild)
         if block.style == "numbers" and block.covers(number):
-            skipped.setdefault(zone.name, set()).add(int(number))
+            skipped.setdefault(name, set()).add(int(number))
     for name, numbers in skipped.items():  # (once per block: a set union per row would be quadratic)
         zone = plan.zones[name]
         zone.blocks[0] = _skipping(zone.blocks[0], numbers)
-    for name in touched:
+    for name, (nodes, counted, _) in touched.items():
         zone = plan.zones[name]
-        zone.purpose += f"; {sum(1 for k in zone.rrsets if k[1] == 'NAPTR' and not k[0].startswith('*.'))} " \
-                        "provisioned exception(s)"
+        zone.purpose += f"; {counted[0]} provisioned exception(s)"
+        zone.nodes = frozenset(nodes)
     for zone in plan.zones.values():
-        if zone.kind == "enum":
+        if zone.kind == "enum" and zone.name not in touched:
             zone.nodes = existing_nodes(zone)
 
 
@@ -1473,16 +1518,17 @@ def _skipping(block: EnumBlockPlan, numbers: set[int]) -> EnumBlockPlan:
     return replace(block, skip=block.skip | numbers)
 
 
-def _fill_stems(block: EnumBlockPlan, rest: str) -> list[str]:
-    """The ancestors (digit strings below the block prefix) an exception at ``rest`` creates below
-    the wildcard that covers it: each needs the block's wildcard again (module doc)."""
+def _fill_from(block: EnumBlockPlan, rest: str) -> int:
+    """Where the ancestors an exception at ``rest`` creates below the wildcard that covers it
+    start: each ``rest[:j]`` for ``j`` from the returned length up to ``len(rest)`` (0: none) needs
+    the block's wildcard again (module doc)."""
     if block.style != "wildcard":
-        return []
+        return 0
     free = None if block.length is None else block.length - len(block.prefix)
     for stem in block.stems:
         if rest.startswith(stem) and len(rest) > len(stem) and (free is None or len(stem) < free):
-            return [rest[:j] for j in range(len(stem) + 1, len(rest))]
-    return []
+            return len(stem) + 1
+    return 0
 
 
 def existing_nodes(zone: ZonePlan) -> frozenset[str]:

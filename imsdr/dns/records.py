@@ -282,10 +282,12 @@ class NAPTR:
         return out
 
     def to_text(self) -> str:
-        return (
-            f"{self.order} {self.preference} {quote(self.flags)} {quote(self.services)} "
-            f"{quote(self.regexp)} {_absolute(self.replacement)}"
-        )
+        flags, services, regexp, replacement = self.flags, self.services, self.regexp, self.replacement
+        # (most records, every provisioned number's: nothing to escape, quoted without a call each)
+        if "\\" in regexp or '"' in regexp or "\\" in services or '"' in services or "\\" in flags or '"' in flags:
+            flags, services, regexp = quote(flags)[1:-1], quote(services)[1:-1], quote(regexp)[1:-1]
+        return (f'{self.order} {self.preference} "{flags}" "{services}" "{regexp}" '
+                f'{"." if replacement in ("", ".") else replacement + "."}')
 
 
 Rdata = A | AAAA | NS | CNAME | SOA | SRV | NAPTR
