@@ -536,8 +536,9 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     directory); return plan.json's data.
 
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
-    ``jobs`` 2 or more: runbooks/, diameter/ and monitoring/ are rendered and written by a forked
-    child (imsdr.output.beside) while this process writes dns/; the files are the same either way.
+    ``jobs`` 2 or more: runbooks/ and diameter/ are rendered and written by a forked child
+    (imsdr.output.beside) while this process writes dns/ and monitoring/; the files are the same
+    either way.
     """
     from imsdr.output.atomic import WrittenDigests
 
@@ -549,26 +550,26 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
         from imsdr.output.beside import Beside
 
         def beside() -> WrittenDigests:
-            return _write_all_but_dns(pipe, root, availability, templates_dir, limits, SILENT)
+            return _write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, SILENT)
 
-        with Beside(beside, "writing runbooks/, diameter/ and monitoring/") as child:
-            _write_dns_tree(pipe, root, previous, digests)
-            with stages.stage("runbooks/, diameter/ and monitoring/ (written alongside)"):
+        with Beside(beside, "writing runbooks/ and diameter/") as child:
+            _write_dns_and_monitoring(pipe, root, previous, digests)
+            with stages.stage("runbooks/ and diameter/ (written alongside)"):
                 digests.update(child.result())
     else:
         # runbooks first: a template error stops the run before dns/ is written
-        digests.update(_write_all_but_dns(pipe, root, availability, templates_dir, limits, stages))
-        _write_dns_tree(pipe, root, previous, digests)
+        digests.update(_write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, stages))
+        _write_dns_and_monitoring(pipe, root, previous, digests)
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
         (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
 
 
-def _write_all_but_dns(pipe: Pipeline, root: Path, availability: dict[str, str], templates_dir: Path | None,
-                       limits: TemplateLimits | None, stages: Stages) -> WrittenDigests:
-    """runbooks/ (the pages and the availability report), diameter/ and monitoring/; the digests
-    of what it wrote."""
+def _write_runbooks_and_diameter(pipe: Pipeline, root: Path, availability: dict[str, str],
+                                 templates_dir: Path | None, limits: TemplateLimits | None,
+                                 stages: Stages) -> WrittenDigests:
+    """runbooks/ (the pages and the availability report) and diameter/; the digests of what it wrote."""
     from imsdr.output.atomic import WrittenDigests
     from imsdr.runbook.render import write_pages
 
@@ -577,15 +578,16 @@ def _write_all_but_dns(pipe: Pipeline, root: Path, availability: dict[str, str],
         pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
     with stages.stage("writing runbooks/"):
         write_pages(root / "runbooks", {**pages, **availability}, digests)
-    with stages.stage("writing diameter/ and monitoring/"):
+    with stages.stage("writing diameter/"):
         _write_diameter(pipe, root / "diameter", digests)
-        _write_monitoring(pipe, root / "monitoring", digests)
     return digests
 
 
-def _write_dns_tree(pipe: Pipeline, root: Path, previous: Path | None, digests: WrittenDigests) -> None:
+def _write_dns_and_monitoring(pipe: Pipeline, root: Path, previous: Path | None, digests: WrittenDigests) -> None:
     with pipe.stages.stage("writing dns/"):
         _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
+    with pipe.stages.stage("writing monitoring/"):
+        _write_monitoring(pipe, root / "monitoring", digests)
 
 
 def _availability_pages_of(pipe: Pipeline) -> dict[str, str]:
