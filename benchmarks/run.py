@@ -631,8 +631,12 @@ def bench_areas(b: Bench, national: Path) -> None:
     plan = b.measure("areas", "plan national (service areas)",
                      [*b.imsdr, "plan", str(national), "--out", str(out), "--enum-exceptions", str(exceptions)],
                      b.heavy_runs, ok_codes=(0, 1), before=clean)
+    # the same plan in one process (`--jobs 1`): what the second CPU saves, and the CPU-only baseline
+    serial = b.measure("areas", "plan national (service areas), one process",
+                       [*b.imsdr, "plan", str(national), "--out", str(out), "--enum-exceptions", str(exceptions),
+                        "--jobs", "1"], b.heavy_runs, ok_codes=(0, 1), before=clean)
     if base.wall:
-        for r, limit in ((check, 1.5), (plan, 6.0)):
+        for r, limit in ((check, 1.5), (plan, 6.0), (serial, 6.0)):
             if r.wall:
                 r.target = f"<= {limit}x the parse"
                 r.extra["ratio_to_parse"] = r.wall / base.wall
