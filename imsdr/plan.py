@@ -538,7 +538,7 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
     ``jobs`` 2 or more: runbooks/ and diameter/ are rendered and written by a forked child
     (imsdr.output.beside) while this process writes dns/ and monitoring/; the files are the same
-    either way.
+    either way. The availability pages come from ``pipe.availability_child`` where analyse started one.
     """
     from imsdr.output.atomic import WrittenDigests
 

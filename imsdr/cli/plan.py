@@ -74,8 +74,9 @@ EnumExceptionsOpt = Annotated[Path | None, typer.Option(
 
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, metavar="N", show_default=False,
-    help="Processes writing the output: 2 renders runbooks/ beside dns/ (default: 2 where this process "
-         "may use two CPUs, else 1). The files are the same either way.")]
+    help="Processes: 2 computes the availability report beside the analyses and writes runbooks/ and "
+         "diameter/ beside dns/ (default: 2 where this process may use two CPUs, else 1). The files are "
+         "the same either way.")]
 
 
 def register(app: typer.Typer) -> None:
