@@ -336,7 +336,7 @@ _REGEXPS = ("!^(.*)$!sip:\\1@ims.example.net!", "!^.*$!sip:+8613800012@x.example
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(_ZONES), st.booleans(), st.text("0123456789.x", max_size=7),
+@given(st.lists(st.tuples(st.sampled_from(_ZONES), st.booleans(), st.text("0123456789.x*", max_size=7),
                           st.sampled_from(range(len(_REGEXPS))), st.sampled_from((60, 300)),
                           st.sampled_from((0, 1))), max_size=40))
 def test_number_shapes_skip_exactly_what_the_shape_set_skips(rows: list[tuple[str, bool, str, int, int, int]]) -> None:
@@ -347,7 +347,7 @@ def test_number_shapes_skip_exactly_what_the_shape_set_skips(rows: list[tuple[st
     shapes: set[tuple[object, ...]] = set()
     fast = _NumberShapes()
     for zone, wildcard, rel, which, ttl, copy in rows:
-        name = f"{'*.' if wildcard else ''}{rel}.{zone}" if rel else zone
+        name = f"{'*.' if wildcard else ''}{rel + '.' if rel else ''}{zone}"
         rrset = RRset(name, "NAPTR", ttl, (tuples if copy == 0 else others)[which])
         shape = _number_shape(rrset, zone, zone_digits(zone))
         expected = shape is not None and shape in shapes

@@ -188,7 +188,7 @@ def _zone_problems(plan: DnsPlan) -> Iterator[tuple[str, Origin]]:
     """(message, origin) of each core zone's CNAME beside other data and of its ENUM blocks."""
     for zone in plan.zones.values():
         names: dict[str, set[str]] = {}
-        if any(rdtype == "CNAME" for _, rdtype in zone.rrsets):  # (no CNAME: no name to look at)
+        if "CNAME" in map(_RDTYPE, zone.rrsets):  # (no CNAME: no name to look at; an ENUM zone has 100,000s of keys)
             for name, rdtype in zone.rrsets:
                 names.setdefault(name, set()).add(rdtype)
         for name, types in names.items():
@@ -234,10 +234,10 @@ class _NumberShapes:
             parts = self.zones[zone] = ("." + zone, len(zone) + 1, digits, re.compile(f"[0-9]{{{run}}}").search)
         suffix, cut, zone_number, has_run = parts
         name = rrset.name
-        rel = name[:-cut] if name.endswith(suffix) else ""
-        wildcard = rel.startswith("*.")
-        if wildcard:
-            rel = rel[2:]
+        if not name.endswith(suffix):
+            return False  # (not below the zone: no number's name)
+        wildcard = name.startswith("*.")
+        rel = name[2:-cut] if wildcard else name[:-cut]  # (a '*.zone' owner: '' either way, no number's name)
         if _ONE_DIGIT_LABELS.fullmatch(rel):
             tail = ""  # (rel[::-2], worked out only when needed)
         else:
@@ -448,6 +448,7 @@ class _Answers:
 
 
 _TARGET = operator.attrgetter("target")
+_RDTYPE = operator.itemgetter(1)  # of a zone's (name, rdtype) keys
 
 
 def _target(rd: object) -> str | None:
