@@ -328,29 +328,3 @@ def test_each_fault_is_found_as_the_plain_lint_finds_it(topology: Topology, faul
     issues = lint_plan(plan)
     assert issues, fault  # (each fault is one the lint reports)
     assert issues == plain_lint(plan)
-
-
-_ZONES = ("0.0.0.8.3.1.6.8.e164.arpa", "8.e164.arpa", "e164.arpa", "x.1.e164.arpa")
-_REGEXPS = ("!^(.*)$!sip:\\1@ims.example.net!", "!^.*$!sip:+8613800012@x.example!", "!^.*$!sip:+12@x!", "!^.*$!x!",
-            "!^.*$!sip:8613800@x!", "!^.*$!sip:+1@x!")
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(_ZONES), st.booleans(), st.text("0123456789.x*", max_size=7),
-                          st.sampled_from(range(len(_REGEXPS))), st.sampled_from((60, 300)),
-                          st.sampled_from((0, 1))), max_size=40))
-def test_number_shapes_skip_exactly_what_the_shape_set_skips(rows: list[tuple[str, bool, str, int, int, int]]) -> None:
-    from imsdr.dns.lint import _number_shape, _NumberShapes, zone_digits
-
-    tuples = [(NAPTR(100, 10, "u", "E2U+sip", regexp, "."),) for regexp in _REGEXPS]  # (shared, as the plan's)
-    others = [(NAPTR(100, 10, "u", "E2U+sip", regexp, "."),) for regexp in _REGEXPS]  # equal, not the same
-    shapes: set[tuple[object, ...]] = set()
-    fast = _NumberShapes()
-    for zone, wildcard, rel, which, ttl, copy in rows:
-        name = f"{'*.' if wildcard else ''}{rel + '.' if rel else ''}{zone}"
-        rrset = RRset(name, "NAPTR", ttl, (tuples if copy == 0 else others)[which])
-        shape = _number_shape(rrset, zone, zone_digits(zone))
-        expected = shape is not None and shape in shapes
-        if shape is not None:
-            shapes.add(shape)
-        assert fast.seen(zone, rrset) == expected, (name, _REGEXPS[which])

@@ -107,7 +107,8 @@ class _Run:
         self.checks = RecordChecks()  # the same names, rdatas and rdata tuples recur in many rrsets and views
         self.leaks = _Leaks(plan)
         self.enum_zones = {z.name for z in plan.zones.values() if z.kind == "enum"}
-        self.numbers = _NumberShapes()
+        self.number_shapes: set[tuple[object, ...]] = set()
+        self.digits_of: dict[str, str] = {}  # ENUM zone -> its digits (the same few zones, 100,000s of records)
         self._rrsets(plan.all_rrsets(views=False))
 
     def err(self, message: str, origin: Origin) -> None:
@@ -129,13 +130,19 @@ class _Run:
     def _rrsets(self, rrsets: Iterable[tuple[str, ViewPlan | None, RRset]]) -> None:
         plan, err, answers, leaks = self.plan, self.err, self.answers, self.leaks
         checked_text, checked_types, checked_tuples = self.checked_text, self.checked_types, self.checked_tuples
-        checks, enum_zones, number_seen = self.checks, self.enum_zones, self.numbers.seen
+        checks, enum_zones, number_shapes, digits_of = self.checks, self.enum_zones, self.number_shapes, self.digits_of
         for zone_name, view, rrset in rrsets:
-            if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1 and number_seen(
-                    zone_name, rrset):
+            if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1:
                 # a provisioned number (hundreds of thousands nationally): its record is one of a few
                 # shapes with the number's digits in the regexp; each shape is checked once
-                continue
+                zone_number = digits_of.get(zone_name)
+                if zone_number is None:
+                    zone_number = digits_of[zone_name] = zone_digits(zone_name)
+                shape = _number_shape(rrset, zone_name, zone_number)
+                if shape is not None:
+                    if shape in number_shapes:
+                        continue
+                    number_shapes.add(shape)
             origin: Origin | None = None  # looked up only when something is wrong
             where = f" (view {view.name})" if view else ""
             for problem in rrset.problems(checks):
@@ -205,62 +212,6 @@ def _zone_problems(plan: DnsPlan) -> Iterator[tuple[str, Origin]]:
 
 
 _ONE_DIGIT_LABELS = re.compile(r"[0-9](?:\.[0-9])*")
-class _NumberShapes:
-    """The :func:`_number_shape` of every ENUM number's rrset linted so far, and a shortcut for the
-    rrsets that repeat one tuple of records (the block's wildcard, repeated below every exception's
-    ancestors: hundreds of thousands nationally).
-
-    A number (the zone's digits, then the ASCII digits of the labels below it) ends in a run of at
-    least ``run`` ASCII digits: one, plus the zone digits' own trailing ASCII digits. A regexp with
-    no such run holds no number of the zone, so ``replace(number, "0")`` leaves it as it is and the
-    shape is the same for every number name of the zone carrying that tuple with one TTL and
-    wildcard form: it is looked up once per (zone, tuple, wildcard, TTL). :meth:`seen` answers
-    exactly what the shape set alone would."""
-
-    def __init__(self) -> None:
-        self.shapes: set[tuple[object, ...]] = set()
-        # zone -> ('.' + zone, its length + 1, zone_digits, a search for a number's digit run)
-        self.zones: dict[str, tuple[str, int, str, Callable[[str], object]]] = {}
-        # (zone, id(rdatas), wildcard, TTL) -> that tuple, once its (number-free) shape is in ``shapes``
-        self.known: dict[tuple[str, int, bool, int], tuple[Rdata, ...]] = {}
-
-    def seen(self, zone: str, rrset: RRset) -> bool:
-        """True when ``rrset`` (a one-record NAPTR rrset of the ENUM zone ``zone``) is a number's
-        whose shape an earlier one had; else False, after remembering its shape (if it is a number's)."""
-        parts = self.zones.get(zone)
-        if parts is None:
-            digits = zone_digits(zone)
-            run = 1 + len(digits) - len(digits.rstrip("0123456789"))
-            parts = self.zones[zone] = ("." + zone, len(zone) + 1, digits, re.compile(f"[0-9]{{{run}}}").search)
-        suffix, cut, zone_number, has_run = parts
-        name = rrset.name
-        if not name.endswith(suffix):
-            return False  # (not below the zone: no number's name)
-        wildcard = name.startswith("*.")
-        rel = name[2:-cut] if wildcard else name[:-cut]  # (a '*.zone' owner: '' either way, no number's name)
-        if _ONE_DIGIT_LABELS.fullmatch(rel):
-            tail = ""  # (rel[::-2], worked out only when needed)
-        else:
-            digits = rel.replace(".", "")
-            if not digits.isdigit() or not digits.isascii() or len(digits) * 2 - 1 != len(rel):
-                return False
-            tail = digits[::-1]
-        rdatas = rrset.rdatas
-        rd = rdatas[0]
-        if not isinstance(rd, NAPTR):
-            return False
-        key = (zone, id(rdatas), wildcard, rrset.ttl)
-        if self.known.get(key) is rdatas:  # (the plan holds the tuple: its id is not reused)
-            return True
-        number = zone_number + (tail or rel[::-2])
-        shape = (wildcard, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services, rd.regexp.replace(number, "0"),
-                 rd.replacement)
-        found = shape in self.shapes
-        if not found:
-            self.shapes.add(shape)
-        if has_run(rd.regexp) is None:
-            self.known[key] = rdatas
-        return found
 
 
 def _number_shape(rrset: RRset, zone: str, zone_number: str) -> tuple[object, ...] | None:

@@ -665,14 +665,17 @@ def failed_to_dict(f: FailedElement) -> dict[str, Any]:
 
 def element_simulation(
     topology: Topology, element_id: str, engine: Engine, storm_index: StormIndex | None = None,
-    risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
+    risks: dict[str, dict[str, tuple[str, ...]]] | None = None, outcome: Outcome | None = None,
 ) -> tuple[FailedElement, str, MovedUsers]:
     """What ``simulate(topology, [element_id], engine, storm=False)`` reports of its failed element:
     that element (``report.failed[0]``), the verdict and who moves (``report.moved``), computed
     alike but without the survivors' load rows, the local networks and the other figures of the
-    whole report (the plan's element pages read only these, for every element of the network)."""
+    whole report (the plan's element pages read only these, for every element of the network).
+    ``outcome``: ``engine.evaluate({element_id}, detail=True)`` when the caller has it already
+    (``run_scenarios(…, element_outcomes=…)``)."""
     _sites, elements = resolve_ids(topology, [element_id], None, risks)  # (an ambiguous id: the same error)
-    outcome = engine.evaluate(elements, detail=True)
+    if outcome is None:
+        outcome = engine.evaluate(elements, detail=True)
     failed = [
         _failed_element(topology, engine, outcome, topology.elements[e])
         for e in sorted(elements, key=lambda x: (_type_order(topology.elements[x]), x))
