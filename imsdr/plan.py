@@ -29,6 +29,7 @@ from imsdr.runbook.context import Analyses, build_context
 
 if TYPE_CHECKING:
     from imsdr.analysis import Analysis
+    from imsdr.capacity.engine import Outcome
     from imsdr.capacity.storm import MovedUsers
     from imsdr.model.topology import Topology
     from imsdr.output.atomic import OutputTarget, WrittenDigests
@@ -204,10 +205,11 @@ def capacity_appendix(raw: dict[str, Any]) -> dict[str, Any]:
 def _scenarios(pipe: Pipeline) -> None:
     """Depth-1 scenarios, and a simulation of every site and every element for the runbook pages."""
     from imsdr.scenarios.run import run_scenarios, scenarios_to_dict
-    from imsdr.scenarios.simulate import simulate, simulation_to_dict
+    from imsdr.scenarios.simulate import element_simulation, failed_to_dict, simulate, simulation_to_dict
 
     topo, eng = pipe.topology, pipe.analysis.engine
-    pipe.scenarios_report = run_scenarios(topo, 1, engine=eng)
+    outcomes: dict[str, Outcome] = {}  # element id -> its failure's outcome (with detail), for its simulation
+    pipe.scenarios_report = run_scenarios(topo, 1, engine=eng, element_outcomes=outcomes)
     raw = scenarios_to_dict(pipe.scenarios_report)
     pipe.raw["scenarios"] = raw
     site_rows = [r for r in raw["scenarios"] if r["kind"] == "site"]
@@ -241,8 +243,11 @@ def _scenarios(pipe: Pipeline) -> None:
             pipe.analyses.element_rows[row["failed"][0]] = {
                 "verdict": row["verdict"], "switchover_s": row["switchover_s"]}
     for el_id in simulated_elements(topo):
-        report = simulate(topo, [el_id], eng, storm_index=storms, risks=risks, storm=False)
-        pipe.analyses.element_failures[el_id] = element_failure(simulation_to_dict(report), report.moved)
+        # (what simulate(…, storm=False) reports of the element, without the survivors' rows)
+        failed, verdict, moved = element_simulation(topo, el_id, eng, storm_index=storms, risks=risks,
+                                                    outcome=outcomes.get(el_id))
+        pipe.analyses.element_failures[el_id] = element_failure(
+            {"failed": [failed_to_dict(failed)], "verdict": verdict, "storm": None}, moved)
 
 
 def simulated_elements(topo: Topology) -> list[str]:

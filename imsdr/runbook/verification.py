@@ -46,6 +46,12 @@ def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, 
     rrset = memo.lookup(plan, view, qname, rdtype)
     if rrset is None:
         return None
+    return _checked(rrset, server, view, qname, rdtype, purpose, ordered, source, memo)
+
+
+def _checked(rrset: Any, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str, ordered: bool,
+             source: str | None, memo: _CheckMemo) -> dict[str, Any]:
+    """The check of :func:`_check` once its answer ``rrset`` is found."""
     if source is None:
         source = memo.source(view) if view.kind != "default" else None
     command = f"dig @{server}"
@@ -124,7 +130,8 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
     if not servers:
         return {}
     server = servers[0]["address"]
-    check = partial(_check, plan, server, memo=_CheckMemo())
+    memo = _CheckMemo()
+    check = partial(_check, plan, server, memo=memo)
     transports = [t.value for t in topo.network.dns.transports]
     srv_label = SRV_LABELS[transports[0]] if transports else "_sip._udp"
     primary = topo.network.primary_domain
@@ -166,20 +173,24 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
         if key is not None:
             domain = home_domain_of(topo, plan.home_domains, members)  # where the plan publishes it
             group_names.append((group, key, f"{srv_label}.{group.spec.dns_name}.{domain}"))
+    lookup = memo.lookup
     for view in site_views:
         site = topo.sites[view.subject]
         add("cscf", check(view, f"{srv_label}.{primary}", "SRV",
                            f"Core elements at {site.name} ({site.id}) reach the I-CSCFs of their own "
                            "site first.",
                            True))
+        # the SBCs are the P-CSCFs' clients: ask from an SBC's core side (its site's SBC view)
+        # when the site has one
+        pcscf_source = sbc_core.get(site.id)
+        pcscf_asked = sbc_views.get(site.id, view) if pcscf_source is not None else view
         for group, key, qname in group_names:
-            # the SBCs are the P-CSCFs' clients: ask from an SBC's core side (its site's SBC view)
-            # when the site has one
-            source = sbc_core.get(site.id) if key == "pcscf" else None
-            asked = sbc_views.get(site.id, view) if source is not None else view
-            add(key, check(asked, qname, "SRV",
-                            f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
-                            "same site first, then same region, then the rest.", True, source))
+            source, asked = (pcscf_source, pcscf_asked) if key == "pcscf" else (None, view)
+            rrset = lookup(plan, asked, qname, "SRV")  # (~100,000 queries nationally: the text only when answered)
+            if rrset is not None:
+                add(key, _checked(rrset, server, asked, qname, "SRV",
+                                  f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
+                                  "same site first, then same region, then the rest.", True, source, memo))
     add("cscf", check(probe_view, primary, "NAPTR",
                        f"The home domain {primary} publishes its SIP transports (RFC 3263).", True))
 

@@ -79,15 +79,20 @@ def gates(topology: Topology, row: ScenarioRow) -> bool:
 
 
 def run_scenarios(
-    topology: Topology, depth: int = 1, progress: Progress | None = None, engine: Engine | None = None
+    topology: Topology, depth: int = 1, progress: Progress | None = None, engine: Engine | None = None,
+    element_outcomes: dict[str, Outcome] | None = None,
 ) -> ScenariosReport:
+    """Every scenario to ``depth``. ``element_outcomes`` (a dict the caller passes in): each single
+    element's outcome is evaluated with its detail (who takes over what: the rows are the same) and
+    kept there by element id, for the caller's own simulations of those elements."""
     if depth not in (1, 2):
         raise ImsdrError(f"--depth must be 1 or 2, got {depth}")
     with cyclic_gc_paused():  # ~13,000 rows nationally at depth 2, none of them garbage
-        return _run(topology, depth, progress, engine)
+        return _run(topology, depth, progress, engine, element_outcomes)
 
 
-def _run(topology: Topology, depth: int, progress: Progress | None, engine: Engine | None) -> ScenariosReport:
+def _run(topology: Topology, depth: int, progress: Progress | None, engine: Engine | None,
+         element_outcomes: dict[str, Outcome] | None = None) -> ScenariosReport:
     eng = engine or Engine(topology, exact_numbers=False)
     sites = sorted(topology.sites)
     pairs = list(itertools.combinations(sites, 2)) if depth == 2 else []
@@ -129,7 +134,9 @@ def _run(topology: Topology, depth: int, progress: Progress | None, engine: Engi
         tick()
     for el_id in sorted(eng.ids):
         sid = f"element:{el_id}"
-        outcome = eng.evaluate({eng.index[el_id]})
+        outcome = eng.evaluate({eng.index[el_id]}, detail=element_outcomes is not None)
+        if element_outcomes is not None:
+            element_outcomes[el_id] = outcome
         rows.append(_row(eng, sid, "element", 1, (el_id,), outcome, tracker))
         tick()
     footprint = _Footprints(eng, site_outcomes) if pairs else None

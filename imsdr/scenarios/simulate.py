@@ -610,29 +610,7 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
         "unserved_erlangs": report.unserved_erlangs,
         "unserved_by_service": dict(report.unserved_by_service),
         "storm": None if report.storm is None else storm_to_dict(report.storm),
-        "failed": [
-            {
-                "id": f.id,
-                "type": f.element_type,
-                "site": f.site,
-                "load": f.load,
-                "unit": f.unit,
-                "takeover": list(f.takeover),
-                "takeover_how": f.takeover_how,
-                "unserved": f.unserved,
-                "switchover": None
-                if f.switchover is None
-                else {
-                    "seconds": f.switchover.seconds,
-                    "parts": [
-                        {"name": p.name, "seconds": p.seconds, "how": p.how} for p in f.switchover.parts
-                    ],
-                },
-                "impact": list(f.impact),
-                "failback": list(f.failback),
-            }
-            for f in report.failed
-        ],
+        "failed": [failed_to_dict(f) for f in report.failed],
         "survivors": {gid: list(members) for gid, members in report.survivors},
         "loads": [
             {
@@ -659,6 +637,50 @@ def simulation_to_dict(report: SimulationReport) -> dict[str, Any]:
             for ln in report.local_networks
         ],
     }
+
+
+def failed_to_dict(f: FailedElement) -> dict[str, Any]:
+    """JSON data of one failed element (an entry of :func:`simulation_to_dict`'s ``failed``)."""
+    return {
+        "id": f.id,
+        "type": f.element_type,
+        "site": f.site,
+        "load": f.load,
+        "unit": f.unit,
+        "takeover": list(f.takeover),
+        "takeover_how": f.takeover_how,
+        "unserved": f.unserved,
+        "switchover": None
+        if f.switchover is None
+        else {
+            "seconds": f.switchover.seconds,
+            "parts": [
+                {"name": p.name, "seconds": p.seconds, "how": p.how} for p in f.switchover.parts
+            ],
+        },
+        "impact": list(f.impact),
+        "failback": list(f.failback),
+    }
+
+
+def element_simulation(
+    topology: Topology, element_id: str, engine: Engine, storm_index: StormIndex | None = None,
+    risks: dict[str, dict[str, tuple[str, ...]]] | None = None, outcome: Outcome | None = None,
+) -> tuple[FailedElement, str, MovedUsers]:
+    """What ``simulate(topology, [element_id], engine, storm=False)`` reports of its failed element:
+    that element (``report.failed[0]``), the verdict and who moves (``report.moved``), computed
+    alike but without the survivors' load rows, the local networks and the other figures of the
+    whole report (the plan's element pages read only these, for every element of the network).
+    ``outcome``: ``engine.evaluate({element_id}, detail=True)`` when the caller has it already
+    (``run_scenarios(…, element_outcomes=…)``)."""
+    _sites, elements = resolve_ids(topology, [element_id], None, risks)  # (an ambiguous id: the same error)
+    if outcome is None:
+        outcome = engine.evaluate(elements, detail=True)
+    failed = [
+        _failed_element(topology, engine, outcome, topology.elements[e])
+        for e in sorted(elements, key=lambda x: (_type_order(topology.elements[x]), x))
+    ]
+    return failed[0], outcome.verdict, moved_users(topology, engine, outcome, storm_index)
 
 
 def _province_name(topology: Topology, el: Element) -> str:
