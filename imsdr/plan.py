@@ -554,16 +554,18 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
     if jobs > 1:
         from imsdr.output.beside import Beside
 
-        def beside() -> WrittenDigests:
-            return _write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, SILENT)
+        def beside() -> list[list[int | str]]:
+            written = WrittenDigests()  # (the child's own: its rows go back to this process)
+            _write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, SILENT, written)
+            return written.rows()
 
         with Beside(beside, "writing runbooks/ and diameter/") as child:
             _write_dns_and_monitoring(pipe, root, previous, digests)
             with stages.stage("runbooks/ and diameter/ (written alongside)"):
-                digests.update(child.result())
+                digests.add_rows(child.result())
     else:
         # runbooks first: a template error stops the run before dns/ is written
-        digests.update(_write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, stages))
+        _write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, stages, digests)
         _write_dns_and_monitoring(pipe, root, previous, digests)
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
@@ -573,19 +575,16 @@ def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
 
 def _write_runbooks_and_diameter(pipe: Pipeline, root: Path, availability: dict[str, str],
                                  templates_dir: Path | None, limits: TemplateLimits | None,
-                                 stages: Stages) -> WrittenDigests:
-    """runbooks/ (the pages and the availability report) and diameter/; the digests of what it wrote."""
-    from imsdr.output.atomic import WrittenDigests
+                                 stages: Stages, digests: WrittenDigests) -> None:
+    """runbooks/ (the pages and the availability report) and diameter/, each file's digest recorded."""
     from imsdr.runbook.render import write_pages
 
-    digests = WrittenDigests()
     with stages.stage("runbook pages"):
         pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
     with stages.stage("writing runbooks/"):
         write_pages(root / "runbooks", {**pages, **availability}, digests)
     with stages.stage("writing diameter/"):
         _write_diameter(pipe, root / "diameter", digests)
-    return digests
 
 
 def _write_dns_and_monitoring(pipe: Pipeline, root: Path, previous: Path | None, digests: WrittenDigests) -> None:

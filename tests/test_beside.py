@@ -34,16 +34,32 @@ def test_an_imsdr_error_is_raised_again_with_its_problems() -> None:
     with pytest.raises(InventoryError) as caught, Beside(fail, "failing") as child:
         child.result()
     assert caught.value.problems == [problem] and str(caught.value) == str(problem)
+    assert caught.value.message == "bad inventory"
 
 
-def test_an_exception_that_cannot_be_pickled_arrives_as_text() -> None:
-    class Local(Exception):  # (a local class cannot be pickled)
+def test_any_other_exception_arrives_as_its_traceback_text() -> None:
+    class Local(Exception):
         pass
 
     def fail() -> None:
         raise Local("the reason")
 
-    with pytest.raises(ChildFailed, match="the reason"), Beside(fail, "failing") as child:
+    with pytest.raises(ChildFailed, match=r"(?s)Traceback.*Local: the reason"), Beside(fail, "failing") as child:
+        child.result()
+
+
+def test_only_plain_data_comes_back() -> None:
+    with pytest.raises(ChildFailed, match="not JSON serializable"), Beside(lambda: {1, 2}, "a set") as child:
+        child.result()
+    with Beside(lambda: {"page.md": "ç ≥ 中文 \ud800"}, "text") as child:
+        assert child.result() == {"page.md": "ç ≥ 中文 \ud800"}
+
+
+def test_an_interrupt_in_the_child_is_an_interrupt_here() -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), Beside(interrupted, "waiting") as child:
         child.result()
 
 

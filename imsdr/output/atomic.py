@@ -57,9 +57,14 @@ class WrittenDigests:
         info = os.fstat(fd)
         self._files[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns, sha256)
 
-    def update(self, other: WrittenDigests) -> None:
-        """Add the files ``other`` recorded (written by another process of the same run)."""
-        self._files.update(other._files)
+    def rows(self) -> list[list[int | str]]:
+        """What was recorded, as plain data (a child process of the run sends it to the parent)."""
+        return [[dev, ino, size, mtime, sha256] for (dev, ino), (size, mtime, sha256) in self._files.items()]
+
+    def add_rows(self, rows: list[list[int | str]]) -> None:
+        """Add what :meth:`rows` of another process of the same run gave."""
+        for dev, ino, size, mtime, sha256 in rows:
+            self._files[(int(dev), int(ino))] = (int(size), int(mtime), str(sha256))
 
     def digest_of(self, info: os.stat_result) -> str | None:
         known = self._files.get((info.st_dev, info.st_ino))

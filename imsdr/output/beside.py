@@ -5,12 +5,13 @@ and runbooks/ (with the availability report). Each takes seconds nationally and 
 the other, so on a machine with a second CPU the child renders and writes runbooks/ while the
 parent writes dns/. The child starts from the parent's computed model (``fork`` shares it
 copy-on-write: nothing is recomputed, so both halves read the same model) and hands back only
-what the parent needs — here the digests of the files it wrote.
+what the parent needs — the availability pages, the digests of the files it wrote.
 
-The result travels through an anonymous pipe that only this process and its child hold, so the
-pickle on it is our own memory crossing a process boundary, never data read from a file. An
-exception in the child is raised again in the parent (an :class:`~imsdr.errors.ImsdrError` with
-its problems, exit 2 as ever); a child that dies is reported as such. The child never returns
+The result travels as JSON through an anonymous pipe that only this process and its child hold:
+plain data both ways, never code (imsdr loads no pickle, here neither). An
+:class:`~imsdr.errors.ImsdrError` in the child is raised again in the parent with its message and
+problems (exit 2 as ever), an interrupt as an interrupt; anything else, or a child that dies, is a
+:class:`ChildFailed` saying what happened. The child never returns
 into the caller's code: it leaves with ``os._exit`` whatever happens, so no buffered output,
 ``atexit`` handler or test runner runs twice.
 """
@@ -18,14 +19,17 @@ into the caller's code: it leaves with ``os._exit`` whatever happens, so no buff
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-import pickle
 import signal
 import sys
 import traceback
 from collections.abc import Callable
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from imsdr.diagnostics import Problem
 
 T = TypeVar("T")
 
@@ -44,7 +48,8 @@ class ChildFailed(RuntimeError):
 
 class Beside(Generic[T]):
     """``with Beside(work) as child: …; result = child.result()`` — ``work()`` runs in a child
-    process from ``__enter__`` on; leaving the block without :meth:`result` stops the child."""
+    process from ``__enter__`` on and returns what ``json`` can write (the parent gets it as
+    ``json`` reads it back); leaving the block without :meth:`result` stops the child."""
 
     def __init__(self, work: Callable[[], T], what: str) -> None:
         self._work = work
@@ -81,10 +86,10 @@ class Beside(Generic[T]):
             code = os.waitstatus_to_exitcode(status)
             how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
             raise ChildFailed(f"the process {self._what} {how} before it finished")
-        outcome, value = pickle.loads(b"".join(chunks))  # (from our own child: see the module docstring)
-        if outcome == "error":
-            raise value
-        return value
+        message = json.loads(b"".join(chunks))
+        if "ok" in message:
+            return message["ok"]  # type: ignore[no-any-return]
+        raise _exception(message)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -99,16 +104,38 @@ class Beside(Generic[T]):
 
 
 def _send(fd: int, work: Callable[[], object]) -> None:
+    from imsdr.errors import ImsdrError
+
     try:
-        message = ("ok", work())
-    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-        message = ("error", exc)
-    try:
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - an exception that will not pickle still reaches the parent, as text
-        text = "".join(traceback.format_exception(message[1])) if message[0] == "error" else "an unpicklable result"
-        data = pickle.dumps(("error", ChildFailed(text)), protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(data)
+        message: dict[str, object] = {"ok": work()}
+        data = json.dumps(message)
+    except ImsdrError as exc:
+        data = json.dumps({"error": type(exc).__name__, "message": exc.message,
+                           "problems": [_problem_row(p) for p in exc.problems]})
+    except KeyboardInterrupt:
+        data = json.dumps({"interrupted": True})
+    except BaseException as exc:  # noqa: BLE001 - everything else goes back to the parent, as text
+        data = json.dumps({"failed": "".join(traceback.format_exception(exc))})
+    view = memoryview(data.encode("ascii"))  # (json escapes everything else)
     while view:
         view = view[os.write(fd, view):]
     os.close(fd)
+
+
+def _problem_row(problem: Problem) -> list[object]:
+    where = problem.location
+    return [[where.file, where.line, where.column] if where else None, problem.path, problem.message]
+
+
+def _exception(message: dict[str, object]) -> BaseException:
+    from imsdr.diagnostics import Location, Problem
+    from imsdr.errors import ImsdrError, InventoryError, RenderError
+
+    if "interrupted" in message:
+        return KeyboardInterrupt()
+    if "error" in message:
+        kind = {"InventoryError": InventoryError, "RenderError": RenderError}.get(str(message["error"]), ImsdrError)
+        problems = [Problem(Location(*where) if where else None, path, text)
+                    for where, path, text in message["problems"]]  # type: ignore[attr-defined]
+        return kind(str(message["message"]), problems)
+    return ChildFailed(str(message["failed"]))
