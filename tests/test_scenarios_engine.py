@@ -359,3 +359,18 @@ def test_a_given_storm_index_is_the_only_one(monkeypatch: pytest.MonkeyPatch) ->
     assert built == []
     simulate(topo, ["sbc-hill"], eng, storm=False)
     assert len(built) == 1  # (the count sees a simulation that is given none)
+
+
+@pytest.mark.parametrize("with_outcome", [False, True])
+def test_element_simulation_is_what_simulate_reports_of_the_element(province, with_outcome: bool) -> None:  # type: ignore[no-untyped-def]
+    """The plan's element pages read element_simulation; simulate must tell the same about each element."""
+    from imsdr.scenarios.simulate import element_simulation, failed_to_dict
+
+    eng = Engine(province)
+    outcomes: dict = {}
+    run_scenarios(province, 1, engine=eng, element_outcomes=outcomes if with_outcome else None)
+    for el_id in sorted(province.elements):
+        report = simulate(province, [el_id], eng, storm=False)
+        failed, verdict, moved = element_simulation(province, el_id, eng, outcome=outcomes.get(el_id))
+        assert failed_to_dict(failed) == simulation_to_dict(report)["failed"][0]
+        assert verdict == report.verdict and moved == report.moved, el_id
