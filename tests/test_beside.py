@@ -98,6 +98,23 @@ def test_buffered_output_and_exit_handlers_run_once(tmp_path: Path) -> None:
     assert result.stdout == "before 42\natexit\n"
 
 
+def test_the_child_writes_nothing_on_stdout_and_its_warnings_reach_stderr(tmp_path: Path) -> None:
+    script = textwrap.dedent("""
+        import sys, warnings
+        from imsdr.output.beside import Beside
+        def work():
+            print("from the child")
+            warnings.warn("a warning of the child")
+            return 1
+        with Beside(work, "printing") as child:
+            print(child.result())
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "1\n" and "a warning of the child" in result.stderr
+
+
 def test_a_large_result_does_not_deadlock() -> None:
     big = "x" * (8 << 20)  # far beyond a pipe's buffer: the child blocks until the parent reads
     with Beside(lambda: big, "copying") as child:

@@ -66,8 +66,14 @@ class Beside(Generic[T]):
         if pid == 0:  # the child
             try:
                 os.close(read)
+                # its own stdio objects: a thread of the parent (the progress display) may have held
+                # their locks at the fork, and stdout is the parent's data alone
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
+                sys.stderr = os.fdopen(os.dup(2), "w", errors="backslashreplace")
                 _send(write, self._work)
             finally:
+                with contextlib.suppress(BaseException):  # (what the child warned; it leaves with _exit)
+                    sys.stderr.flush()
                 os._exit(0)
         os.close(write)
         self._pid, self._read = pid, read
