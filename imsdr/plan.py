@@ -246,8 +246,7 @@ def _scenarios(pipe: Pipeline) -> None:
         # (what simulate(…, storm=False) reports of the element, without the survivors' rows)
         failed, verdict, moved = element_simulation(topo, el_id, eng, storm_index=storms, risks=risks,
                                                     outcome=outcomes.get(el_id))
-        pipe.analyses.element_failures[el_id] = element_failure(
-            {"failed": [failed_to_dict(failed)], "verdict": verdict, "storm": None}, moved)
+        pipe.analyses.element_failures[el_id] = element_failure(failed_to_dict(failed), verdict, moved)
 
 
 def simulated_elements(topo: Topology) -> list[str]:
@@ -288,13 +287,13 @@ def _slowest(failed: list[dict[str, Any]]) -> dict[str, Any] | None:
     return best
 
 
-def element_failure(sim: dict[str, Any], moved: MovedUsers | None = None) -> dict[str, Any]:
-    """One element's simulation, as the type pages read it. ``moved``: the simulation's
-    :class:`~imsdr.capacity.storm.MovedUsers` (``simulate(storm=False)``), given as its storm:
-    the failback actions read only who moves (imsdr.runbook.actions.storm)."""
+def element_failure(failed: dict[str, Any], verdict: str, moved: MovedUsers) -> dict[str, Any]:
+    """One element's simulation, as the type pages read it: ``failed`` the element's entry
+    (:func:`~imsdr.scenarios.simulate.failed_to_dict`), the verdict, and who moves (the failback
+    actions read only that of the storm: imsdr.runbook.actions.storm)."""
     from imsdr.capacity.storm import moved_to_dict
 
-    f = sim["failed"][0]
+    f = failed
     timeline = _timeline(f)
     return {
         "element": f["id"],
@@ -304,14 +303,13 @@ def element_failure(sim: dict[str, Any], moved: MovedUsers | None = None) -> dic
         "switchover_s": f["switchover"]["seconds"] if f.get("switchover") else None,
         "formula": _formula(f),
         "timeline": timeline,
-        "verdict": sim["verdict"],
+        "verdict": verdict,
         "unserved": f["unserved"],
         "unit": f["unit"],
         "impact": list(f["impact"]),
         "failback": list(f["failback"]),
         "load": f["load"],
-        # the traffic model's storm (imsdr.capacity.storm.storm_to_dict), or of it who moves
-        "storm": sim.get("storm") if moved is None else moved_to_dict(moved),
+        "storm": moved_to_dict(moved),  # (of the traffic model's storm, who moves)
     }
 
 
@@ -783,13 +781,12 @@ def check_plan(
     """
     from imsdr.untrusted import UntrustedTree
 
-    background = contextlib.ExitStack()
-    tmp = None
-    try:
+    with contextlib.ExitStack() as background:
         pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
                        enum_exceptions=enum_exceptions, background=background if jobs > 1 else None)
         out = Path(out)
         tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
+        background.callback(shutil.rmtree, tmp, ignore_errors=True)
         fresh = tmp / "plan"
         fresh.mkdir()
         with UntrustedTree(out, str(out)) as old:
@@ -799,10 +796,6 @@ def check_plan(
                 diff = _diff(old, new, str(out))
                 diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)
         return summary, diff
-    finally:
-        background.close()
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _trusted_previous(old: UntrustedTree, out: Path) -> Path | None:

@@ -1445,10 +1445,7 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
     origins = plan.origins
     skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
-    # zone name -> (nodes so far, exceptions counted, the relative wildcards holding a NAPTR); the
-    # zone's own rrsets indexed first
-    touched: dict[str, tuple[set[str], list[int], set[str]]] = {}
-    wilds: dict[str, tuple[NAPTR]] = {}  # zone -> its block's wildcard NAPTR
+    touched: dict[str, _ExceptionFill] = {}  # zone name -> what its exceptions made so far
     for row in exceptions.rows if exceptions is not None else ():
         number = row.number
         zone = None
@@ -1461,21 +1458,17 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
             continue
         name = zone.name
         block = zone.blocks[0]
-        state = touched.get(name)
-        if state is None:
-            suffix = "." + name
-            state = touched[name] = (set(existing_nodes(zone)), [
-                sum(1 for k in zone.rrsets if k[1] == "NAPTR" and not k[0].startswith("*."))],
-                {n[: -len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
-                 and n.endswith(suffix)})
-        nodes, counted, wilded = state
+        fill = touched.get(name)
+        if fill is None:
+            fill = touched[name] = _ExceptionFill.of(zone)
+        nodes, wilded = fill.nodes, fill.wildcards
         rest = number[len(block.prefix):]
         rel = ".".join(rest[::-1])
         owner = f"{rel}.{name}"
         rrsets = zone.rrsets
         key = (owner, "NAPTR")
         if key not in rrsets:
-            counted[0] += 1
+            fill.exceptions += 1
         rrsets[key] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
         origins[(name, owner, "NAPTR")] = origin
         node = rel  # the owner and its ancestors (the empty non-terminals)
@@ -1483,33 +1476,46 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
             nodes.add(node)
             dot = node.find(".")
             node = node[dot + 1:] if dot >= 0 else ""
-        first = _fill_from(block, rest)
-        if first:
-            size, wild = len(rel), None
-            for j in range(first, len(rest)):  # the wildcard below each ancestor rest[:j]
-                wrel = "*." + rel[size - 2 * j + 1:]
-                if wrel in wilded:  # (stored already: most ancestors are shared with earlier rows)
-                    continue
-                wilded.add(wrel)  # (not stored before: every NAPTR wildcard of the zone is in wilded)
-                nodes.add(wrel)
-                if wild is None:
-                    wild = wilds.get(name)
-                    if wild is None:  # (one tuple per zone, shared by its wildcards)
-                        wild = wilds[name] = (block.naptr(),)
-                wname = f"{wrel}.{name}"
-                rrsets[(wname, "NAPTR")] = RRset(wname, "NAPTR", block.ttl, wild)
+        size = len(rel)
+        for j in range(_fill_from(block, rest) or len(rest), len(rest)):  # the wildcard below each ancestor rest[:j]
+            wrel = "*." + rel[size - 2 * j + 1:]
+            if wrel in wilded:  # (stored already: most ancestors are shared with earlier rows)
+                continue
+            wilded.add(wrel)
+            nodes.add(wrel)
+            wname = f"{wrel}.{name}"
+            rrsets[(wname, "NAPTR")] = RRset(wname, "NAPTR", block.ttl, fill.wildcard)
         if block.style == "numbers" and block.covers(number):
             skipped.setdefault(name, set()).add(int(number))
     for name, numbers in skipped.items():  # (once per block: a set union per row would be quadratic)
         zone = plan.zones[name]
         zone.blocks[0] = _skipping(zone.blocks[0], numbers)
-    for name, (nodes, counted, _) in touched.items():
+    for name, fill in touched.items():
         zone = plan.zones[name]
-        zone.purpose += f"; {counted[0]} provisioned exception(s)"
-        zone.nodes = frozenset(nodes)
+        zone.purpose += f"; {fill.exceptions} provisioned exception(s)"
+        zone.nodes = frozenset(fill.nodes)
     for zone in plan.zones.values():
         if zone.kind == "enum" and zone.name not in touched:
             zone.nodes = existing_nodes(zone)
+
+
+@dataclass
+class _ExceptionFill:
+    """What the exceptions of one ENUM zone made so far (``apply_exceptions``)."""
+
+    nodes: set[str]  # the zone's existing names: its own rrsets' first, then each owner, ancestor, wildcard
+    exceptions: int  # per-number NAPTRs (not wildcards)
+    wildcards: set[str]  # NAPTR wildcards stored, relative to the apex ("*.3.2")
+    wildcard: tuple[NAPTR]  # the block's wildcard answer, one tuple shared by them all
+
+    @classmethod
+    def of(cls, zone: ZonePlan) -> _ExceptionFill:
+        suffix = "." + zone.name
+        return cls(set(existing_nodes(zone)),
+                   sum(1 for n, t in zone.rrsets if t == "NAPTR" and not n.startswith("*.")),
+                   {n[:-len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
+                    and n.endswith(suffix)},
+                   (zone.blocks[0].naptr(),))
 
 
 def _skipping(block: EnumBlockPlan, numbers: set[int]) -> EnumBlockPlan:
