@@ -62,9 +62,25 @@ class Pipeline:
     raw: dict[str, Any] = field(default_factory=dict)  # the stages' JSON dicts
     drain: tuple[str, ...] = ()  # element/site ids: dns/ is rendered in their drained state
     stages: Stages = SILENT  # told of each step as it starts (the CLI shows progress)
-    # the availability pages (availability_pages) being computed by a forked child, from the
-    # loaded model on: analyse(…, background=…) starts it, render_tree takes its result
-    availability_child: Beside[dict[str, str]] | None = None
+
+
+@dataclass
+class PlanTree:
+    """The directory a plan is written into, and the forked children writing parts of it.
+
+    With ``children`` (an open ExitStack; ``plan --jobs 2``) :func:`run_analyses` starts each part
+    as soon as what it reads is computed, while this process goes on with the analyses: the
+    availability pages and diameter/ once the model is loaded, dns/ and monitoring/ once the check
+    has built the capacity report. :func:`render_tree` writes the rest and collects their digests.
+    Leaving the stack stops whatever still runs."""
+
+    root: Path
+    previous: Path | None = None  # the tree being replaced (its dns/ keeps the serials of unchanged zones)
+    children: contextlib.ExitStack | None = None
+    # {"pages": the availability pages, "digests": rows of the files it wrote (diameter/)}
+    availability: Beside[dict[str, Any]] | None = None
+    # {"dns_summary": what plan.json says of dns/, "digests": rows of dns/ and monitoring/}
+    dns: Beside[dict[str, Any]] | None = None
 
 
 def load_topology(path: str | os.PathLike[str]) -> Topology:
@@ -443,45 +459,56 @@ def findings_from_dict(topo: Topology, raw: dict[str, Any], today: dt.date | Non
 
 def analyse(path: str | os.PathLike[str], *, today: dt.date | None = None,
             fail_on: str = "error", drain: tuple[str, ...] = (), stages: Stages = SILENT,
-            enum_exceptions: Path | None = None, background: contextlib.ExitStack | None = None) -> Pipeline:
+            enum_exceptions: Path | None = None) -> Pipeline:
     """Load the inventory (and the ENUM exceptions file, if given) and run every analysis the
-    renderers need; ``stages`` is told of each.
-
-    ``background``: the availability report needs only the loaded model, so a forked child
-    computes its pages meanwhile (``Pipeline.availability_child``); leaving the stack stops it."""
-    from imsdr.analysis import cyclic_gc_paused
-
-    with cyclic_gc_paused():  # hundreds of thousands of model objects, plan records and checks: none garbage
-        return _analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
-                        enum_exceptions=enum_exceptions, background=background)
+    renderers need; ``stages`` is told of each."""
+    pipe = load_pipeline(path, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
+    run_analyses(pipe, today=today, fail_on=fail_on)
+    return pipe
 
 
-def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: str,
-             drain: tuple[str, ...], stages: Stages, enum_exceptions: Path | None,
-             background: contextlib.ExitStack | None) -> Pipeline:
-    from imsdr.analysis import Analysis
-    from imsdr.dns.lint import PlanLint
-    from imsdr.dns.plan import build_dns_plan
-    from imsdr.runbook.verification import dns_checks, dns_servers
+def load_pipeline(path: str | os.PathLike[str], *, drain: tuple[str, ...] = (), stages: Stages = SILENT,
+                  enum_exceptions: Path | None = None) -> Pipeline:
+    """The loaded inventory (and ENUM exceptions), with the drained ids resolved: every input
+    error is raised here, before anything is computed or written."""
+    from imsdr.analysis import Analysis, cyclic_gc_paused
 
-    with stages.stage(f"loading {path}"):
+    with cyclic_gc_paused(), stages.stage(f"loading {path}"):  # (hundreds of thousands of objects, none garbage)
         topo = load_topology(path)
         if enum_exceptions is not None:
             from imsdr.dns.enum_exceptions import load_enum_exceptions
 
             topo.enum_exceptions = load_enum_exceptions(Path(enum_exceptions), topo.inventory.enum_blocks)
-    analyses = Analyses()
-    pipe = Pipeline(str(path), topo, Analysis(topo), analyses, drain=drain, stages=stages)
     if drain:
         from imsdr.dns.drain import resolve_drain
 
         resolve_drain(topo, drain)  # unknown ids: usage error before any analysis
-    if background is not None:
+    return Pipeline(str(path), topo, Analysis(topo), Analyses(), drain=drain, stages=stages)
+
+
+def run_analyses(pipe: Pipeline, *, today: dt.date | None = None, fail_on: str = "error",
+                 tree: PlanTree | None = None) -> None:
+    """Every analysis the renderers read, in order; with ``tree.children``, the parts of the tree
+    that need no more than what is computed so far are started in forked children (:class:`PlanTree`)."""
+    from imsdr.analysis import cyclic_gc_paused
+
+    with cyclic_gc_paused():  # the model, plan records and checks: none garbage
+        _run_analyses(pipe, today, fail_on, tree if tree is not None and tree.children is not None else None)
+
+
+def _run_analyses(pipe: Pipeline, today: dt.date | None, fail_on: str, forking: PlanTree | None) -> None:
+    from imsdr.dns.lint import PlanLint
+    from imsdr.dns.plan import build_dns_plan
+    from imsdr.runbook.verification import dns_checks, dns_servers
+
+    topo, analyses, stages = pipe.topology, pipe.analyses, pipe.stages
+    if forking is not None:
         from imsdr.output.beside import Beside
 
-        pipe.availability_child = background.enter_context(
-            Beside(lambda: availability_pages(pipe), "computing the availability report"))
-
+        assert forking.children is not None
+        forking.availability = forking.children.enter_context(
+            Beside(lambda: _availability_and_diameter(pipe, forking.root),
+                   "computing the availability report and writing diameter/"))
     with stages.stage("DNS plan"):
         pipe.dns_plan = build_dns_plan(topo)
         pipe.dns_lint = PlanLint(pipe.dns_plan)
@@ -489,9 +516,11 @@ def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: st
         pipe.check_report, pipe.raw["check"] = _check(pipe.analysis, today, fail_on, pipe.dns_lint)
         analyses.findings = findings_from_dict(topo, pipe.raw["check"], today)
         analyses.verdicts["check"] = _check_verdict(pipe.raw["check"])
-
     with stages.stage("capacity"):
         _capacity(pipe)
+    if forking is not None:  # (monitoring/ reads the capacity report; dns/ the lint the check filled)
+        forking.dns = forking.children.enter_context(
+            Beside(lambda: _dns_and_monitoring(pipe, forking), "writing dns/ and monitoring/"))
     with stages.stage("scenarios"):
         _scenarios(pipe)
 
@@ -500,9 +529,25 @@ def _analyse(path: str | os.PathLike[str], *, today: dt.date | None, fail_on: st
         analyses.dns_servers = dns_servers(topo)
         from imsdr.runbook.actions import build_actions
 
-        analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(str(path)).name,
+        analyses.actions = build_actions(topo, pipe.dns_plan, analyses.dns_checks, Path(pipe.inventory_path).name,
                                          analyses.element_failures, analyses.site_failures)
-    return pipe
+
+
+def _availability_and_diameter(pipe: Pipeline, root: Path) -> dict[str, Any]:
+    from imsdr.output.atomic import WrittenDigests
+
+    pages = availability_pages(pipe)
+    written = WrittenDigests()  # (the child's own: its rows go back to the parent)
+    _write_diameter(pipe, root / "diameter", written)
+    return {"pages": pages, "digests": written.rows()}
+
+
+def _dns_and_monitoring(pipe: Pipeline, tree: PlanTree) -> dict[str, Any]:
+    from imsdr.output.atomic import WrittenDigests
+
+    written = WrittenDigests()
+    _write_dns_and_monitoring(pipe, tree.root, tree.previous, written, SILENT)  # (stages: the parent's)
+    return {"dns_summary": pipe.raw["dns_summary"], "digests": written.rows()}
 
 
 def _check_verdict(raw: dict[str, Any]) -> str:
@@ -532,71 +577,51 @@ def runbook_pages_text(pipe: Pipeline, templates_dir: Path | None = None,
 HEADROOM_PICTURE = "capacity-headroom.svg"
 
 
-def render_tree(pipe: Pipeline, root: Path, *, previous: Path | None = None,
-                templates_dir: Path | None = None, limits: TemplateLimits | None = None,
-                jobs: int = 1) -> dict[str, Any]:
-    """Write dns/, runbooks/, diameter/, monitoring/ and plan.json under ``root`` (a fresh
+def render_tree(pipe: Pipeline, tree: PlanTree, *, templates_dir: Path | None = None,
+                limits: TemplateLimits | None = None) -> dict[str, Any]:
+    """Write dns/, runbooks/, diameter/, monitoring/ and plan.json under ``tree.root`` (a fresh
     directory); return plan.json's data.
 
-    ``previous`` is the tree being replaced (the DNS renderer keeps SOA serials of unchanged zones).
-    ``jobs`` 2 or more: runbooks/ and diameter/ are rendered and written by a forked child
-    (imsdr.output.beside) while this process writes dns/ and monitoring/; the files are the same
-    either way. The availability pages come from ``pipe.availability_child`` where analyse started one.
-    """
+    The parts that :func:`run_analyses` started in children (``plan --jobs 2``) are collected,
+    the rest written here; the files are the same either way. In one process the runbooks come
+    first: a template error stops the run before dns/ is written."""
     from imsdr.output.atomic import WrittenDigests
+    from imsdr.runbook.render import write_pages
 
-    stages = pipe.stages
+    stages, root = pipe.stages, tree.root
     digests = WrittenDigests()  # every file hashed as it is written, for plan.json
     with stages.stage("availability"):
-        availability = _availability_pages_of(pipe)
-    if jobs > 1:
-        from imsdr.output.beside import Beside
-
-        def beside() -> list[list[int | str]]:
-            written = WrittenDigests()  # (the child's own: its rows go back to this process)
-            _write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, SILENT, written)
-            return written.rows()
-
-        with Beside(beside, "writing runbooks/ and diameter/") as child:
-            _write_dns_and_monitoring(pipe, root, previous, digests)
-            with stages.stage("runbooks/ and diameter/ (written alongside)"):
-                digests.add_rows(child.result())
+        if tree.availability is not None:
+            done = tree.availability.result()
+            availability, diameter_rows = done["pages"], done["digests"]
+        else:
+            availability, diameter_rows = availability_pages(pipe), None
+    with stages.stage("runbook pages"):
+        pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
+    with stages.stage("writing runbooks/"):
+        write_pages(root / "runbooks", {**pages, **availability}, digests)
+    if tree.dns is None:
+        with stages.stage("writing diameter/"):
+            _write_diameter(pipe, root / "diameter", digests)
+        _write_dns_and_monitoring(pipe, root, tree.previous, digests, stages)
     else:
-        # runbooks first: a template error stops the run before dns/ is written
-        _write_runbooks_and_diameter(pipe, root, availability, templates_dir, limits, stages, digests)
-        _write_dns_and_monitoring(pipe, root, previous, digests)
+        with stages.stage("dns/, monitoring/ and diameter/ (written alongside)"):
+            done = tree.dns.result()
+            pipe.raw["dns_summary"] = done["dns_summary"]
+            digests.add_rows(done["digests"])
+            digests.add_rows(diameter_rows or [])
     with stages.stage("writing plan.json"):
         summary = plan_summary(pipe, root, digests)
         (root / "plan.json").write_text(dumps(summary), encoding="utf-8", newline="\n")
     return summary
 
 
-def _write_runbooks_and_diameter(pipe: Pipeline, root: Path, availability: dict[str, str],
-                                 templates_dir: Path | None, limits: TemplateLimits | None,
-                                 stages: Stages, digests: WrittenDigests) -> None:
-    """runbooks/ (the pages and the availability report) and diameter/, each file's digest recorded."""
-    from imsdr.runbook.render import write_pages
-
-    with stages.stage("runbook pages"):
-        pages = runbook_pages_text(pipe, templates_dir, limits)  # render first: a template error writes nothing
-    with stages.stage("writing runbooks/"):
-        write_pages(root / "runbooks", {**pages, **availability}, digests)
-    with stages.stage("writing diameter/"):
-        _write_diameter(pipe, root / "diameter", digests)
-
-
-def _write_dns_and_monitoring(pipe: Pipeline, root: Path, previous: Path | None, digests: WrittenDigests) -> None:
-    with pipe.stages.stage("writing dns/"):
+def _write_dns_and_monitoring(pipe: Pipeline, root: Path, previous: Path | None, digests: WrittenDigests,
+                              stages: Stages) -> None:
+    with stages.stage("writing dns/"):
         _write_dns(pipe, root / "dns", previous / "dns" if previous is not None else None, digests)
-    with pipe.stages.stage("writing monitoring/"):
+    with stages.stage("writing monitoring/"):
         _write_monitoring(pipe, root / "monitoring", digests)
-
-
-def _availability_pages_of(pipe: Pipeline) -> dict[str, str]:
-    """The availability pages: from the child computing them since the model was loaded
-    (``analyse(…, background=…)``), else computed now."""
-    child, pipe.availability_child = pipe.availability_child, None
-    return child.result() if child is not None else availability_pages(pipe)
 
 
 def availability_pages(pipe: Pipeline) -> dict[str, str]:
@@ -732,19 +757,17 @@ def write_plan(path: str | os.PathLike[str], out: Path | OutputTarget, *, fail_o
                today: dt.date | None = None, templates_dir: Path | None = None,
                limits: TemplateLimits | None = None, drain: tuple[str, ...] = (),
                stages: Stages = SILENT, enum_exceptions: Path | None = None, jobs: int = 1) -> dict[str, Any]:
-    """Run the whole pipeline and replace ``out`` atomically; return plan.json's data (``jobs``:
-    see :func:`render_tree`)."""
+    """Run the whole pipeline and replace ``out`` atomically; return plan.json's data (``jobs`` 2
+    or more: parts of the tree are written by forked children, :class:`PlanTree`)."""
     from imsdr.output.atomic import as_target, atomic_directory
 
-    with contextlib.ExitStack() as background:
-        pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
-                       enum_exceptions=enum_exceptions, background=background if jobs > 1 else None)
-        target = as_target(out)
-        with atomic_directory(target) as staging:
-            previous = target.path
-            summary = render_tree(pipe, staging, previous=previous if previous.is_dir() else None,
-                                  templates_dir=templates_dir, limits=limits, jobs=jobs)
-    return summary
+    pipe = load_pipeline(path, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
+    target = as_target(out)
+    with atomic_directory(target) as staging, contextlib.ExitStack() as children:
+        previous = target.path
+        tree = PlanTree(staging, previous if previous.is_dir() else None, children if jobs > 1 else None)
+        run_analyses(pipe, today=today, fail_on=fail_on, tree=tree)
+        return render_tree(pipe, tree, templates_dir=templates_dir, limits=limits)
 
 
 @dataclass
@@ -781,20 +804,21 @@ def check_plan(
     """
     from imsdr.untrusted import UntrustedTree
 
-    with contextlib.ExitStack() as background:
-        pipe = analyse(path, today=today, fail_on=fail_on, drain=drain, stages=stages,
-                       enum_exceptions=enum_exceptions, background=background if jobs > 1 else None)
-        out = Path(out)
+    pipe = load_pipeline(path, drain=drain, stages=stages, enum_exceptions=enum_exceptions)
+    out = Path(out)
+    with contextlib.ExitStack() as stack:
         tmp = Path(tempfile.mkdtemp(prefix="imsdr-plan-check-"))
-        background.callback(shutil.rmtree, tmp, ignore_errors=True)
+        stack.callback(shutil.rmtree, tmp, ignore_errors=True)
         fresh = tmp / "plan"
         fresh.mkdir()
-        with UntrustedTree(out, str(out)) as old:
-            summary = render_tree(pipe, fresh, previous=_trusted_previous(old, out),
-                                  templates_dir=templates_dir, limits=limits, jobs=jobs)
-            with stages.stage(f"comparing with {out}"), UntrustedTree(fresh, str(out)) as new:
-                diff = _diff(old, new, str(out))
-                diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)
+        old = stack.enter_context(UntrustedTree(out, str(out)))
+        children = stack.enter_context(contextlib.ExitStack())  # (stopped before the tree is removed)
+        tree = PlanTree(fresh, _trusted_previous(old, out), children if jobs > 1 else None)
+        run_analyses(pipe, today=today, fail_on=fail_on, tree=tree)
+        summary = render_tree(pipe, tree, templates_dir=templates_dir, limits=limits)
+        with stages.stage(f"comparing with {out}"), UntrustedTree(fresh, str(out)) as new:
+            diff = _diff(old, new, str(out))
+            diff.review = review(old, new, diff.added, diff.removed, diff.changed, diff.not_regular)
         return summary, diff
 
 

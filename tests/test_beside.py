@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -46,6 +47,17 @@ def test_any_other_exception_arrives_as_its_traceback_text() -> None:
 
     with pytest.raises(ChildFailed, match=r"(?s)Traceback.*Local: the reason"), Beside(fail, "failing") as child:
         child.result()
+
+
+def test_an_os_error_is_raised_again_with_its_errno_text_and_file(tmp_path: Path) -> None:
+    def full(name: str | None) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), *([name] if name else []))
+
+    for name in (str(tmp_path / "dns" / "zone ç.db"), None):
+        with pytest.raises(OSError) as caught, Beside(lambda n=name: full(n), "writing dns/") as child:  # type: ignore[misc]
+            child.result()
+        assert (caught.value.errno, caught.value.strerror, caught.value.filename) == \
+            (errno.ENOSPC, os.strerror(errno.ENOSPC), name)
 
 
 def test_only_plain_data_comes_back() -> None:

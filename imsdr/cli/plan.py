@@ -74,9 +74,10 @@ EnumExceptionsOpt = Annotated[Path | None, typer.Option(
 
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, metavar="N", show_default=False,
-    help="Processes: 2 computes the availability report beside the analyses and writes runbooks/ and "
-         "diameter/ beside dns/ (default: 2 where this process may use two CPUs, else 1). The files are "
-         "the same either way.")]
+    help="Processes: 2 writes each part of the tree in a second process as soon as what it reads is "
+         "computed (availability and diameter/ after loading, dns/ and monitoring/ after the check) while "
+         "the analyses go on (default: 2 where this process may use two CPUs, else 1). The files are the "
+         "same either way.")]
 
 
 def register(app: typer.Typer) -> None:

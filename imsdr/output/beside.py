@@ -1,16 +1,18 @@
 """One piece of work run beside the caller, in a forked child process.
 
-``imsdr plan`` writes two independent parts of its tree: dns/ (with diameter/ and monitoring/)
-and runbooks/ (with the availability report). Each takes seconds nationally and neither reads
-the other, so on a machine with a second CPU the child renders and writes runbooks/ while the
-parent writes dns/. The child starts from the parent's computed model (``fork`` shares it
-copy-on-write: nothing is recomputed, so both halves read the same model) and hands back only
-what the parent needs — the availability pages, the digests of the files it wrote.
+``imsdr plan`` writes independent parts of its tree: diameter/ and the availability report need
+only the loaded model, dns/ and monitoring/ only the DNS plan and the capacity report. Each takes
+seconds nationally, so on a machine with a second CPU a child writes each part as soon as what
+it reads is computed, while the parent goes on with the analyses and the runbooks. The child
+starts from the parent's computed model (``fork`` shares it copy-on-write: nothing is
+recomputed, so every part reads the same model) and hands back only what the parent needs — the
+availability pages, the digests of the files it wrote.
 
 The result travels as JSON through an anonymous pipe that only this process and its child hold:
 plain data both ways, never code (imsdr loads no pickle, here neither). An
 :class:`~imsdr.errors.ImsdrError` in the child is raised again in the parent with its message and
-problems (exit 2 as ever), an interrupt as an interrupt; anything else, or a child that dies, is a
+problems (exit 2 as ever), an ``OSError`` (a full disk) with its errno, text and file name, an
+interrupt as an interrupt; anything else, or a child that dies, is a
 :class:`ChildFailed` saying what happened. The child never returns
 into the caller's code: it leaves with ``os._exit`` whatever happens, so no buffered output,
 ``atexit`` handler or test runner runs twice.
@@ -120,6 +122,9 @@ def _send(fd: int, work: Callable[[], object]) -> None:
                            "problems": [_problem_row(p) for p in exc.problems]})
     except KeyboardInterrupt:
         data = json.dumps({"interrupted": True})
+    except OSError as exc:  # a full disk, say: the parent reports it as its own writes' (exit 2)
+        filename = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes)) else None
+        data = json.dumps({"os_error": [exc.errno, exc.strerror, filename]})
     except BaseException as exc:  # noqa: BLE001 - everything else goes back to the parent, as text
         data = json.dumps({"failed": "".join(traceback.format_exception(exc))})
     view = memoryview(data.encode("ascii"))  # (json escapes everything else)
@@ -139,6 +144,9 @@ def _exception(message: dict[str, object]) -> BaseException:
 
     if "interrupted" in message:
         return KeyboardInterrupt()
+    if "os_error" in message:
+        number, text, filename = message["os_error"]  # type: ignore[misc]
+        return OSError(number, text, filename) if filename is not None else OSError(number, text)
     if "error" in message:
         kind = {"InventoryError": InventoryError, "RenderError": RenderError}.get(str(message["error"]), ImsdrError)
         problems = [Problem(Location(*where) if where else None, path, text)
