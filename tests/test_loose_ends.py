@@ -133,6 +133,24 @@ def test_stdout_on_a_full_device_is_a_clean_error(args: list[str]) -> None:
     assert result.stderr.strip().splitlines() == ["error: cannot write output: No space left on device"]
 
 
+@pytest.mark.parametrize("args", [["check", str(LAB)], ["plan", str(LAB), "--out", "plan"],
+                                  ["example", "province"]])
+def test_a_closed_stdout_is_a_clean_error_and_no_file_takes_its_descriptor(args: list[str], tmp_path: Path) -> None:
+    def close_stdout() -> None:
+        os.close(1)
+
+    result = subprocess.run([sys.executable, "-m", "imsdr", *args], stderr=subprocess.PIPE, text=True,
+                            timeout=600, cwd=tmp_path, preexec_fn=close_stdout)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == ["error: cannot write output: standard output is closed"]
+    if "plan" in args:  # the tree is whole: no file of it was opened on descriptor 1 and written through
+        assert (tmp_path / "plan" / "plan.json").is_file()
+        again = subprocess.run([sys.executable, "-m", "imsdr", "plan", str(LAB), "--out", "again"],
+                               capture_output=True, timeout=600, cwd=tmp_path)
+        assert again.returncode in (0, 1)
+        assert subprocess.run(["diff", "-r", "plan", "again"], cwd=tmp_path).returncode == 0
+
+
 # --- resolve: SRV names as its help says ------------------------------------------------------------------
 
 def test_resolve_reads_an_srv_name_as_srv() -> None:

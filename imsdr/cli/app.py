@@ -89,6 +89,7 @@ def main() -> None:
     # distribution (~85 ms of each start, on the first schema pydantic builds). A setting the
     # user made is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _take_closed_standard_streams()
     _tolerant_streams()
     try:
         app()
@@ -104,6 +105,52 @@ def main() -> None:
         # the whole model, 0.25 s after a national check - to free nothing the process's end
         # does not free anyway; frozen objects are left out of it
         gc.freeze()
+
+
+def _take_closed_standard_streams() -> None:
+    """A standard stream the caller closed (``imsdr … >&-``) gets /dev/null on its descriptor, so
+    no file imsdr opens takes descriptor 0, 1 or 2 (and receives the data, or a server's output
+    in a test run). Data written to a closed stdout then fails as on a full device: exit 2,
+    "cannot write output: standard output is closed"; diagnostics for a closed stderr are dropped."""
+    import os
+    import sys
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        taken = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if taken != fd:
+            os.dup2(taken, fd)
+            os.close(taken)
+        if fd == 1:
+            sys.stdout = _ClosedStdout()
+        elif fd == 2:
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - the process's stderr, open until exit
+        else:
+            sys.stdin = open(0, closefd=False)  # noqa: SIM115 - as stderr
+
+
+class _ClosedStdout:
+    """sys.stdout where the caller closed it: writing data fails; nothing else does."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        if not text:
+            return 0
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return 1  # (/dev/null: _silence_stdout's dup2 is harmless)
+
+    def isatty(self) -> bool:
+        return False
 
 
 def _tolerant_streams() -> None:
