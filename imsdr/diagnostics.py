@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 def one_line(text: str, joiner: str | None = None) -> str:
@@ -42,6 +44,16 @@ class Problem:
         where = f"{self.location}: " if self.location else ""
         path = f"{self.path}: " if self.path else ""
         return one_line(f"{where}{path}{self.message}")
+
+    def to_row(self) -> list[object]:
+        """Plain data (JSON) that :meth:`from_row` turns back into this problem."""
+        where = self.location
+        return [[where.file, where.line, where.column] if where else None, self.path, self.message]
+
+    @staticmethod
+    def from_row(row: Sequence[Any]) -> Problem:
+        where, path, message = row
+        return Problem(Location(*where) if where else None, path, message)
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "imsdr"
 LAYERS: list[tuple[str, ...]] = [
     ("__main__",),
     ("cli",),
-    ("apply", "plan", "importers"),
+    ("apply", "plan", "checking", "importers"),
     ("monitoring",),
     ("runbook", "resolve"),
     ("dns", "diameter"),

@@ -336,10 +336,12 @@ def test_check_refuses_what_plan_refuses(tmp_path: Path) -> None:
     path = write_inventory(data, tmp_path)
     line = next(i for i, text in enumerate(path.read_text().splitlines(), start=1)
                 if "fqdn: cscf-a-1.other.example.org" in text)
-    result = invoke("check", path, "--format", "json")
+    result = invoke("check", path, "--format", "json", "--jobs", "2")  # the lint in a child: its problems come back
     dns = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "DNS-005"]
     assert result.exit_code == 1 and any(f["location"]["line"] == line for f in dns), dns
     assert any("not under any home domain" in f["message"] for f in dns), dns
+    alone = invoke("check", path, "--format", "json", "--jobs", "1")
+    assert (alone.exit_code, alone.stdout) == (result.exit_code, result.stdout)
     plan = invoke("plan", path, "--out", tmp_path / "out")
     assert plan.exit_code == 2 and f"{path}:{line}:" in plan.stderr
 

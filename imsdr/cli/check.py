@@ -13,6 +13,7 @@ import typer
 from imsdr.cli.common import (
     ImsdrCommand,
     InventoryArg,
+    default_jobs,
     handle_errors,
     load,
     plain_output,
@@ -119,22 +120,26 @@ InventoriesArg = Annotated[list[Path], typer.Argument(
     metavar="INVENTORY...")]
 
 
+CheckJobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", min=1, metavar="N", show_default=False,
+    help="Processes: 2 builds and lints the DNS plan (DNS-005) in a second process while the other rules "
+         "run (default: 2 where this process may use two CPUs, else 1). The report is the same either way.")]
+
+
 @handle_errors
 def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
           fail_on: FailOnOpt = FailOn.error, today: TodayOpt = None,
-          rules_config: RulesConfigOpt = None, docs_url: DocsUrlOpt = None) -> None:
+          rules_config: RulesConfigOpt = None, docs_url: DocsUrlOpt = None, jobs: CheckJobsOpt = None) -> None:
     """Check the DR design against the rule catalogue; exit 1 on findings at --fail-on, 2 on invalid input.
 
     Examples: `imsdr check inventory.yaml`; `imsdr check inventory.yaml --fail-on warning --format sarif >
     imsdr.sarif`"""
-    from functools import partial
-
+    from imsdr.checking import check_topology
     from imsdr.cli.common import print_error
-    from imsdr.dns.lint import plan_problems
     from imsdr.errors import InventoryError
     from imsdr.model.topology import Topology
     from imsdr.output import findings as out
-    from imsdr.rules.engine import invalid_report, load_rule_settings, run_checks
+    from imsdr.rules.engine import invalid_report, load_rule_settings
 
     settings = load_rule_settings(rules_config) if rules_config is not None else None
     level = fail_on.value
@@ -150,8 +155,7 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
             reports.append(invalid_report(str(inventory), exc, day))
             continue
         topology = Topology(inv, source)
-        reports.append(run_checks(topology, today=day, settings=settings,
-                                  dns_problems=partial(plan_problems, topology)))
+        reports.append(check_topology(topology, today=day, settings=settings, jobs=jobs or default_jobs()))
     if fmt is CheckFormat.json:
         write_stdout(out.to_json(reports, level))  # type: ignore[arg-type]
     elif fmt is CheckFormat.sarif:

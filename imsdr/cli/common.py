@@ -288,6 +288,13 @@ TEMPLATE_TIMEOUT_S = 60.0  # imsdr.runbook.sandbox.TemplateLimits' defaults (kep
 TEMPLATE_MAX_OUTPUT_MIB = 64.0
 
 
+def default_jobs() -> int:
+    """``--jobs`` when not given: 2 where this process may use two CPUs, else 1."""
+    from imsdr.output.beside import available_cpus
+
+    return min(2, available_cpus())
+
+
 def template_limits(timeout: float, max_output_mib: float) -> Any:
     from imsdr.runbook.sandbox import TemplateLimits
 

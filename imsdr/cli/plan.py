@@ -17,6 +17,7 @@ from imsdr.cli.common import (
     InventoryArg,
     TemplateMaxOutputOpt,
     TemplateTimeoutOpt,
+    default_jobs,
     handle_errors,
     output_target,
     progress,
@@ -97,10 +98,7 @@ def plan(inventory: InventoryArg, out: OutOpt, check: CheckOpt = False, fail_on:
     from imsdr.plan import check_plan, write_plan
 
     limits = template_limits(template_timeout, template_max_output)
-    if jobs is None:
-        from imsdr.output.beside import available_cpus
-
-        jobs = min(2, available_cpus())
+    jobs = jobs or default_jobs()
 
     if check:
         with progress(f"planning {inventory} and comparing with {out}") as stages:

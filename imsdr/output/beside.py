@@ -28,10 +28,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-if TYPE_CHECKING:
-    from imsdr.diagnostics import Problem
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -119,7 +116,7 @@ def _send(fd: int, work: Callable[[], object]) -> None:
         data = json.dumps(message)
     except ImsdrError as exc:
         data = json.dumps({"error": type(exc).__name__, "message": exc.message,
-                           "problems": [_problem_row(p) for p in exc.problems]})
+                           "problems": [p.to_row() for p in exc.problems]})
     except KeyboardInterrupt:
         data = json.dumps({"interrupted": True})
     except OSError as exc:  # a full disk, say: the parent reports it as its own writes' (exit 2)
@@ -133,13 +130,8 @@ def _send(fd: int, work: Callable[[], object]) -> None:
     os.close(fd)
 
 
-def _problem_row(problem: Problem) -> list[object]:
-    where = problem.location
-    return [[where.file, where.line, where.column] if where else None, problem.path, problem.message]
-
-
 def _exception(message: dict[str, object]) -> BaseException:
-    from imsdr.diagnostics import Location, Problem
+    from imsdr.diagnostics import Problem
     from imsdr.errors import ImsdrError, InventoryError, RenderError
 
     if "interrupted" in message:
@@ -149,7 +141,6 @@ def _exception(message: dict[str, object]) -> BaseException:
         return OSError(number, text, filename) if filename is not None else OSError(number, text)
     if "error" in message:
         kind = {"InventoryError": InventoryError, "RenderError": RenderError}.get(str(message["error"]), ImsdrError)
-        problems = [Problem(Location(*where) if where else None, path, text)
-                    for where, path, text in message["problems"]]  # type: ignore[attr-defined]
+        problems = [Problem.from_row(row) for row in message["problems"]]  # type: ignore[attr-defined]
         return kind(str(message["message"]), problems)
     return ChildFailed(str(message["failed"]))
