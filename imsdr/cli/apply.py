@@ -85,12 +85,12 @@ def apply(
 
 def _render(inventory: Path, plan_dir: Path, drain: tuple[str, ...]) -> None:
     """PLAN_DIR rendered as `imsdr plan INVENTORY --out PLAN_DIR [--drain ID]` renders it."""
-    from imsdr.cli.common import output_target, progress
+    from imsdr.cli.common import default_jobs, output_target, progress
     from imsdr.plan import write_plan
 
     with progress(f"planning {inventory} into {plan_dir}") as stages:
         write_plan(inventory, output_target(plan_dir, False, inventory, None), fail_on="never", drain=drain,
-                   stages=stages)
+                   stages=stages, jobs=default_jobs())
 
 
 def _drain_period(applier: Any, inventory: Path, drain: tuple[str, ...], result: Any) -> Any:
