@@ -187,7 +187,7 @@ def _lookup(
 def simulate(
     topology: Topology, failed_ids: list[str], engine: Engine | None = None, radius: Radius | None = None,
     storm_index: StormIndex | None = None, risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
-    storm: bool = True,
+    storm: bool = True, outcome: Outcome | None = None, known_storm: Storm | None = None,
 ) -> SimulationReport:
     """Fail ``failed_ids`` (sites, elements, regions, power feeds, transmission routes) and the
     sites inside ``radius``; report takeover, capacity, time and impact.
@@ -196,10 +196,15 @@ def simulate(
     one engine (the plan simulates every element: building it for each costs ~30 ms nationally);
     ``risks``: :func:`risk_sites` of the topology, likewise. ``storm=False``: the report's
     ``moved`` (who moves, the failback storm) instead of the registration storm at every survivor
-    (the plan's element failures read only that: most of a single element's simulation is its storm)."""
+    (the plan's element failures read only that: most of a single element's simulation is its storm).
+    ``outcome``: ``eng.evaluate(<the failed elements>, detail=True)`` when the caller has it (for one
+    whole site ``eng.evaluate_sites((site,), detail=True)`` is the same, from the engine's cached
+    site state); ``known_storm``: the registration storm of this very failure with this engine, when
+    the caller has it (the capacity report's of a site loss, ``Analysis.storms``)."""
     eng = engine or Engine(topology, exact_numbers=False)
     sites, elements = resolve_ids(topology, list(failed_ids), radius, risks)
-    outcome = eng.evaluate(elements, detail=True)
+    if outcome is None:
+        outcome = eng.evaluate(elements, detail=True)
     failed = tuple(
         _failed_element(topology, eng, outcome, topology.elements[e])
         for e in sorted(elements, key=lambda x: (_type_order(topology.elements[x]), x))
@@ -262,7 +267,7 @@ def simulate(
         switchover_s=outcome.switchover_s,
         switchover_from=outcome.worst_switchover_from,
         verdict=outcome.verdict,
-        storm=registration_storm(topology, eng, outcome, storm_index) if storm else None,
+        storm=(known_storm or registration_storm(topology, eng, outcome, storm_index)) if storm else None,
         moved=None if storm else moved_users(topology, eng, outcome, storm_index),
     )
 
