@@ -338,7 +338,10 @@ def normalise_markdown(text: str) -> str:
     """
     # a newline before every line, so each fence line is found by its literal prefix "\n```"
     # (an anchored pattern would be tried at every one of 90 million positions)
-    text = "".join(["\n" + line.rstrip() for line in text.splitlines()])
+    # (one join with the separator: the same text as "".join("\n" + line ...), without a million
+    # concatenations)
+    lines = text.splitlines()
+    text = "\n" + "\n".join([line.rstrip() for line in lines]) if lines else ""
     # pieces: [outside, fence line, inside, fence line, outside, ...]; no fence line is blank, so
     # a run of blank lines never crosses one
     pieces = _FENCE_LINE.split(text)

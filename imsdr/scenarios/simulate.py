@@ -24,7 +24,6 @@ from imsdr.capacity.timing import (
     active_standby_pair,
     diameter_detection,
     failback_time,
-    switchover,
 )
 from imsdr.errors import ImsdrError
 from imsdr.model.risk import RISK_KINDS, Radius, shared_risks
@@ -291,7 +290,7 @@ def _failed_element(topology: Topology, eng: Engine, outcome: Outcome, el: Eleme
     how = _how(topology, el, takers)
     if load <= 0:
         how = "carries no load normally (standby or unused): nothing needs to take over"
-    sw = switchover(topology, el, eng.access) if (takers or load <= 0) and unserved <= 1e-9 else None
+    sw = eng.switchovers[x] if (takers or load <= 0) and unserved <= 1e-9 else None
     impact, failback = _texts(topology, eng, outcome, el, takers, got)
     return FailedElement(
         el.id, t, el.site, round(load, 3), unit, takers, how, round(unserved, 3), sw, impact, failback
@@ -462,7 +461,7 @@ def _texts(
                 f"- until then the loss of {active} stops the service"
             )
         elif takers:
-            sw = switchover(topology, el, eng.access)
+            sw = eng.switchovers[eng.index[el.id]]
             impact.append(
                 f"Diameter clients (I-CSCF, S-CSCF, AS) detect a host or path loss in {detection.seconds} s "
                 f"({detection.how}), a hung application in {hung.seconds} s ({hung.how}), and fail over to {names}"
