@@ -247,7 +247,8 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
     elements = {el.id: _element(topo, el) for el in sorted(topo.elements.values(), key=lambda e: e.id)}
     groups = [_group(topo, g) for g in sorted(topo.groups.values(), key=lambda g: g.id)]
     regions = sorted({s.region for s in topo.sites.values()})
-    sites = _sites(topo, analyses, elements)
+    diameter = _diameter(topo)
+    sites = _sites(topo, analyses, elements, diameter["pairs"])
     action_of = analyses.actions.get("elements") or {}
     return {
         "context_version": CONTEXT_VERSION,
@@ -275,7 +276,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "verdicts": analyses.verdicts,
         "diagrams": {"topology": topology_diagram(topo), "sites": _site_diagrams(topo, sites)},
         "restoration_procedures": restoration_context(topo),
-        "diameter": _diameter(topo),
+        "diameter": diameter,
         "toc": _toc(topo, sites),
         "element_actions": action_of,
         "operations": _operations(topo, analyses, action_of),
@@ -288,8 +289,15 @@ def _diameter(topo: Topology) -> dict[str, Any]:
     return runbook_facts(topo)
 
 
-def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each site with its elements, local networks, simulated failure, actions and DNS checks."""
+def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
+           diameter_pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each site with its elements, local networks, simulated failure, actions, DNS checks and the
+    Diameter pairs whose active member it holds (``diameter_pairs``: ``diameter.pairs``, in order)."""
+    pairs_at: dict[str, list[dict[str, Any]]] = {}  # site -> the pairs whose active member is there
+    for pair in diameter_pairs:
+        active = topo.elements.get(pair["active"])
+        if active is not None:
+            pairs_at.setdefault(active.site, []).append(pair)
     sites = []
     local_checks = _local_sbc_checks(analyses)
     lns = sorted(topo.local_networks.values(), key=lambda x: x.id)  # (sorted once, not per site)
@@ -306,6 +314,7 @@ def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any
             "element_count": len(site_els),
             "local_networks": [ln.id for ln in lns if site.id in ln.home_sites],
             "element_rows": [elements[e.id] for e in site_els],
+            "diameter_pairs": pairs_at.get(site.id, []),
             "page": f"site-{site.id}.md",
             "failure": analyses.site_failures.get(site.id),
             "actions": (analyses.actions.get("sites") or {}).get(site.id),
