@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from imsdr.availability.analytic import AvailabilityModel, AvailabilityReport
     from imsdr.capacity.engine import Engine
     from imsdr.capacity.report import CapacityReport
+    from imsdr.capacity.storm import Storm
     from imsdr.model.topology import Topology
 
 
@@ -27,7 +28,9 @@ class Analysis:
 
     * :attr:`engine` — the failure Engine over the exact-number (``Fraction``) load model: the
       capacity report, ``check``'s CAP rules and every analysis of ``plan`` read it;
-    * :attr:`capacity` — the capacity report computed from :attr:`engine`;
+    * :attr:`capacity` — the capacity report computed from :attr:`engine`; computing it fills
+      :attr:`storms`, the registration storm of every site and region loss by scenario label
+      (``site:<id>``), which the plan's site simulations read instead of computing them again;
     * :attr:`float_engine` — the same model in floats, for the interactive ``simulate`` and
       ``scenarios`` commands, which need no audit-exact arithmetic and must be fast;
     * :attr:`availability` — availability per service and local network (cut sets, outage and
@@ -37,6 +40,7 @@ class Analysis:
 
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
+        self.storms: dict[str, Storm] = {}
 
     @cached_property
     def engine(self) -> Engine:
@@ -58,7 +62,7 @@ class Analysis:
 
         engine = self.engine
         with cyclic_gc_paused():
-            return capacity_report(self.topology, engine)
+            return capacity_report(self.topology, engine, storms=self.storms)
 
     @cached_property
     def availability_model(self) -> AvailabilityModel:

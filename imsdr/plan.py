@@ -249,11 +249,16 @@ def _scenarios(pipe: Pipeline) -> None:
 
     storms = StormIndex(eng)  # read by every simulation's storm: built once, not per failure
     risks = risk_sites(topo)
-    capacity_sites = (pipe.raw.get("capacity") or {}).get("sites", [])
+    capacity_sites: dict[str, list[dict[str, Any]]] = {}  # site id -> its capacity rows, in order
+    for c in (pipe.raw.get("capacity") or {}).get("sites", []):
+        capacity_sites.setdefault(c["site"], []).append(c)
     for site_id in sorted(topo.sites):
-        sim = simulation_to_dict(simulate(topo, [site_id], eng, storm_index=storms, risks=risks))
+        # the site's loss as the engine keeps it, and its storm as the capacity report computed it
+        sim = simulation_to_dict(simulate(topo, [site_id], eng, storm_index=storms, risks=risks,
+                                          outcome=eng.evaluate_sites((site_id,), detail=True),
+                                          known_storm=pipe.analysis.storms.get(f"site:{site_id}")))
         pipe.analyses.site_failures[site_id] = site_failure(
-            topo, sim, [c for c in capacity_sites if c["site"] == site_id])
+            topo, sim, capacity_sites.get(site_id, []))
     for row in raw["scenarios"]:
         if row["kind"] == "element":
             pipe.analyses.element_rows[row["failed"][0]] = {

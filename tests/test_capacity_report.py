@@ -203,9 +203,9 @@ def test_rules_share_one_report_per_run(tmp_path: Path, monkeypatch: pytest.Monk
     calls = []
     real = mod.capacity_report
 
-    def counting(topology: Topology, engine: Any = None) -> CapacityReport:
+    def counting(topology: Topology, engine: Any = None, storms: Any = None) -> CapacityReport:
         calls.append(1)
-        return real(topology, engine)
+        return real(topology, engine, storms)
 
     monkeypatch.setattr(mod, "capacity_report", counting)
     inv, source = load_from_data(province_data(), tmp_path)

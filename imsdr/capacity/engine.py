@@ -141,7 +141,10 @@ class Engine:
             self.by_site[el.site].append(ix[e])
         #: the access types through each SBC/P-CSCF, for every switchover asked of this engine's topology
         self.access = access = AccessTypes(topology)
-        self.switchover_s = [switchover(topology, topology.elements[e], access).seconds for e in self.ids]
+        #: each element's switchover (``switchover(topology, el, self.access)``), worked out once: every
+        #: simulation of a failure reads it again
+        self.switchovers = [switchover(topology, topology.elements[e], access) for e in self.ids]
+        self.switchover_s = [s.seconds for s in self.switchovers]
         self.group_pos: dict[str, int] = {gid: i for i, gid in enumerate(topology.groups)}
         self.groups_of_idx: list[list[str]] = [
             [g.id for g in topology.groups_of.get(e, [])] for e in self.ids

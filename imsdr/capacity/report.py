@@ -26,6 +26,7 @@ from imsdr.capacity.formulas import exact
 
 if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
+    from imsdr.capacity.storm import Storm
     from imsdr.model.topology import Topology
 
 __all__ = [  # the report's row types, read by the rules and the writers from here
@@ -67,20 +68,23 @@ class CapacityReport:
         return out
 
 
-def capacity_report(topology: Topology, engine: Engine | None = None) -> CapacityReport:
+def capacity_report(topology: Topology, engine: Engine | None = None,
+                    storms: dict[str, Storm] | None = None) -> CapacityReport:
     """Size every pool, pair, HSS, trunk group, DR SBC and site of ``topology``.
 
     ``engine`` is the exact-number failure Engine of ``topology``; a run that also simulates or
     checks passes the one its :class:`imsdr.analysis.Analysis` holds, so that everything reads
-    the same model. Nothing is kept between calls."""
+    the same model. ``storms``, when given, gets the registration storm of every site and region
+    loss by scenario label (``site:<id>``, ``region:<id>``): what ``registration_storm`` gives for
+    that loss with this engine, for a caller that shows it again. Nothing is kept between calls."""
     if engine is None:
         from imsdr.capacity.engine import Engine
 
         engine = Engine(topology)
-    return _capacity_report(topology, engine)
+    return _capacity_report(topology, engine, storms)
 
 
-def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
+def _capacity_report(topology: Topology, eng: Engine, storms: dict[str, Storm] | None = None) -> CapacityReport:
     from imsdr.model.risk import shared_risks
 
     model = eng.model
@@ -97,7 +101,7 @@ def _capacity_report(topology: Topology, eng: Engine) -> CapacityReport:
 
     losses: dict[str, Outcome] = {f"site:{site}": lose([site]) for site in sorted(topology.sites)}
     losses.update((risk.label, lose(risk.sites)) for risk in shared_risks(topology))
-    inputs = CheckInputs(topology, eng, losses, ElementLosses(eng))
+    inputs = CheckInputs(topology, eng, losses, ElementLosses(eng), storms=storms)
     for check in CHECKS:
         inputs.results[check.id] = tuple(check.run(inputs))
     if topology.network.deployment == "lab":

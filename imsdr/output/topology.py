@@ -125,9 +125,15 @@ def to_mermaid(topo: Topology, site: str | None = None) -> str:
 # --- the failed state (site pages, `imsdr graph --fail`) ------------------------------------------
 
 def lost_local_networks(topo: Topology, failed: Iterable[str]) -> list[str]:
-    """The local networks whose users must re-register: one of their SBCs failed."""
-    gone = set(failed)
-    return sorted(ln for ln, sbcs in topo.sbcs_of_ln.items() if any(s.id in gone for s in sbcs))
+    """The local networks whose users must re-register: one of their SBCs failed (the networks a
+    failed SBC serves: ``Topology.sbcs_of_ln`` lists each SBC under those, read from the failed
+    ones rather than from every local network)."""
+    lost: set[str] = set()
+    for ident in set(failed):
+        el = topo.elements.get(ident)
+        if el is not None and el.type.value == "sbc":
+            lost.update(el.serves)
+    return sorted(lost)
 
 
 def failed_state_mermaid(topo: Topology, failed: Iterable[str], takeovers: Mapping[str, Sequence[str]],

@@ -102,12 +102,14 @@ def restoration_context(topo: Topology) -> dict[str, Any]:
                       "backups": list(gw.controlled_by[1:])})
 
     route_sets = []
+    # the sites holding an MGCF or IM-MGW, found once (not per site: a national network has ~120)
+    gateway_sites = {e.site for t in ("mgcf", "imgw") for e in topo.by_type.get(t, [])}
     for site in sorted(topo.sites.values(), key=lambda s: s.id):
         mgcfs = sorted(e.id for e in topo.by_site.get(site.id, []) if e.type.value == "mgcf")
         gws = sorted((e for e in topo.by_site.get(site.id, []) if e.type.value == "imgw"), key=lambda e: e.id)
         if not mgcfs and not gws:
             continue
-        others = sorted({e.site for t in ("mgcf", "imgw") for e in topo.by_type.get(t, []) if e.site != site.id})
+        others = sorted(gateway_sites - {site.id})
         route_sets.append({"site": site.id, "mgcfs": mgcfs, "imgws": [g.id for g in gws],
                            "circuits": sum(int(g.capacity.circuits or 0) for g in gws),
                            "alternate_sites": others})

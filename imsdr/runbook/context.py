@@ -180,17 +180,27 @@ def failure_entry(
     }
 
 
-def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str) -> dict[str, Any]:
-    """The SBC queries of the local networks a site failure hits, asked of a surviving server."""
+def _local_sbc_checks(analyses: Analyses) -> dict[Any, list[tuple[int, dict[str, Any]]]]:
+    """local network -> (position, check) of the SBC queries asked of its view, in order, but the
+    lost local SBC's own (A-only clients move to their second proxy, the DR name): grouped once,
+    not scanned for every site."""
+    out: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    for pos, c in enumerate(analyses.dns_checks.get("sbc", [])):
+        if c.get("view_kind") == "local" and not c.get("local_only"):
+            out.setdefault(c.get("view_subject"), []).append((pos, c))
+    return out
+
+
+def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str,
+                     local_checks: dict[Any, list[tuple[int, dict[str, Any]]]]) -> dict[str, Any]:
+    """The SBC queries of the local networks a site failure hits, asked of a surviving server
+    (``local_checks``: :func:`_local_sbc_checks`)."""
     servers = [s for s in analyses.dns_servers
                if s["id"] not in topo.elements or topo.elements[s["id"]].site != site_id]
     lost = (analyses.site_failures.get(site_id) or {}).get("lost_local_networks", [])
     checks = []
-    for c in analyses.dns_checks.get("sbc", []):
-        if c.get("view_kind") != "local" or c.get("view_subject") not in lost or not servers:
-            continue
-        if c.get("local_only"):
-            continue  # the lost local SBC itself: A-only clients move to their second proxy (the DR name)
+    hit = sorted(pc for ln in set(lost) for pc in local_checks.get(ln, ())) if servers else []
+    for _pos, c in hit:  # (in the order of the SBC checks)
         server = servers[0]["address"]
         checks.append({**c, "server": server, "dig": servers[0]["dig"],
                        "command": c["command"].replace(f"{c['dig']} @{c['server']} ",
@@ -237,7 +247,8 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
     elements = {el.id: _element(topo, el) for el in sorted(topo.elements.values(), key=lambda e: e.id)}
     groups = [_group(topo, g) for g in sorted(topo.groups.values(), key=lambda g: g.id)]
     regions = sorted({s.region for s in topo.sites.values()})
-    sites = _sites(topo, analyses, elements)
+    diameter = _diameter(topo)
+    sites = _sites(topo, analyses, elements, diameter["pairs"])
     action_of = analyses.actions.get("elements") or {}
     return {
         "context_version": CONTEXT_VERSION,
@@ -265,7 +276,7 @@ def build_context(topo: Topology, analyses: Analyses, *, inventory_name: str = "
         "verdicts": analyses.verdicts,
         "diagrams": {"topology": topology_diagram(topo), "sites": _site_diagrams(topo, sites)},
         "restoration_procedures": restoration_context(topo),
-        "diameter": _diameter(topo),
+        "diameter": diameter,
         "toc": _toc(topo, sites),
         "element_actions": action_of,
         "operations": _operations(topo, analyses, action_of),
@@ -278,9 +289,18 @@ def _diameter(topo: Topology) -> dict[str, Any]:
     return runbook_facts(topo)
 
 
-def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each site with its elements, local networks, simulated failure, actions and DNS checks."""
+def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any]],
+           diameter_pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each site with its elements, local networks, simulated failure, actions, DNS checks and the
+    Diameter pairs whose active member it holds (``diameter_pairs``: ``diameter.pairs``, in order)."""
+    pairs_at: dict[str, list[dict[str, Any]]] = {}  # site -> the pairs whose active member is there
+    for pair in diameter_pairs:
+        active = topo.elements.get(pair["active"])
+        if active is not None:
+            pairs_at.setdefault(active.site, []).append(pair)
     sites = []
+    local_checks = _local_sbc_checks(analyses)
+    lns = sorted(topo.local_networks.values(), key=lambda x: x.id)  # (sorted once, not per site)
     for site in sorted(topo.sites.values(), key=lambda s: s.id):
         site_els = sorted(topo.by_site.get(site.id, []), key=lambda e: (e.type.value, e.id))
         sites.append({
@@ -292,13 +312,13 @@ def _sites(topo: Topology, analyses: Analyses, elements: dict[str, dict[str, Any
             "core_subnets": list(site.core_subnets),
             "elements": [e.id for e in site_els],
             "element_count": len(site_els),
-            "local_networks": [ln.id for ln in sorted(topo.local_networks.values(), key=lambda x: x.id)
-                               if site.id in ln.home_sites],
+            "local_networks": [ln.id for ln in lns if site.id in ln.home_sites],
             "element_rows": [elements[e.id] for e in site_els],
+            "diameter_pairs": pairs_at.get(site.id, []),
             "page": f"site-{site.id}.md",
             "failure": analyses.site_failures.get(site.id),
             "actions": (analyses.actions.get("sites") or {}).get(site.id),
-            **_site_dns_checks(topo, analyses, site.id),
+            **_site_dns_checks(topo, analyses, site.id, local_checks),
         })
     return sites
 

@@ -171,6 +171,29 @@ class _MarkdownMemo:
         return self.md(value) or "—"
 
 
+class _SharedMacros:
+    """The ``shared(macro, *args)`` global: a macro's text for the very same arguments rendered
+    once per renderer (one run), then reused. The type pages of a national network repeat
+    network-wide sections on every province's page (the HSS/SLF page's Diameter pairs, the MGCF
+    page's route sets and H.248 control, the SBC page's emergency table: ~30% of the runbook's
+    text); they are macros of templates imported without context, so their text depends on their
+    arguments only. Keyed by the macro and the identity of each argument, held here so no id is
+    reused. A user's templates (the sandbox) get no memo: ``shared`` calls the macro each time."""
+
+    def __init__(self, memo: bool) -> None:
+        self.memo = memo
+        self._texts: dict[tuple[int, ...], tuple[Any, tuple[Any, ...], Any]] = {}
+
+    def __call__(self, macro: Callable[..., Any], *args: Any) -> Any:
+        if not self.memo:
+            return macro(*args)
+        key = (id(macro), *map(id, args))
+        hit = self._texts.get(key)
+        if hit is None or hit[0] is not macro or any(a is not b for a, b in zip(hit[1], args, strict=True)):
+            hit = self._texts[key] = (macro, args, macro(*args))
+        return hit[2]
+
+
 FILTERS: dict[str, Callable[..., Any]] = {  # with ``md`` and ``md_cell``, one _MarkdownMemo per renderer
     "md_code": md_code,
     "thousands": thousands,
@@ -218,6 +241,7 @@ def _environment(
         env = BoundedSandbox(budget, loader=loader, **options)
     memo = _MarkdownMemo()
     env.filters.update(FILTERS, md=memo.md, md_cell=memo.md_cell)
+    env.globals["shared"] = _SharedMacros(memo=user is None)
     return env
 
 
@@ -314,7 +338,10 @@ def normalise_markdown(text: str) -> str:
     """
     # a newline before every line, so each fence line is found by its literal prefix "\n```"
     # (an anchored pattern would be tried at every one of 90 million positions)
-    text = "".join(["\n" + line.rstrip() for line in text.splitlines()])
+    # (one join with the separator: the same text as "".join("\n" + line ...), without a million
+    # concatenations)
+    lines = text.splitlines()
+    text = "\n" + "\n".join([line.rstrip() for line in lines]) if lines else ""
     # pieces: [outside, fence line, inside, fence line, outside, ...]; no fence line is blank, so
     # a run of blank lines never crosses one
     pieces = _FENCE_LINE.split(text)

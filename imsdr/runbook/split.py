@@ -115,12 +115,19 @@ def _owners(topo: Topology, province_of: dict[str, str]) -> dict[str, str]:
 def _domains(topo: Topology, province_of: dict[str, str]) -> dict[str, set[str]]:
     """province -> the home domains its elements' names are under."""
     out: dict[str, set[str]] = {}
-    homes = sorted(topo.network.home_domains, key=len, reverse=True)
+    homes = set(topo.network.home_domains)
     for el in topo.elements.values():
+        # the longest home domain the name is or is under: its suffixes, longest first (a few
+        # labels, not every home domain of a national network per element)
         fqdn = topo.fqdn(el)
-        for domain in homes:
-            if fqdn == domain or fqdn.endswith("." + domain):
-                out.setdefault(province_of.get(el.site, "unassigned"), set()).add(domain)
+        dot = -1
+        while True:
+            suffix = fqdn[dot + 1:]
+            if suffix in homes:
+                out.setdefault(province_of.get(el.site, "unassigned"), set()).add(suffix)
+                break
+            dot = fqdn.find(".", dot + 1)
+            if dot < 0:
                 break
     return out
 

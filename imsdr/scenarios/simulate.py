@@ -24,7 +24,6 @@ from imsdr.capacity.timing import (
     active_standby_pair,
     diameter_detection,
     failback_time,
-    switchover,
 )
 from imsdr.errors import ImsdrError
 from imsdr.model.risk import RISK_KINDS, Radius, shared_risks
@@ -187,7 +186,7 @@ def _lookup(
 def simulate(
     topology: Topology, failed_ids: list[str], engine: Engine | None = None, radius: Radius | None = None,
     storm_index: StormIndex | None = None, risks: dict[str, dict[str, tuple[str, ...]]] | None = None,
-    storm: bool = True,
+    storm: bool = True, outcome: Outcome | None = None, known_storm: Storm | None = None,
 ) -> SimulationReport:
     """Fail ``failed_ids`` (sites, elements, regions, power feeds, transmission routes) and the
     sites inside ``radius``; report takeover, capacity, time and impact.
@@ -196,10 +195,15 @@ def simulate(
     one engine (the plan simulates every element: building it for each costs ~30 ms nationally);
     ``risks``: :func:`risk_sites` of the topology, likewise. ``storm=False``: the report's
     ``moved`` (who moves, the failback storm) instead of the registration storm at every survivor
-    (the plan's element failures read only that: most of a single element's simulation is its storm)."""
+    (the plan's element failures read only that: most of a single element's simulation is its storm).
+    ``outcome``: ``eng.evaluate(<the failed elements>, detail=True)`` when the caller has it (for one
+    whole site ``eng.evaluate_sites((site,), detail=True)`` is the same, from the engine's cached
+    site state); ``known_storm``: the registration storm of this very failure with this engine, when
+    the caller has it (the capacity report's of a site loss, ``Analysis.storms``)."""
     eng = engine or Engine(topology, exact_numbers=False)
     sites, elements = resolve_ids(topology, list(failed_ids), radius, risks)
-    outcome = eng.evaluate(elements, detail=True)
+    if outcome is None:
+        outcome = eng.evaluate(elements, detail=True)
     failed = tuple(
         _failed_element(topology, eng, outcome, topology.elements[e])
         for e in sorted(elements, key=lambda x: (_type_order(topology.elements[x]), x))
@@ -262,7 +266,7 @@ def simulate(
         switchover_s=outcome.switchover_s,
         switchover_from=outcome.worst_switchover_from,
         verdict=outcome.verdict,
-        storm=registration_storm(topology, eng, outcome, storm_index) if storm else None,
+        storm=(known_storm or registration_storm(topology, eng, outcome, storm_index)) if storm else None,
         moved=None if storm else moved_users(topology, eng, outcome, storm_index),
     )
 
@@ -286,7 +290,7 @@ def _failed_element(topology: Topology, eng: Engine, outcome: Outcome, el: Eleme
     how = _how(topology, el, takers)
     if load <= 0:
         how = "carries no load normally (standby or unused): nothing needs to take over"
-    sw = switchover(topology, el, eng.access) if (takers or load <= 0) and unserved <= 1e-9 else None
+    sw = eng.switchovers[x] if (takers or load <= 0) and unserved <= 1e-9 else None
     impact, failback = _texts(topology, eng, outcome, el, takers, got)
     return FailedElement(
         el.id, t, el.site, round(load, 3), unit, takers, how, round(unserved, 3), sw, impact, failback
@@ -457,7 +461,7 @@ def _texts(
                 f"- until then the loss of {active} stops the service"
             )
         elif takers:
-            sw = switchover(topology, el, eng.access)
+            sw = eng.switchovers[eng.index[el.id]]
             impact.append(
                 f"Diameter clients (I-CSCF, S-CSCF, AS) detect a host or path loss in {detection.seconds} s "
                 f"({detection.how}), a hung application in {hung.seconds} s ({hung.how}), and fail over to {names}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
     from imsdr.capacity.load import LoadModel
-    from imsdr.capacity.storm import StormIndex
+    from imsdr.capacity.storm import Storm, StormIndex
     from imsdr.model.topology import Topology
 
 OK = "ok"
@@ -64,6 +64,9 @@ class CheckInputs:
     losses: dict[str, Outcome]
     element_losses: ElementLosses
     results: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # filled with the registration storm of every site and region loss, by scenario label, when
+    # the caller keeps them (``capacity_report(…, storms=…)``)
+    storms: dict[str, Storm] | None = None
     _storm_index: StormIndex | None = field(default=None, init=False, repr=False)
 
     @property

@@ -13,7 +13,7 @@ from imsdr.capacity.formulas import fmt, pct
 
 if TYPE_CHECKING:
     from imsdr.capacity.engine import Engine, Outcome
-    from imsdr.capacity.storm import StormIndex
+    from imsdr.capacity.storm import Storm, StormIndex
     from imsdr.model.topology import Topology
 
 
@@ -43,14 +43,18 @@ def _scenarios(losses: dict[str, Outcome]) -> list[tuple[str, Outcome]]:
     return [(label, outcome) for label, outcome in losses.items() if label.startswith(("site:", "region:"))]
 
 
-def _storm_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome], index: StormIndex) -> list[StormCheck]:
-    """The registration storm of every site and region loss that moves or restores users."""
+def _storm_checks(topology: Topology, eng: Engine, losses: dict[str, Outcome], index: StormIndex,
+                  kept: dict[str, Storm] | None = None) -> list[StormCheck]:
+    """The registration storm of every site and region loss that moves or restores users;
+    ``kept``, when given, gets every one of those losses' storms by scenario label."""
     from imsdr.capacity.storm import registration_storm
 
     scenarios = _scenarios(losses)
     storms = []
     for label, outcome in scenarios:
         storm = registration_storm(topology, eng, outcome, index)
+        if kept is not None:
+            kept[label] = storm
         if not (storm.moved_users or storm.restored_users):
             continue
         unknown = tuple(r.id for r in storm.elements if r.verdict == "unknown")
@@ -105,7 +109,7 @@ CHECKS = [
     CapacityCheck(
         "storms",
         "the registration storm of each site or region loss overloads no SBC, P-CSCF, CSCF or HSS",
-        lambda inputs: _storm_checks(inputs.topology, inputs.eng, inputs.losses, inputs.storm_index),
+        lambda inputs: _storm_checks(inputs.topology, inputs.eng, inputs.losses, inputs.storm_index, inputs.storms),
         lab_shown=True,
     ),
     CapacityCheck(
