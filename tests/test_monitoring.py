@@ -258,3 +258,31 @@ def test_probe_files_read_the_views_of_the_dns_plan_they_are_given() -> None:
     assert list(modules) == [f"imsdr_dns_{kept.name}"]
     jobs = [j["job_name"] for j in yaml.safe_load(files[PROMETHEUS_FILE])["scrape_configs"]]
     assert jobs == ["imsdr-exporter", f"imsdr-dns-probe-{kept.name}"]
+
+
+def test_each_view_is_probed_on_the_servers_that_hold_it(tmp_path: Path) -> None:
+    """A hierarchy (areas): a province's views live on its own servers only, so prometheus.yml
+    probes each view on exactly the servers whose rendered named.conf has it (a probe of a foreign
+    server would fail and page for nothing); without areas every server holds every view."""
+    import re
+
+    three = tmp_path / "three.yaml"
+    made = runner.invoke(app, ["example", "national", "--provinces", "3", "--local-networks-per-province", "2",
+                               "--sites-per-province", "2", "--enum-numbers", "1000"])
+    assert made.exit_code == 0, made.stderr
+    three.write_text(made.stdout)
+    for inventory in (three, INVENTORIES[1]):
+        out = tmp_path / inventory.stem
+        assert runner.invoke(app, ["render", "dns", str(inventory), "--out", str(out / "dns")]).exit_code == 0
+        done = runner.invoke(app, ["render", "monitoring", str(inventory), "--out", str(out / "monitoring")])
+        assert done.exit_code == 0
+        rendered = {conf.stem: set(re.findall(r'^view "([^"]+)"', conf.read_text(), re.M))
+                    for conf in (out / "dns" / "named").glob("*.conf")}
+        probed: dict[str, set[str]] = {server: set() for server in rendered}
+        config = yaml.safe_load((out / "monitoring" / "prometheus.yml").read_text())
+        for job in config["scrape_configs"][1:]:
+            for target in job["static_configs"]:
+                probed[target["labels"]["server"]].add(target["labels"]["view"])
+        assert probed == rendered
+        if inventory == three:
+            assert len({frozenset(views) for views in rendered.values()}) > 1  # (the areas differ)
