@@ -99,7 +99,18 @@ class Server:
 
     def holds(self, view: ViewPlan) -> bool:
         """Whether this server's configuration has ``view`` (every view without areas)."""
-        return not self.area or not view.area or view.area == self.area
+        return area_holds(self.area, view.area)
+
+
+def area_holds(server_area: str, view_area: str) -> bool:
+    """Whether a server of ``server_area`` has the views of ``view_area`` ('': a server or view of
+    no service area, as every one without areas)."""
+    return not server_area or not view_area or view_area == server_area
+
+
+def server_areas(topology: Topology) -> dict[str, str]:
+    """The service area of each name server (element id -> area; '' without areas)."""
+    return {s.id: s.area for s in server_layout(topology).servers}
 
 
 @dataclass(frozen=True)

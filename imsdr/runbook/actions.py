@@ -36,6 +36,7 @@ from imsdr.dns.drain import (
     script_ok_line,
 )
 from imsdr.dns.plan import build_dns_plan
+from imsdr.dns.views import area_holds, server_areas
 from imsdr.runbook import alerts
 from imsdr.runbook.context import sample_source
 from imsdr.runbook.steps import step as typed_step
@@ -146,6 +147,7 @@ class ActionBuilder:
         self._open_peers: set[tuple[str, str]] | None = None
         self.detailed = len(topo.elements) <= DETAILED_DRAIN_LIMIT
         self.servers = dns_server_elements(topo)
+        self.areas = server_areas(topo)  # server id -> its service area: the views it holds
         self._cx_clients: tuple[Element, ...] | None = None
         self._access: AccessTypes | None = None  # the access types of each SBC's and P-CSCF's users
         self._scscfs: tuple[Element, ...] | None = None  # the candidate observers of an AS or MGCF
@@ -159,6 +161,10 @@ class ActionBuilder:
                 self._uris[(ds.source, d.element)] = d.uri
 
     # --- shared pieces ---------------------------------------------------------------------------
+
+    def _holding(self, servers: Sequence[Element], view_area: str) -> list[Element]:
+        """The servers of ``servers`` whose configuration has the views of ``view_area``."""
+        return [s for s in servers if area_holds(self.areas.get(s.id, ""), view_area)]
 
     def render_dir(self) -> str:
         """The directory the servers load the rendered files from (the DNS servers' platform)."""
@@ -546,9 +552,10 @@ class ActionBuilder:
                     continue
                 seen.add(check["command"])
                 lines = _dig_lines(plan, check)
-                if not servers or len(seen) > 1:
+                held = self._holding(servers, check["view_area"])
+                if not held or len(seen) > 1:
                     continue  # verify --drain checks every answer; one a human sees is enough
-                server = servers[0]
+                server = held[0]
                 command = check["command"].replace(f"{check['dig']} @{check['server']} ",
                                                    f"{platform_of(topo, server).dig} @{first_address(server)} ", 1)
                 steps.append(_step(
@@ -566,14 +573,18 @@ class ActionBuilder:
         owner, owner_dns = owner_for(topo, service), owner_for(topo, "enum_dns")
         gone = self._expand(ids)
         checklist = self._data_checklist(gone)
-        core = next((v for v in self.normal.views if v.kind == "site"), None)
+        # asked from the first core view of the subject's service area (its province), of the servers holding it
+        site_views = [v for v in self.normal.views if v.kind == "site"]
+        own = next((v for v in site_views if subject is not None and v.subject == subject.site), None)
+        core = next((v for v in site_views if own is None or v.area == own.area), None)
         source = (sample_source(list(core.match_clients), 4) or sample_source(list(core.match_clients), 6)
                   if core is not None else None)
         from_core = f" -b {source}" if source else ""
+        asked = self._holding(self.servers, core.area) if core is not None else self.servers
         checklist.append({"what": "DNS serials equal across servers (every server loaded the same files)",
                           "command": " ; ".join(f"{platform_of(topo, s).dig} @{first_address(s)}{from_core} "
                                                 f"{topo.network.primary_domain} SOA +short"
-                                                for s in self.servers),
+                                                for s in asked),
                           "host": f"a host in a core subnet{f' ({core.subject})' if core else ''}",
                           "placeholder": False,
                           "expected": "the same line from every server"})

@@ -193,18 +193,22 @@ def _local_sbc_checks(analyses: Analyses) -> dict[Any, list[tuple[int, dict[str,
 
 def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str,
                      local_checks: dict[Any, list[tuple[int, dict[str, Any]]]]) -> dict[str, Any]:
-    """The SBC queries of the local networks a site failure hits, asked of a surviving server
-    (``local_checks``: :func:`_local_sbc_checks`)."""
+    """The SBC queries of the local networks a site failure hits, each asked of a surviving server
+    that holds its view (``local_checks``: :func:`_local_sbc_checks`)."""
+    from imsdr.runbook.verification import holding
+
     servers = [s for s in analyses.dns_servers
                if s["id"] not in topo.elements or topo.elements[s["id"]].site != site_id]
     lost = (analyses.site_failures.get(site_id) or {}).get("lost_local_networks", [])
     checks = []
-    hit = sorted(pc for ln in set(lost) for pc in local_checks.get(ln, ())) if servers else []
-    for _pos, c in hit:  # (in the order of the SBC checks)
-        server = servers[0]["address"]
-        checks.append({**c, "server": server, "dig": servers[0]["dig"],
+    for _pos, c in sorted(pc for ln in set(lost) for pc in local_checks.get(ln, ())):  # (the SBC checks' order)
+        held = holding(servers, c["view_area"])
+        if not held:  # (no surviving server has the view)
+            continue
+        server = held[0]
+        checks.append({**c, "server": server["address"], "dig": server["dig"],
                        "command": c["command"].replace(f"{c['dig']} @{c['server']} ",
-                                                       f"{servers[0]['dig']} @{server} ", 1)})
+                                                       f"{server['dig']} @{server['address']} ", 1)})
     return {"dns_checks": checks, "dns_servers": servers}
 
 

@@ -23,8 +23,12 @@ SRV_LABELS = {"udp": "_sip._udp", "tcp": "_sip._tcp", "tls": "_sips._tcp"}
 
 
 def dns_servers(topo: Topology) -> list[dict[str, str]]:
-    """The ENUM/DNS servers the zones are loaded on: id and first IPv4 (else IPv6) address."""
+    """The ENUM/DNS servers the zones are loaded on: id, first IPv4 (else IPv6) address, name, how
+    to query it (its platform's dig) and its service area ('' without areas: every view)."""
+    from imsdr.dns.views import server_areas
+
     ids = list(topo.network.dns.nameservers) or sorted(e.id for e in topo.by_type.get("enum_dns", []))
+    areas = server_areas(topo)
     out = []
     for ident in ids:
         el = topo.elements.get(ident)
@@ -32,29 +36,38 @@ def dns_servers(topo: Topology) -> list[dict[str, str]]:
             continue
         v4 = [a for a in el.addresses if ":" not in a]
         out.append({"id": el.id, "address": (v4 or list(el.addresses))[0], "fqdn": topo.fqdn(el),
-                    "dig": platform_of(topo, el).dig})
+                    "dig": platform_of(topo, el).dig, "area": areas.get(el.id, "")})
     return out
+
+
+def holding(servers: list[dict[str, str]], view_area: str) -> list[dict[str, str]]:
+    """The servers of ``servers`` (:func:`dns_servers`) whose configuration has a view of
+    ``view_area``: a check asks one of them (another province's server has no such view)."""
+    from imsdr.dns.views import area_holds
+
+    return [s for s in servers if area_holds(s["area"], view_area)]
 
 
 def _source(view: ViewPlan) -> str | None:
     return sample_source(list(view.match_clients), 4) or sample_source(list(view.match_clients), 6)
 
 
-def _check(plan: DnsPlan, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str,
-           ordered: bool, source: str | None = None, memo: _CheckMemo | None = None) -> dict[str, Any] | None:
-    memo = memo or _CheckMemo()
+def _check(plan: DnsPlan, memo: _CheckMemo, view: ViewPlan, qname: str, rdtype: str, purpose: str,
+           ordered: bool, source: str | None = None) -> dict[str, Any] | None:
     rrset = memo.lookup(plan, view, qname, rdtype)
     if rrset is None:
         return None
-    return _checked(rrset, server, view, qname, rdtype, purpose, ordered, source, memo)
+    return _checked(rrset, view, qname, rdtype, purpose, ordered, source, memo)
 
 
-def _checked(rrset: Any, server: str, view: ViewPlan, qname: str, rdtype: str, purpose: str, ordered: bool,
+def _checked(rrset: Any, view: ViewPlan, qname: str, rdtype: str, purpose: str, ordered: bool,
              source: str | None, memo: _CheckMemo) -> dict[str, Any]:
-    """The check of :func:`_check` once its answer ``rrset`` is found."""
+    """The check of :func:`_check` once its answer ``rrset`` is found, asked of the first server
+    that holds ``view``."""
     if source is None:
         source = memo.source(view) if view.kind != "default" else None
-    command = f"dig @{server}"
+    server = memo.server(view)
+    command = f"{server['dig']} @{server['address']}"
     if source is not None:
         command += f" -b {source}"
     command += f" {qname} {rdtype} +noall +answer"
@@ -62,11 +75,13 @@ def _checked(rrset: Any, server: str, view: ViewPlan, qname: str, rdtype: str, p
     return {
         "purpose": purpose,
         "command": command,
-        "server": server,
+        "server": server["address"],
+        "dig": server["dig"],  # how to query this server (its platform's dig, e.g. with -p PORT)
         "source": source,
         "view": view.name,
         "view_kind": view.kind,
         "view_subject": view.subject,
+        "view_area": view.area,
         "qname": qname,
         "rdtype": rdtype,
         "ttl": rrset.ttl,
@@ -82,7 +97,9 @@ class _CheckMemo:
     expected answer of each record set (~6,000 distinct answers among ~60,000 national checks:
     one list per record set, which every check of it shares; nothing changes a check's list)."""
 
-    def __init__(self) -> None:
+    def __init__(self, servers: list[dict[str, str]]) -> None:
+        self._servers = servers  # dns_servers: a check asks the first that holds its view
+        self._server_of: dict[str, dict[str, str]] = {}  # view area -> that server
         self._sources: dict[int, tuple[ViewPlan, str | None]] = {}  # id(view) -> (view, source address)
         self._texts = RdataTexts()
         self._zones: dict[tuple[str, str, str], tuple[Any, str, str]] = {}  # (qname, type, side) -> zone, key
@@ -122,6 +139,13 @@ class _CheckMemo:
             hit = self._sources[id(view)] = (view, _source(view))
         return hit[1]
 
+    def server(self, view: ViewPlan) -> dict[str, str]:
+        """The first server whose configuration has ``view`` (the first server if none has)."""
+        hit = self._server_of.get(view.area)
+        if hit is None:
+            hit = self._server_of[view.area] = (holding(self._servers, view.area) or self._servers)[0]
+        return hit
+
     def texts(self, rdatas: tuple[Any, ...]) -> list[str]:
         return rdata_texts(rdatas, self._texts)
 
@@ -139,9 +163,8 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
     servers = dns_servers(topo)
     if not servers:
         return {}
-    server = servers[0]["address"]
-    memo = _CheckMemo()
-    check = partial(_check, plan, server, memo=memo)
+    memo = _CheckMemo(servers)
+    check = partial(_check, plan, memo)
     transports = [t.value for t in topo.network.dns.transports]
     srv_label = SRV_LABELS[transports[0]] if transports else "_sip._udp"
     primary = topo.network.primary_domain
@@ -198,7 +221,7 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
             source, asked = (pcscf_source, pcscf_asked) if key == "pcscf" else (None, view)
             rrset = lookup(plan, asked, qname, "SRV")  # (~100,000 queries nationally: the text only when answered)
             if rrset is not None:
-                add(key, _checked(rrset, server, asked, qname, "SRV",
+                add(key, _checked(rrset, asked, qname, "SRV",
                                   f"From {site.name} ({site.id}), {group.kind} {group.id} lists its members "
                                   "same site first, then same region, then the rest.", True, source, memo))
     add("cscf", check(probe_view, primary, "NAPTR",
@@ -222,12 +245,6 @@ def dns_checks(topo: Topology, plan: DnsPlan) -> dict[str, list[dict[str, Any]]]
 
         add("enum_dns", check(probe_view, enum_name(number, plan.enum_suffix), "NAPTR",
                                f"ENUM: +{number} (block {block.id}) maps to a SIP URI.", False))
-    dig = servers[0]["dig"]  # how to query this server (its platform's dig, e.g. with -p PORT)
-    for checks in out.values():
-        for check in checks:
-            check["dig"] = dig
-            if dig != "dig":
-                check["command"] = dig + check["command"].removeprefix("dig")
     return out
 
 
