@@ -41,7 +41,8 @@ _BASE = CORE_BASE
 
 
 def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
-    return plan.origins.get((zone, rrset.name, rrset.rdtype), Origin("", (), ""))
+    found = plan.origin_of(zone, rrset.name, rrset.rdtype)
+    return found if found is not None else Origin("", (), "")
 
 
 def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
@@ -140,9 +141,13 @@ class _Run:
 
     def _new_numbers(self, zone: str, rrsets: Iterable[RRset]) -> list[RRset]:
         """The ``rrsets`` of ENUM zone ``zone`` that :meth:`_rrsets` checks: all but the numbers'
-        NAPTRs of a shape checked before (:func:`_number_shape`; a new one is remembered). One
-        loop for the zone's hundreds of thousands of records, the usual spelling of a number's
-        shape worked out in it (the same tuple), any other by :func:`_number_shape` itself."""
+        NAPTRs of a shape checked before (:func:`_number_shape`; a new one is remembered).
+
+        One loop for the zone's hundreds of thousands of records. The usual spelling of a number
+        (one-digit labels) gets the same tuple as :func:`_number_shape` worked out here, any other
+        spelling that function itself. The wildcards repeated below the exceptions' ancestors
+        share one tuple of records: when the zone's digits are not in its regexp, no number's are
+        and every such wildcard of one TTL has one shape, so after the first it is left out at once."""
         zone_number = self.digits_of.get(zone)
         if zone_number is None:
             zone_number = self.digits_of[zone] = zone_digits(zone)
@@ -150,6 +155,7 @@ class _Run:
         cut = -len(suffix)
         one_digit_labels = _ONE_DIGIT_LABELS.fullmatch
         shapes = self.number_shapes
+        seen_wildcards: dict[int, tuple[tuple[Rdata, ...], int]] = {}  # id(rdatas) -> (rdatas, TTL) of a shape seen
         out = []
         for rrset in rrsets:
             rdatas = rrset.rdatas
@@ -157,15 +163,20 @@ class _Run:
                 out.append(rrset)
                 continue
             name = rrset.name
-            rel = name[:cut] if name.endswith(suffix) else ""
-            wildcard = rel.startswith("*.")
-            if wildcard:
-                rel = rel[2:]
             rd = rdatas[0]
-            if type(rd) is NAPTR and one_digit_labels(rel):
+            end = len(name) + cut  # (the name relative to the zone is name[:end])
+            start = 2 if name.startswith("*.", 0, end) else 0
+            if type(rd) is NAPTR and name.endswith(suffix) and one_digit_labels(name, start, end):
+                if start:
+                    seen = seen_wildcards.get(id(rdatas))
+                    if seen is not None and seen[0] is rdatas and seen[1] == rrset.ttl:
+                        continue
+                    if zone_number and zone_number not in rd.regexp:
+                        seen_wildcards[id(rdatas)] = (rdatas, rrset.ttl)
+                number = zone_number + name[end - 1:start - 1 if start else None:-2]
                 shape: tuple[object, ...] | None = (
-                    wildcard, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services,
-                    rd.regexp.replace(zone_number + rel[::-2], "0"), rd.replacement)
+                    start != 0, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services,
+                    rd.regexp.replace(number, "0"), rd.replacement)
             else:
                 shape = _number_shape(rrset, zone, zone_number)
             if shape is not None:

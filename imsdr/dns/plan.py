@@ -260,7 +260,9 @@ class DnsPlan:
     excluded: frozenset[str] = frozenset()  # element ids left out of every answer (drained)
     enum_updates: bool = False  # primaries accept TSIG-signed RFC 2136 updates of ENUM NAPTRs
     internal_names: dict[str, str] = field(default_factory=dict)  # core-only name -> what it is
-    origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
+    origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type): see origin_of
+    # ENUM zone -> the exceptions file (Origin) its provisioned numbers' NAPTRs come from (origin_of)
+    exception_origins: dict[str, Origin] = field(default_factory=dict)
     issues: list[PlanIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     areas: tuple[Area, ...] = ()  # service areas (network.dns.areas); () = one set serves everything
@@ -273,6 +275,22 @@ class DnsPlan:
     _view_count: int = field(default=-1, repr=False, compare=False)
 
     # --- queries ---------------------------------------------------------------------------------
+
+    def origin_of(self, zone: str, name: str, rdtype: str) -> Origin | None:
+        """The inventory part the ``rdtype`` records at ``name`` in ``zone`` come from (None: none
+        is known): ``origins``, or the exceptions file for a provisioned number's NAPTR.
+
+        Those (hundreds of thousands nationally) are not listed in ``origins``: an ENUM zone stores
+        no NAPTR below its apex but the exceptions' (its blocks' records are computed, not stored:
+        ``apply_exceptions``), so one in a zone the exceptions touched is a number's, unless it is
+        a wildcard repeated below their ancestors (which comes from no inventory part)."""
+        if rdtype == "NAPTR" and name != zone and not name.startswith("*."):
+            file = self.exception_origins.get(zone)
+            if file is not None:
+                core = self.zones.get(zone)
+                if core is not None and (name, "NAPTR") in core.rrsets:
+                    return file
+        return self.origins.get((zone, name, rdtype))
 
     def materialise(self, view: ViewPlan) -> ViewPlan:
         """Compute ``view``'s overrides now if the plan was built lazily and they are not yet."""
@@ -574,7 +592,7 @@ class _Builder:
         key = (rrset.name, rrset.rdtype)
         okey = (zone.name, rrset.name, rrset.rdtype)
         if key in target:
-            first = self.plan.origins.get(okey)
+            first = self.plan.origin_of(*okey)
             self.issue(
                 origin,
                 f"{rrset.name} {rrset.rdtype} is produced twice: by {origin.what} and by "
@@ -1448,7 +1466,6 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
     lengths = sorted({len(p) for p in zones}, reverse=True)  # (longest prefix first)
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
-    origins = plan.origins
     make = RecordMaker()
     naptr, rrset = make.naptr, make.rrset
     skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
@@ -1476,8 +1493,7 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
         key = (owner, "NAPTR")
         if key not in rrsets:
             fill.exceptions += 1
-        rrsets[key] = rrset(owner, "NAPTR", ttl, (row.naptr(fill.domain, naptr),))
-        origins[(name, owner, "NAPTR")] = origin
+        rrsets[key] = rrset(owner, "NAPTR", ttl, (row.naptr(fill.domain, naptr),))  # (its origin: origin_of)
         node = rel  # the owner and its ancestors (the empty non-terminals)
         while node and node not in nodes:
             nodes.add(node)
@@ -1505,6 +1521,7 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     for name, fill in touched.items():
         zone = plan.zones[name]
         zone.purpose += f"; {fill.exceptions} provisioned exception(s)"
+        plan.exception_origins[name] = origin
         zone.nodes = frozenset(fill.nodes)
     for zone in plan.zones.values():
         if zone.kind == "enum" and zone.name not in touched:
