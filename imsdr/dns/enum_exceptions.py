@@ -70,9 +70,10 @@ class EnumException:
         :meth:`imsdr.dns.records.RecordMaker.naptr`)."""
         if self.kind == "ported-tel":
             return make(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+pstn:tel",
-                         f"!^.*$!tel:+{self.number};npdi;rn=+{self.target}!", ".")
-        uri = f"sip:+{self.number}@{self.target or block_domain}" + (f";{self.params}" if self.params else "")
-        return make(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+sip", f"!^.*$!{uri}!", ".")
+                        f"!^.*$!tel:+{self.number};npdi;rn=+{self.target}!", ".")
+        params = self.params
+        return make(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+sip",
+                    f"!^.*$!sip:+{self.number}@{self.target or block_domain}{';' if params else ''}{params}!", ".")
 
 
 @dataclass(frozen=True)

@@ -1500,11 +1500,17 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
             dot = node.find(".")
             node = node[dot + 1:] if dot >= 0 else ""
         size = len(rel)
-        start = len(rest)  # where the ancestors below the wildcard covering it start
-        for stem, first in fill.fill_from:
-            if len(rest) > len(stem) and rest.startswith(stem):
-                start = first
-                break
+        if fill.chained:  # the new wildcards are the deepest ones, below the deepest one stored
+            j = len(rest) - 1
+            while j > 0 and "*." + rel[size - 2 * j + 1:] not in wilded:
+                j -= 1
+            start = j + 1
+        else:
+            start = len(rest)  # where the ancestors below the wildcard covering it start
+            for stem, first in fill.fill_from:
+                if len(rest) > len(stem) and rest.startswith(stem):
+                    start = first
+                    break
         for j in range(start, len(rest)):  # the wildcard below each ancestor rest[:j]
             wrel = "*." + rel[size - 2 * j + 1:]
             if wrel in wilded:  # (stored already: most ancestors are shared with earlier rows)
@@ -1549,20 +1555,25 @@ class _ExceptionFill:
     # the ancestors rest[:j] the exception creates below it, each needing the block's wildcard
     # again (module doc); none (numbers style): no wildcard to repeat
     fill_from: tuple[tuple[str, int], ...]
+    # a block of one wildcard (stems ('',)) and no wildcard stored below the apex but the rows':
+    # every row's ancestors rest[:1] .. rest[:-1] each get one, so the wildcard of an ancestor is
+    # stored only with those of all the ancestors above it, and a row's new ones are the deepest
+    chained: bool = False
 
     @classmethod
     def of(cls, zone: ZonePlan) -> _ExceptionFill:
         suffix = "." + zone.name
         block = zone.blocks[0]
         free = block.free
+        wildcards = {n[:-len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
+                     and n.endswith(suffix)}
+        fill_from = () if block.style != "wildcard" else tuple(
+            (stem, len(stem) + 1) for stem in block.stems if free is None or len(stem) < free)
         return cls(set(existing_nodes(zone)),
                    sum(1 for n, t in zone.rrsets if t == "NAPTR" and not n.startswith("*.")),
-                   {n[:-len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
-                    and n.endswith(suffix)},
-                   (block.naptr(),), zone.name, zone.rrsets, block, len(block.prefix), block.domain,
-                   block.ttl, block.style == "numbers",
-                   () if block.style != "wildcard" else tuple(
-                       (stem, len(stem) + 1) for stem in block.stems if free is None or len(stem) < free))
+                   wildcards, (block.naptr(),), zone.name, zone.rrsets, block, len(block.prefix),
+                   block.domain, block.ttl, block.style == "numbers", fill_from,
+                   fill_from == (("", 1),) and wildcards <= {"*"})
 
 
 def _skipping(block: EnumBlockPlan, numbers: set[int]) -> EnumBlockPlan:
