@@ -65,13 +65,15 @@ class EnumException:
     params: str
     line: int
 
-    def naptr(self, block_domain: str) -> NAPTR:
-        """The NAPTR this number answers instead of its block's."""
+    def naptr(self, block_domain: str, make: Callable[[int, int, str, str, str, str], NAPTR] = NAPTR) -> NAPTR:
+        """The NAPTR this number answers instead of its block's (``make``: its constructor, e.g.
+        :meth:`imsdr.dns.records.RecordMaker.naptr`)."""
         if self.kind == "ported-tel":
-            return NAPTR(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+pstn:tel",
-                         f"!^.*$!tel:+{self.number};npdi;rn=+{self.target}!", ".")
-        uri = f"sip:+{self.number}@{self.target or block_domain}" + (f";{self.params}" if self.params else "")
-        return NAPTR(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+sip", f"!^.*$!{uri}!", ".")
+            return make(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+pstn:tel",
+                        f"!^.*$!tel:+{self.number};npdi;rn=+{self.target}!", ".")
+        params = self.params
+        return make(ENUM_ORDER, ENUM_PREFERENCE, "u", "E2U+sip",
+                    f"!^.*$!sip:+{self.number}@{self.target or block_domain}{';' if params else ''}{params}!", ".")
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,27 @@ class EnumExceptions:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+def _row_maker() -> Callable[[str, str, str, str, int], EnumException]:
+    """``EnumException(number, kind, target, params, line)`` for the rows of a file (hundreds of
+    thousands): the same object, its slots set directly, without the frozen class's per-field
+    ``object.__setattr__``."""
+    new = object.__new__
+    slots = EnumException.__dict__
+    set_number, set_kind, set_target, set_params, set_line = (
+        slots[f].__set__ for f in ("number", "kind", "target", "params", "line"))
+
+    def make(number: str, kind: str, target: str, params: str, line: int) -> EnumException:
+        row = new(EnumException)
+        set_number(row, number)
+        set_kind(row, kind)
+        set_target(row, target)
+        set_params(row, params)
+        set_line(row, line)
+        return row
+
+    return make
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -128,6 +151,10 @@ def load_enum_exceptions(path: Path, blocks: Iterable[EnumBlock]) -> EnumExcepti
 
 
 _E164 = re.compile(r"\+[0-9]{2,15}")  # + and 2-15 ASCII digits (the file is ASCII: isdigit is 0-9)
+# a row as a provisioning system writes it (parse_enum_exceptions' fast path): number, a kind, a
+# target of the characters a SIP domain or routing number has, no params or user=phone, at most
+# one '\r'; what the precise checks of the row would still refuse is checked after the match
+_PLAIN_ROW = re.compile(r"\+([0-9]{2,15}),(ported|routed|ported-tel|uri),([a-z0-9.+-]*),(|user=phone)\r?")
 
 
 def _column(fields: list[str], index: int) -> int:
@@ -174,9 +201,39 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
         return [], [Problem(Location(file, line, col), "", f"byte 0x{raw[exc.start]:02x} is not ASCII; "
                             "ENUM exceptions files are plain ASCII")]
     e164 = _E164.fullmatch
+    plain = _PLAIN_ROW.fullmatch
     append = rows.append
+    new_row = _row_maker()
     # one pass, a row at a time; the columns of a bad row are worked out only for its message
     for lineno, line in enumerate(text.split("\n"), 1):
+        # fast path: a plain row after the header that every check below passes, taken whole; any
+        # other line (comment, header, a row with a problem) goes through the checks one by one
+        match = plain(line) if header_seen else None
+        if match is not None:
+            digits, kind, target, params = match.groups()
+            for i in lengths:
+                if i <= len(digits):
+                    block = by_prefix.get(digits[:i])
+                    if block is not None:
+                        break
+            else:
+                block = None
+            if (block is not None and (block.length is None or len(digits) == block.length)
+                    and len(digits) != len(block.prefix) and digits not in seen):
+                if kind == "ported" or kind == "routed":
+                    why = domains.get(target)
+                    if why is None:
+                        why = domains[target] = _domain_problem(target, name_problems)
+                    ok = not why
+                elif kind == "ported-tel":
+                    ok = not params and e164(target) is not None
+                    target = target[1:]
+                else:
+                    ok = not target and params != ""
+                if ok:
+                    seen[digits] = lineno
+                    append(new_row(digits, kind, target, params, lineno))
+                    continue
         if line.endswith("\r"):
             line = line[:-1]
         stripped = line.strip()
@@ -248,7 +305,7 @@ def parse_enum_exceptions(raw: bytes, file: str, blocks: Iterable[EnumBlock],
             bad(lineno, 1, f"{number} is listed twice (first on line {seen[digits]})")
             continue
         seen[digits] = lineno
-        append(EnumException(digits, kind, target, params, lineno))
+        append(new_row(digits, kind, target, params, lineno))
     if not header_seen and not problems:
         bad(1, 1, f"the file has no header row {HEADER!r}")
     if skipped:

@@ -41,7 +41,8 @@ _BASE = CORE_BASE
 
 
 def _origin(plan: DnsPlan, zone: str, rrset: RRset) -> Origin:
-    return plan.origins.get((zone, rrset.name, rrset.rdtype), Origin("", (), ""))
+    found = plan.origin_of(zone, rrset.name, rrset.rdtype)
+    return found if found is not None else Origin("", (), "")
 
 
 def lint_plan(plan: DnsPlan, views: bool = True) -> list[LintIssue]:
@@ -109,7 +110,7 @@ class _Run:
         self.enum_zones = {z.name for z in plan.zones.values() if z.kind == "enum"}
         self.number_shapes: set[tuple[object, ...]] = set()
         self.digits_of: dict[str, str] = {}  # ENUM zone -> its digits (the same few zones, 100,000s of records)
-        self._rrsets(plan.all_rrsets(views=False))
+        self._rrsets(self._base(), numbers_sorted=True)
 
     def err(self, message: str, origin: Origin) -> None:
         _add(self.out, self.seen, message, origin)
@@ -127,10 +128,71 @@ class _Run:
         _check_file_names(plan, lambda message, origin: _add(out, seen, message, origin), views)
         return out
 
-    def _rrsets(self, rrsets: Iterable[tuple[str, ViewPlan | None, RRset]]) -> None:
+    def _base(self) -> Iterator[tuple[str, ViewPlan | None, RRset]]:
+        """``plan.all_rrsets(views=False)`` without the ENUM numbers' rrsets of a shape already
+        checked (:meth:`_new_numbers`)."""
+        for zone, view in self.plan.base_zones():
+            name = zone.name
+            rrsets: Iterable[RRset] = zone.rrsets.values()
+            if name in self.enum_zones:
+                rrsets = self._new_numbers(name, rrsets)
+            for rrset in rrsets:
+                yield name, view, rrset
+
+    def _new_numbers(self, zone: str, rrsets: Iterable[RRset]) -> list[RRset]:
+        """The ``rrsets`` of ENUM zone ``zone`` that :meth:`_rrsets` checks: all but the numbers'
+        NAPTRs of a shape checked before (:func:`_number_shape`; a new one is remembered).
+
+        One loop for the zone's hundreds of thousands of records. The usual spelling of a number
+        (one-digit labels) gets the same tuple as :func:`_number_shape` worked out here, any other
+        spelling that function itself. The wildcards repeated below the exceptions' ancestors
+        share one tuple of records: when the zone's digits are not in its regexp, no number's are
+        and every such wildcard of one TTL has one shape, so after the first it is left out at once."""
+        zone_number = self.digits_of.get(zone)
+        if zone_number is None:
+            zone_number = self.digits_of[zone] = zone_digits(zone)
+        suffix = "." + zone
+        cut = -len(suffix)
+        one_digit_labels = _ONE_DIGIT_LABELS.fullmatch
+        shapes = self.number_shapes
+        seen_wildcards: dict[int, tuple[tuple[Rdata, ...], int]] = {}  # id(rdatas) -> (rdatas, TTL) of a shape seen
+        out = []
+        for rrset in rrsets:
+            rdatas = rrset.rdatas
+            if rrset.rdtype != "NAPTR" or len(rdatas) != 1:
+                out.append(rrset)
+                continue
+            name = rrset.name
+            rd = rdatas[0]
+            end = len(name) + cut  # (the name relative to the zone is name[:end])
+            start = 2 if name.startswith("*.", 0, end) else 0
+            if type(rd) is NAPTR and name.endswith(suffix) and one_digit_labels(name, start, end):
+                if start:
+                    seen = seen_wildcards.get(id(rdatas))
+                    if seen is not None and seen[0] is rdatas and seen[1] == rrset.ttl:
+                        continue
+                    if zone_number and zone_number not in rd.regexp:
+                        seen_wildcards[id(rdatas)] = (rdatas, rrset.ttl)
+                number = zone_number + name[end - 1:start - 1 if start else None:-2]
+                shape: tuple[object, ...] | None = (
+                    start != 0, rrset.ttl, rd.order, rd.preference, rd.flags, rd.services,
+                    rd.regexp.replace(number, "0"), rd.replacement)
+            else:
+                shape = _number_shape(rrset, zone, zone_number)
+            if shape is not None:
+                if shape in shapes:
+                    continue
+                shapes.add(shape)
+            out.append(rrset)
+        return out
+
+    def _rrsets(self, rrsets: Iterable[tuple[str, ViewPlan | None, RRset]], numbers_sorted: bool = False) -> None:
+        """Check ``rrsets``; ``numbers_sorted``: the ENUM numbers of a shape checked before are
+        left out already (:meth:`_base`)."""
         plan, err, answers, leaks = self.plan, self.err, self.answers, self.leaks
         checked_text, checked_types, checked_tuples = self.checked_text, self.checked_types, self.checked_tuples
-        checks, enum_zones, number_shapes, digits_of = self.checks, self.enum_zones, self.number_shapes, self.digits_of
+        checks, number_shapes, digits_of = self.checks, self.number_shapes, self.digits_of
+        enum_zones = () if numbers_sorted else self.enum_zones
         for zone_name, view, rrset in rrsets:
             if zone_name in enum_zones and rrset.rdtype == "NAPTR" and len(rrset.rdatas) == 1:
                 # a provisioned number (hundreds of thousands nationally): its record is one of a few

@@ -54,7 +54,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Literal
 
 from imsdr.dns.names import is_subdomain, reverse_digits
-from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RRset
+from imsdr.dns.records import AAAA, NAPTR, NS, SOA, SRV, TYPE_ORDER, A, Rdata, RecordMaker, RRset
 from imsdr.model.areas import Area, area_of_domain, delegating_zone, service_areas
 from imsdr.model.selection import (  # noqa: F401 - re-exported: the DNS plan's selection data
     PRIORITY_OTHER,
@@ -260,7 +260,9 @@ class DnsPlan:
     excluded: frozenset[str] = frozenset()  # element ids left out of every answer (drained)
     enum_updates: bool = False  # primaries accept TSIG-signed RFC 2136 updates of ENUM NAPTRs
     internal_names: dict[str, str] = field(default_factory=dict)  # core-only name -> what it is
-    origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type)
+    origins: dict[tuple[str, str, str], Origin] = field(default_factory=dict)  # (zone, name, type): see origin_of
+    # ENUM zone -> the exceptions file (Origin) its provisioned numbers' NAPTRs come from (origin_of)
+    exception_origins: dict[str, Origin] = field(default_factory=dict)
     issues: list[PlanIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     areas: tuple[Area, ...] = ()  # service areas (network.dns.areas); () = one set serves everything
@@ -273,6 +275,22 @@ class DnsPlan:
     _view_count: int = field(default=-1, repr=False, compare=False)
 
     # --- queries ---------------------------------------------------------------------------------
+
+    def origin_of(self, zone: str, name: str, rdtype: str) -> Origin | None:
+        """The inventory part the ``rdtype`` records at ``name`` in ``zone`` come from (None: none
+        is known): ``origins``, or the exceptions file for a provisioned number's NAPTR.
+
+        Those (hundreds of thousands nationally) are not listed in ``origins``: an ENUM zone stores
+        no NAPTR below its apex but the exceptions' (its blocks' records are computed, not stored:
+        ``apply_exceptions``), so one in a zone the exceptions touched is a number's, unless it is
+        a wildcard repeated below their ancestors (which comes from no inventory part)."""
+        if rdtype == "NAPTR" and name != zone and not name.startswith("*."):
+            file = self.exception_origins.get(zone)
+            if file is not None:
+                core = self.zones.get(zone)
+                if core is not None and (name, "NAPTR") in core.rrsets:
+                    return file
+        return self.origins.get((zone, name, rdtype))
 
     def materialise(self, view: ViewPlan) -> ViewPlan:
         """Compute ``view``'s overrides now if the plan was built lazily and they are not yet."""
@@ -460,15 +478,19 @@ class DnsPlan:
                     yield zone_name, view, rrset
 
     def _base_rrsets(self) -> Iterable[tuple[str, ViewPlan | None, RRset]]:
+        for zone, view in self.base_zones():
+            for rrset in zone.rrsets.values():
+                yield zone.name, view, rrset
+
+    def base_zones(self) -> Iterable[tuple[ZonePlan, ViewPlan | None]]:
+        """(zone, what ``all_rrsets`` gives its rrsets as their view) for every zone of the base
+        content, in ``all_rrsets``' order: core zones (None), access (:data:`ACCESS_BASE`), SBC."""
         for zone in self.zones.values():
-            for rrset in zone.rrsets.values():
-                yield zone.name, None, rrset
+            yield zone, None
         for zone in self.access_zones.values():
-            for rrset in zone.rrsets.values():
-                yield zone.name, ACCESS_BASE, rrset
+            yield zone, ACCESS_BASE
         for zone in self.sbc_zones.values():
-            for rrset in zone.rrsets.values():
-                yield zone.name, SBC_BASE, rrset
+            yield zone, SBC_BASE
 
 
     def first_try(self, view: ViewPlan | str, srv_name: str) -> dict[str, float]:
@@ -570,7 +592,7 @@ class _Builder:
         key = (rrset.name, rrset.rdtype)
         okey = (zone.name, rrset.name, rrset.rdtype)
         if key in target:
-            first = self.plan.origins.get(okey)
+            first = self.plan.origin_of(*okey)
             self.issue(
                 origin,
                 f"{rrset.name} {rrset.rdtype} is produced twice: by {origin.what} and by "
@@ -1436,56 +1458,68 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     """Put each exception (and the wildcards that keep its siblings answered) into its ENUM zone,
     and index every zone's existing names (empty non-terminals included) for lookups.
 
-    One pass over the rows with each zone's pieces worked out once (a national file: 200,000
-    rows, 281,000 wildcards): the owner and its wildcards are cut from one string, and the
-    names the exceptions make exist are indexed as they are stored (``existing_nodes`` of the
-    zone's other rrsets, plus each owner and its ancestors, plus each wildcard: the same set)."""
+    One pass over the rows with each zone's pieces worked out once, when its first row comes (a
+    national file: 200,000 rows, 281,000 wildcards): the owner and its wildcards are cut from one
+    string, the records made by one :class:`RecordMaker`, and the names the exceptions make exist
+    are indexed as they are stored (``existing_nodes`` of the zone's other rrsets, plus each owner
+    and its ancestors, plus each wildcard: the same set)."""
     zones = {z.blocks[0].prefix: z for z in plan.zones.values() if z.kind == "enum" and z.blocks}
     lengths = sorted({len(p) for p in zones}, reverse=True)  # (longest prefix first)
     origin = Origin("", (), f"the ENUM exceptions file {exceptions.file if exceptions else ''}")
-    origins = plan.origins
+    make = RecordMaker()
+    naptr, rrset = make.naptr, make.rrset
     skipped: dict[str, set[int]] = {}  # numbers-style zone -> the numbers its exceptions replace
     touched: dict[str, _ExceptionFill] = {}  # zone name -> what its exceptions made so far
+    fills: dict[str, _ExceptionFill] = {}  # block prefix -> the same, for the rows' lookup
     for row in exceptions.rows if exceptions is not None else ():
         number = row.number
-        zone = None
+        fill = None
         for i in lengths:
             if i <= len(number):
-                zone = zones.get(number[:i])
-                if zone is not None:
-                    break
-        if zone is None:  # checked when the file was read; a block the plan refused
+                prefix = number[:i]
+                fill = fills.get(prefix)
+                if fill is None:
+                    zone = zones.get(prefix)
+                    if zone is None:
+                        continue
+                    fill = fills[prefix] = touched[zone.name] = _ExceptionFill.of(zone)
+                break
+        if fill is None:  # checked when the file was read; a block the plan refused
             continue
-        name = zone.name
-        block = zone.blocks[0]
-        fill = touched.get(name)
-        if fill is None:
-            fill = touched[name] = _ExceptionFill.of(zone)
-        nodes, wilded = fill.nodes, fill.wildcards
-        rest = number[len(block.prefix):]
+        name, rrsets, nodes, wilded, ttl = fill.name, fill.rrsets, fill.nodes, fill.wildcards, fill.ttl
+        rest = number[fill.size:]
         rel = ".".join(rest[::-1])
         owner = f"{rel}.{name}"
-        rrsets = zone.rrsets
         key = (owner, "NAPTR")
         if key not in rrsets:
             fill.exceptions += 1
-        rrsets[key] = RRset(owner, "NAPTR", block.ttl, (row.naptr(block.domain),))
-        origins[(name, owner, "NAPTR")] = origin
+        rrsets[key] = rrset(owner, "NAPTR", ttl, (row.naptr(fill.domain, naptr),))  # (its origin: origin_of)
         node = rel  # the owner and its ancestors (the empty non-terminals)
         while node and node not in nodes:
             nodes.add(node)
             dot = node.find(".")
             node = node[dot + 1:] if dot >= 0 else ""
         size = len(rel)
-        for j in range(_fill_from(block, rest) or len(rest), len(rest)):  # the wildcard below each ancestor rest[:j]
+        if fill.chained:  # the new wildcards are the deepest ones, below the deepest one stored
+            j = len(rest) - 1
+            while j > 0 and "*." + rel[size - 2 * j + 1:] not in wilded:
+                j -= 1
+            start = j + 1
+        else:
+            start = len(rest)  # where the ancestors below the wildcard covering it start
+            for stem, first in fill.fill_from:
+                if len(rest) > len(stem) and rest.startswith(stem):
+                    start = first
+                    break
+        for j in range(start, len(rest)):  # the wildcard below each ancestor rest[:j]
             wrel = "*." + rel[size - 2 * j + 1:]
             if wrel in wilded:  # (stored already: most ancestors are shared with earlier rows)
                 continue
             wilded.add(wrel)
             nodes.add(wrel)
             wname = f"{wrel}.{name}"
-            rrsets[(wname, "NAPTR")] = RRset(wname, "NAPTR", block.ttl, fill.wildcard)
-        if block.style == "numbers" and block.covers(number):
+            rrsets[(wname, "NAPTR")] = rrset(wname, "NAPTR", ttl, fill.wildcard)
+        if fill.numbers and fill.block.covers(number):
             skipped.setdefault(name, set()).add(int(number))
     for name, numbers in skipped.items():  # (once per block: a set union per row would be quadratic)
         zone = plan.zones[name]
@@ -1493,48 +1527,59 @@ def apply_exceptions(plan: DnsPlan, exceptions: EnumExceptions | None) -> None:
     for name, fill in touched.items():
         zone = plan.zones[name]
         zone.purpose += f"; {fill.exceptions} provisioned exception(s)"
+        plan.exception_origins[name] = origin
         zone.nodes = frozenset(fill.nodes)
     for zone in plan.zones.values():
         if zone.kind == "enum" and zone.name not in touched:
             zone.nodes = existing_nodes(zone)
 
 
-@dataclass
+@dataclass(slots=True)
 class _ExceptionFill:
-    """What the exceptions of one ENUM zone made so far (``apply_exceptions``)."""
+    """What the exceptions of one ENUM zone made so far (``apply_exceptions``), and the pieces of
+    its zone and block each row reads."""
 
     nodes: set[str]  # the zone's existing names: its own rrsets' first, then each owner, ancestor, wildcard
     exceptions: int  # per-number NAPTRs (not wildcards)
     wildcards: set[str]  # NAPTR wildcards stored, relative to the apex ("*.3.2")
     wildcard: tuple[NAPTR]  # the block's wildcard answer, one tuple shared by them all
+    name: str  # the zone's
+    rrsets: dict[tuple[str, str], RRset]  # the zone's
+    block: EnumBlockPlan  # the zone's (first) block
+    size: int  # digits of its prefix
+    domain: str
+    ttl: int
+    numbers: bool  # a numbers-style block (its numbers an exception replaces are skipped)
+    # wildcard style: (stem, j) for the stems whose wildcard an exception's digits ``rest`` can
+    # fall under (shorter than a number); the first one ``rest`` continues gives the first j of
+    # the ancestors rest[:j] the exception creates below it, each needing the block's wildcard
+    # again (module doc); none (numbers style): no wildcard to repeat
+    fill_from: tuple[tuple[str, int], ...]
+    # a block of one wildcard (stems ('',)) and no wildcard stored below the apex but the rows':
+    # every row's ancestors rest[:1] .. rest[:-1] each get one, so the wildcard of an ancestor is
+    # stored only with those of all the ancestors above it, and a row's new ones are the deepest
+    chained: bool = False
 
     @classmethod
     def of(cls, zone: ZonePlan) -> _ExceptionFill:
         suffix = "." + zone.name
+        block = zone.blocks[0]
+        free = block.free
+        wildcards = {n[:-len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
+                     and n.endswith(suffix)}
+        fill_from = () if block.style != "wildcard" else tuple(
+            (stem, len(stem) + 1) for stem in block.stems if free is None or len(stem) < free)
         return cls(set(existing_nodes(zone)),
                    sum(1 for n, t in zone.rrsets if t == "NAPTR" and not n.startswith("*.")),
-                   {n[:-len(suffix)] for n, t in zone.rrsets if t == "NAPTR" and n.startswith("*.")
-                    and n.endswith(suffix)},
-                   (zone.blocks[0].naptr(),))
+                   wildcards, (block.naptr(),), zone.name, zone.rrsets, block, len(block.prefix),
+                   block.domain, block.ttl, block.style == "numbers", fill_from,
+                   fill_from == (("", 1),) and wildcards <= {"*"})
 
 
 def _skipping(block: EnumBlockPlan, numbers: set[int]) -> EnumBlockPlan:
     from dataclasses import replace
 
     return replace(block, skip=block.skip | numbers)
-
-
-def _fill_from(block: EnumBlockPlan, rest: str) -> int:
-    """Where the ancestors an exception at ``rest`` creates below the wildcard that covers it
-    start: each ``rest[:j]`` for ``j`` from the returned length up to ``len(rest)`` (0: none) needs
-    the block's wildcard again (module doc)."""
-    if block.style != "wildcard":
-        return 0
-    free = None if block.length is None else block.length - len(block.prefix)
-    for stem in block.stems:
-        if rest.startswith(stem) and len(rest) > len(stem) and (free is None or len(stem) < free):
-            return len(stem) + 1
-    return 0
 
 
 def existing_nodes(zone: ZonePlan) -> frozenset[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -357,6 +358,43 @@ class RRset:
 
 
 _TTL_RANGE = range(0, 2**31)
+
+
+class RecordMaker:
+    """NAPTR and RRset values for bulk input (an ENUM exceptions file: hundreds of thousands of
+    each): the objects the classes' own constructors make (equal, hashing alike; neither class
+    has defaults or ``__post_init__``), their slots set directly instead of through the frozen
+    classes' per-field ``object.__setattr__``. One per bulk job; it keeps no records."""
+
+    __slots__ = ("_naptr", "_rrset")
+
+    def __init__(self) -> None:
+        def setters(cls: type, fields: tuple[str, ...]) -> tuple[Callable[[object, object], None], ...]:
+            return tuple(cls.__dict__[f].__set__ for f in fields)
+
+        self._naptr = setters(NAPTR, ("order", "preference", "flags", "services", "regexp", "replacement"))
+        self._rrset = setters(RRset, ("name", "rdtype", "ttl", "rdatas"))
+
+    def naptr(self, order: int, preference: int, flags: str, services: str, regexp: str,
+              replacement: str) -> NAPTR:
+        rd = object.__new__(NAPTR)
+        s_order, s_preference, s_flags, s_services, s_regexp, s_replacement = self._naptr
+        s_order(rd, order)
+        s_preference(rd, preference)
+        s_flags(rd, flags)
+        s_services(rd, services)
+        s_regexp(rd, regexp)
+        s_replacement(rd, replacement)
+        return rd
+
+    def rrset(self, name: str, rdtype: str, ttl: int, rdatas: tuple[Rdata, ...]) -> RRset:
+        out = object.__new__(RRset)
+        s_name, s_rdtype, s_ttl, s_rdatas = self._rrset
+        s_name(out, name)
+        s_rdtype(out, rdtype)
+        s_ttl(out, ttl)
+        s_rdatas(out, rdatas)
+        return out
 
 
 def _name_checks(name: str) -> tuple[list[str], list[str]]:
