@@ -18,7 +18,7 @@ import socket
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from imsdr.inventory.addresses import ipv6_text
 
@@ -449,12 +449,18 @@ class KeptRecords(_Strict):
             "master-file lines 'OWNER. TTL IN TYPE DATA' (owner absolute, inside the zone), written back "
             "unchanged at the end of the zone's core-side file"))
 
-    def model_post_init(self, _context: object) -> None:
-        zone = self.zone.rstrip(".").lower()
-        for record in self.records:
+    @field_validator("records")
+    @classmethod
+    def _owners_inside_the_zone(cls, records: list[str], info: ValidationInfo) -> list[str]:
+        # (a field validator: the problem points at records, the field that is wrong)
+        if "zone" not in info.data:  # (the zone is invalid: its own problem says so)
+            return records
+        zone = info.data["zone"].rstrip(".").lower()
+        for record in records:
             owner = record.split(None, 1)[0].rstrip(".").lower()
             if owner != zone and not owner.endswith("." + zone):
-                raise ValueError(f"{record[:60]!r}: the owner is outside zone {self.zone}")
+                raise ValueError(f"{record[:60]!r}: the owner is outside zone {info.data['zone']}")
+        return records
 
 
 class DnsSettings(_Strict):
