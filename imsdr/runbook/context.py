@@ -191,12 +191,18 @@ def _local_sbc_checks(analyses: Analyses) -> dict[Any, list[tuple[int, dict[str,
     return out
 
 
+def holding(servers: list[dict[str, str]], view_area: str) -> list[dict[str, str]]:
+    """The servers of ``servers`` (``imsdr.runbook.verification.dns_servers``) whose configuration
+    has a view of ``view_area``: a check asks one of them (another province's server has no such view)."""
+    from imsdr.dns.views import area_holds
+
+    return [s for s in servers if area_holds(s["area"], view_area)]
+
+
 def _site_dns_checks(topo: Topology, analyses: Analyses, site_id: str,
                      local_checks: dict[Any, list[tuple[int, dict[str, Any]]]]) -> dict[str, Any]:
     """The SBC queries of the local networks a site failure hits, each asked of a surviving server
     that holds its view (``local_checks``: :func:`_local_sbc_checks`)."""
-    from imsdr.runbook.verification import holding
-
     servers = [s for s in analyses.dns_servers
                if s["id"] not in topo.elements or topo.elements[s["id"]].site != site_id]
     lost = (analyses.site_failures.get(site_id) or {}).get("lost_local_networks", [])

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from imsdr.dns.drain import platform_of
 from imsdr.dns.plan import home_domain_of
 from imsdr.dns.zonefile import RdataTexts, rdata_texts
-from imsdr.runbook.context import sample_source
+from imsdr.runbook.context import holding, sample_source
 
 if TYPE_CHECKING:
     from imsdr.dns.plan import DnsPlan, ViewPlan
@@ -38,14 +38,6 @@ def dns_servers(topo: Topology) -> list[dict[str, str]]:
         out.append({"id": el.id, "address": (v4 or list(el.addresses))[0], "fqdn": topo.fqdn(el),
                     "dig": platform_of(topo, el).dig, "area": areas.get(el.id, "")})
     return out
-
-
-def holding(servers: list[dict[str, str]], view_area: str) -> list[dict[str, str]]:
-    """The servers of ``servers`` (:func:`dns_servers`) whose configuration has a view of
-    ``view_area``: a check asks one of them (another province's server has no such view)."""
-    from imsdr.dns.views import area_holds
-
-    return [s for s in servers if area_holds(s["area"], view_area)]
 
 
 def _source(view: ViewPlan) -> str | None:
