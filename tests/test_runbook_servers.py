@@ -1,8 +1,10 @@
-"""In a hierarchy every runbook query asks a server that holds the view it is asked from.
+"""In a hierarchy every runbook query asks, and every drain script reloads, a server that holds
+the view concerned.
 
 A province's views live on its own ENUM/DNS servers only, so a `dig @SERVER -b SOURCE` whose
-server belongs to another province lands in that server's default view and fails during an
-outage for no reason. Checked on the rendered pages against the rendered named.conf files."""
+server belongs to another province lands in that server's default view, and an
+`rndc reload ZONE IN VIEW` there fails: during an outage, for no reason. Checked on the rendered
+pages and scripts against the rendered named.conf files."""
 
 from __future__ import annotations
 
@@ -19,21 +21,32 @@ runner = CliRunner()
 DIG = re.compile(r"dig(?: -p \d+)? @(\S+) -b (\S+) ")
 
 
-def test_every_query_of_the_runbooks_asks_a_server_holding_its_view(tmp_path: Path) -> None:
+def three_provinces(tmp_path: Path) -> Path:
     three = tmp_path / "three.yaml"
     made = runner.invoke(app, ["example", "national", "--provinces", "3", "--local-networks-per-province", "2",
                                "--sites-per-province", "2", "--enum-numbers", "1000"])
     assert made.exit_code == 0, made.stderr
     three.write_text(made.stdout)
-    out = tmp_path / "plan"
-    done = runner.invoke(app, ["plan", str(three), "--out", str(out)])
-    assert done.exit_code in (0, 1), done.stderr
-    views_of: dict[str, set[str]] = {}  # server address -> the views of its named.conf
-    for conf in (out / "dns" / "named").glob("*.conf"):
+    return three
+
+
+def views_by_server(dns: Path) -> dict[str, tuple[str, set[str]]]:
+    """server id -> (its address, the views of its rendered named.conf)."""
+    out = {}
+    for conf in (dns / "named").glob("*.conf"):
         text = conf.read_text()
         address = re.search(r"^// named\.conf fragment for \S+ \(\S+, (\S+)\)", text, re.M)
         assert address, conf
-        views_of[address.group(1)] = set(re.findall(r'^view "([^"]+)"', text, re.M))
+        out[conf.stem] = (address.group(1), set(re.findall(r'^view "([^"]+)"', text, re.M)))
+    return out
+
+
+def test_every_query_of_the_runbooks_asks_a_server_holding_its_view(tmp_path: Path) -> None:
+    three = three_provinces(tmp_path)
+    out = tmp_path / "plan"
+    done = runner.invoke(app, ["plan", str(three), "--out", str(out)])
+    assert done.exit_code in (0, 1), done.stderr
+    views_of = dict(views_by_server(out / "dns").values())  # server address -> its views
     plan = build_dns_plan(load_topology(three), lazy=True)
     asked: dict[str, set[str]] = {}  # server -> views asked of it
     for page in (out / "runbooks").glob("*.md"):
@@ -45,3 +58,27 @@ def test_every_query_of_the_runbooks_asks_a_server_holding_its_view(tmp_path: Pa
     assert len(areas) > 2  # the national pair and the provinces' own
     # the queries reach more than one province's servers, each with its own province's views
     assert len({frozenset(views_of[server]) for server in asked}) >= 3, asked
+
+
+def test_a_drain_reloads_each_view_only_on_the_servers_holding_it(tmp_path: Path) -> None:
+    three = three_provinces(tmp_path)
+    out = tmp_path / "plan"
+    assert runner.invoke(app, ["plan", str(three), "--out", str(out)]).exit_code in (0, 1)
+    element = next(line.split("id: ", 1)[1].split(",")[0].strip() for line in three.read_text().splitlines()
+                   if "type: pcscf" in line and "id: " in line)
+    done = runner.invoke(app, ["plan", str(three), "--out", str(out), "--drain", element])
+    assert done.exit_code in (0, 1), done.stderr
+    servers = views_by_server(out / "dns")
+    reloaded: dict[str, set[str]] = {}
+    for script in (out / "dns" / "reload").glob("*.sh"):
+        if script.stem not in servers:  # (a Kamailio's dispatcher reload)
+            continue
+        text = script.read_text()
+        assert "rndc reconfig" in text  # every server reads the directory the render left
+        views = set(re.findall(r"^out=\$\(rndc reload \S+ IN (\S+) 2>&1\)", text, re.M))
+        assert views <= servers[script.stem][1], (script.name, views - servers[script.stem][1])
+        reloaded[script.stem] = views
+    changed = set().union(*reloaded.values())
+    assert changed  # the drain changed some views, and every server holding one reloads it
+    assert all(changed & servers[server][1] <= views for server, views in reloaded.items())
+    assert any(not views for views in reloaded.values())  # (other provinces' servers reload none)

@@ -353,6 +353,9 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
                     zone_views.append(pair)
     out: list[Reload] = []
     if records or promoted:
+        from imsdr.dns.views import server_layout
+
+        held = {s.id: s for s in server_layout(topo, excluded).servers}  # which views each server has
         for server in reloading_servers(topo, excluded):
             plat = platform_of(topo, server)
             addr = first_address(server)
@@ -363,8 +366,11 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
                 continue
             # the render replaced the directory: reconfig makes named read named.conf again and
             # change to the new directory (no zone is reloaded), so the reloads read the new files
+            # (every server: each one's named then reads the directory the render left)
             out.append(Reload(server.id, addr, f"{plat.control} reconfig", RNDC_RECONFIG_OK, plat.placeholder))
             for zone, view in sorted(zone_views):
+                if not held[server.id].holds(drained.view(view)):
+                    continue  # another service area's view: this server has none to reload
                 out.append(Reload(server.id, addr, f"{plat.control} reload {zone} IN {view}", RNDC_RELOAD_OK,
                                   plat.placeholder))
     for source in sorted({d.source for d in dispatcher}):
@@ -554,7 +560,9 @@ def render_drain_note(changes: DrainChanges, inventory: str) -> str:
             zones_of = sorted({r.command.split(" reload ", 1)[1].split(" IN ")[0] for r in commands
                                if " reload " in r.command and " IN " in r.command})
             what = (f"{len(zones_of)} zone reload(s)" if zones_of else
-                    "dispatcher reload" if "dispatcher" in commands[-1].command else "full reload")
+                    "dispatcher reload" if "dispatcher" in commands[-1].command else
+                    "configuration re-read, none of its zones changed"
+                    if all(r.command.endswith(" reconfig") for r in commands) else "full reload")
             lines.append(f"{n}. {element} ({commands[0].address}): `sh {reload_script_path(element)}` "
                          f"({len(commands)} command(s): {what}); prints "
                          f"`{script_ok_line(element, len(commands))}`.")
