@@ -82,3 +82,26 @@ def test_a_drain_reloads_each_view_only_on_the_servers_holding_it(tmp_path: Path
     assert changed  # the drain changed some views, and every server holding one reloads it
     assert all(changed & servers[server][1] <= views for server, views in reloaded.items())
     assert any(not views for views in reloaded.values())  # (other provinces' servers reload none)
+
+
+def test_verify_drain_asks_each_server_only_the_views_it_has(tmp_path: Path) -> None:
+    """`imsdr verify --drain` asks each live server the changed answers of its own views: another
+    province's server would answer from its default view, a drift that is none."""
+    from imsdr.dns.drain import drained_state, first_address
+    from imsdr.dns.views import server_areas
+    from imsdr.resolve.drain_verify import DrainServer, drain_questions
+
+    three = three_provinces(tmp_path)
+    out = tmp_path / "plan"
+    assert runner.invoke(app, ["plan", str(three), "--out", str(out)]).exit_code in (0, 1)
+    topology = load_topology(three)
+    element = next(e.id for e in topology.by_type["pcscf"])
+    state = drained_state(topology, (element,))
+    areas = server_areas(topology)
+    servers = [DrainServer(s.id, first_address(s), 53, areas[s.id]) for s in state.live_servers()]
+    questions = drain_questions(state, servers, None)
+    rendered = views_by_server(out / "dns")
+    assert questions and all(q.view in rendered[q.server.label][1] for q in questions)
+    asked = {q.server.label for q in questions}
+    holding = {s for s, (_a, views) in rendered.items() if views & {v for v, *_ in state.answers()}}
+    assert asked == holding & {s.label for s in servers}  # each server that has a changed view, and only those

@@ -578,6 +578,7 @@ FAILBACK_OK = "no drift: every server answers the normal state"
 def _verify_drain(inventory: Path, ids: tuple[str, ...], server: str | None, keys: Path | None,
                   timeout: float, retries: int, workers: int, fmt: Format, failback: bool = False) -> None:
     from imsdr.dns.drain import dns_server_elements, drained_state, first_address, platform_of
+    from imsdr.dns.views import server_areas
     from imsdr.errors import ImsdrError
     from imsdr.plan import load_topology
     from imsdr.resolve.drain_verify import DrainServer, check_drained, dig_port, drain_questions, read_keys
@@ -585,16 +586,19 @@ def _verify_drain(inventory: Path, ids: tuple[str, ...], server: str | None, key
 
     topology = load_topology(inventory)
     state = drained_state(topology, ids)
+    areas = server_areas(topology)  # a server is asked the views of its service area only
     if server is not None:
         try:
             address, port = parse_server(server)
         except ValueError as exc:
             raise ImsdrError(f"--server: {exc}") from None
-        servers = [DrainServer(server, address, port)]
+        known = next((s.id for s in dns_server_elements(topology) if address in s.addresses), None)
+        servers = [DrainServer(server, address, port, areas.get(known, "") if known else "")]
     else:
         # after the failback the drained servers are back and must answer normally too
         live = dns_server_elements(topology) if failback else state.live_servers()
-        servers = [DrainServer(s.id, first_address(s), dig_port(platform_of(topology, s).dig)) for s in live]
+        servers = [DrainServer(s.id, first_address(s), dig_port(platform_of(topology, s).dig), areas.get(s.id, ""))
+                   for s in live]
     keyring = read_keys(keys) if keys is not None else None
     questions = drain_questions(state, servers, keyring, normal=failback)
     drift = check_drained(questions, keyring, timeout=timeout, retries=retries, workers=min(workers, 16))

@@ -55,6 +55,7 @@ class DrainServer:
     label: str  # element id, or the --server text
     address: str
     port: int
+    area: str = ""  # its service area: asked the views of that area only ('' : every view)
 
 
 @dataclass(frozen=True)
@@ -82,14 +83,18 @@ def view_source(plan: Any, view: str) -> str | None:
 
 def drain_questions(state: DrainedState, servers: Sequence[DrainServer],
                     keys: dict[str, tuple[str, str]] | None, normal: bool = False) -> list[DrainQuestion]:
-    """Every changed answer, in every view it changes in, on every server; the drained answer
-    expected, or the normal one (``normal``: after the failback)."""
+    """Every changed answer, in every view it changes in, on every server that has the view; the
+    drained answer expected, or the normal one (``normal``: after the failback)."""
     import dns.name
+
+    from imsdr.dns.views import area_holds
 
     plan = state.normal if normal else state.plan
     out: list[DrainQuestion] = []
     for server in servers:
         for view, _zone, qname, rdtype in state.answers():
+            if not area_holds(server.area, plan.view(view).area):
+                continue  # another service area's view: this server has none
             key = plan.view(view).key_name
             signed = keys is not None and key in keys
             source = None if signed else view_source(plan, view)
