@@ -38,9 +38,15 @@ import dns.rrset
 LOOPBACK = "127.0.0.1"
 
 
+_HANDED_OUT: set[int] = set()  # this test process's ports so far: never the same one twice
+
+
 def free_port() -> int:
-    """A port free for both UDP and TCP on 127.0.0.1 (high range, chosen by the kernel)."""
-    for _ in range(50):
+    """A port free for both UDP and TCP on 127.0.0.1 (high range, chosen by the kernel), and not
+    handed out before in this process: the kernel may offer a port again as soon as its probe
+    socket is closed, and a named given one port for DNS and for rndc answers rndc on its DNS
+    listener now and then ("recv failed: connection reset")."""
+    for _ in range(200):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
             tcp.bind((LOOPBACK, 0))
             port = tcp.getsockname()[1]
@@ -49,7 +55,8 @@ def free_port() -> int:
                     udp.bind((LOOPBACK, port))
                 except OSError:
                     continue
-            if port >= 1024:
+            if port >= 1024 and port not in _HANDED_OUT:
+                _HANDED_OUT.add(port)
                 return port
     raise RuntimeError("no free loopback port")
 
