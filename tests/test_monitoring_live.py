@@ -154,7 +154,18 @@ def test_verify_kamailio_compares_the_live_dispatcher_state(stack: Stack) -> Non
 
 def test_a_frozen_pcscf_fires_its_alert_and_resolves(stack: Stack) -> None:
     labels = {"source": "sbc-a", "element": "pcscf-a"}
-    stack.wait(lambda: not stack.active("ImsdrDispatcherDestinationDown"), SLACK_S,
+    quiet_since: list[float | None] = [None]
+
+    def settled() -> bool:
+        """No dispatcher alert for a whole detection time: the previous test's freeze is over, its
+        late probe timeouts included (one instant without the alert is not enough)."""
+        if stack.active("ImsdrDispatcherDestinationDown"):
+            quiet_since[0] = None
+            return False
+        quiet_since[0] = quiet_since[0] or time.monotonic()
+        return time.monotonic() - quiet_since[0] >= DETECTION_S + 1
+
+    stack.wait(settled, SLACK_S + 2 * DETECTION_S,
                "no dispatcher alert before the freeze (the previous test's one resolved)")
     stack.lab.signal("pcscf-a", signal.SIGSTOP)
     try:
