@@ -142,6 +142,7 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
     from imsdr.rules.engine import invalid_report, load_rule_settings
 
     settings = load_rule_settings(rules_config) if rules_config is not None else None
+    jobs = jobs or default_jobs()
     level = fail_on.value
     day = dt.date.fromisoformat(today) if today else dt.date.today()
     reports = []
@@ -155,7 +156,7 @@ def check(inventories: InventoriesArg, fmt: CheckFormatOpt = CheckFormat.table,
             reports.append(invalid_report(str(inventory), exc, day))
             continue
         topology = Topology(inv, source)
-        reports.append(check_topology(topology, today=day, settings=settings, jobs=jobs or default_jobs()))
+        reports.append(check_topology(topology, today=day, settings=settings, jobs=jobs))
     if fmt is CheckFormat.json:
         write_stdout(out.to_json(reports, level))  # type: ignore[arg-type]
     elif fmt is CheckFormat.sarif:

@@ -250,15 +250,6 @@ def dns_server_elements(topo: Topology) -> list[Element]:
     return [topo.elements[i] for i in ids if i in topo.elements]
 
 
-def reloading_servers(topo: Topology, excluded: frozenset[str] = frozenset()) -> list[Element]:
-    """The servers that load zone files: every primary (secondaries follow by NOTIFY and transfer,
-    as the serials move forward); with ``excluded`` (drained), the primaries of the drained layout,
-    a promoted survivor among them."""
-    from imsdr.dns.views import server_layout
-
-    return [topo.elements[s.id] for s in server_layout(topo, excluded).primaries]
-
-
 def promotion_reloads(topo: Topology, promoted: tuple[str, ...], demoted: tuple[str, ...],
                       normal: DnsPlan | None = None) -> list[Reload]:
     """The failback after a promotion: each returning primary, running as a secondary of the
@@ -355,8 +346,10 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
     if records or promoted:
         from imsdr.dns.views import server_layout
 
-        held = {s.id: s for s in server_layout(topo, excluded).servers}  # which views each server has
-        for server in reloading_servers(topo, excluded):
+        # the servers that load zone files: every primary (secondaries follow by NOTIFY and
+        # transfer, as the serials move forward) of the drained layout, a promoted survivor among them
+        for held in server_layout(topo, excluded).primaries:
+            server = topo.elements[held.id]
             plat = platform_of(topo, server)
             addr = first_address(server)
             if layout_changed:
@@ -369,7 +362,7 @@ def reloads(topo: Topology, normal: DnsPlan, drained: DnsPlan, records: list[Rec
             # (every server: each one's named then reads the directory the render left)
             out.append(Reload(server.id, addr, f"{plat.control} reconfig", RNDC_RECONFIG_OK, plat.placeholder))
             for zone, view in sorted(zone_views):
-                if not held[server.id].holds(drained.view(view)):
+                if not held.holds(drained.view(view)):
                     continue  # another service area's view: this server has none to reload
                 out.append(Reload(server.id, addr, f"{plat.control} reload {zone} IN {view}", RNDC_RELOAD_OK,
                                   plat.placeholder))
